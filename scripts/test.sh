@@ -1,0 +1,25 @@
+#!/bin/bash
+# The whole test suite, from a fresh clone on a fresh Debian machine (run as root):
+#   installs what it needs (Python venv + deps, the lab's Debian packages), brings the 4-node lab up,
+#   then runs ruff, mypy, the unit tests and the integration tests on the lab.
+# Integration tests never skip: if the lab cannot start, this fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+    echo "slurmtools needs Python >= 3.11 (found $("$PY" --version 2>&1))" >&2; exit 1
+fi
+if [ ! -x .venv/bin/python ]; then
+    "$PY" -m venv .venv
+fi
+.venv/bin/pip install -q --disable-pip-version-check -e '.[dev]' 2> >(grep -v '^WARNING: Location' >&2)
+export PATH="$PWD/.venv/bin:$PATH"
+
+echo "== lab up"
+slurmtools lab up
+echo "== ruff"
+ruff check slurmtools tests bench
+echo "== mypy"
+mypy slurmtools
+echo "== pytest"
+pytest -p no:cacheprovider -ra "$@" tests

@@ -1,0 +1,3 @@
+from slurmtools.cli import main
+
+main()

@@ -1,0 +1,56 @@
+"""Slurm access: one small interface (`Slurm`), a CLI backend and a pyslurm backend."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from slurmtools.slurm.base import Slurm
+from slurmtools.slurm.cli_backend import CliSlurm
+from slurmtools.slurm.parse import collect, expand
+from slurmtools.slurm.types import (
+    ExitStatus,
+    JobInfo,
+    JobRecord,
+    NodeEvent,
+    NodeInfo,
+    SlurmCommandError,
+    SlurmError,
+    SlurmNotFound,
+    SlurmParseError,
+    SlurmTimeout,
+)
+
+__all__ = [
+    "CliSlurm", "ExitStatus", "JobInfo", "JobRecord", "NodeEvent", "NodeInfo", "Slurm", "SlurmCommandError",
+    "SlurmError", "SlurmNotFound", "SlurmParseError", "SlurmTimeout", "collect", "expand", "get_client",
+]
+
+log = logging.getLogger(__name__)
+
+
+def get_client(cfg: Any = None) -> Slurm:
+    """The configured backend. `auto`: pyslurm only where it imports and matches Slurm."""
+    if cfg is None:
+        from slurmtools import config
+
+        cfg = config.get()
+    backend = cfg.get("slurm.backend")
+    cli = CliSlurm(bin_dir=cfg.get("slurm.bin_dir"), timeout=cfg.get("slurm.timeout"))
+    if backend == "cli":
+        return cli
+    from slurmtools.slurm import pyslurm_backend
+
+    def version() -> str:
+        try:
+            return cli.version()
+        except SlurmError as exc:
+            return f"unknown ({exc})"
+
+    why = pyslurm_backend.unusable_reason(version)
+    if why is None:
+        return pyslurm_backend.PyslurmSlurm(bin_dir=cli.bin_dir, timeout=cli.timeout)
+    if backend == "pyslurm":
+        raise SlurmError(f"slurm.backend = pyslurm, but {why}")
+    log.debug("using the CLI Slurm backend: %s", why)
+    return cli

@@ -1,0 +1,156 @@
+"""The default backend: Slurm's own commands, which work on every Slurm version.
+
+JSON where 22.05 has it (`sinfo --json`, `squeue --json`), `sacct -P` text (22.05's
+`sacct --json` reports return code 0 for failed jobs), `scontrol` for actions. Every call has
+a hard timeout and raises a typed error carrying the command, exit code and stderr.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+
+from slurmtools.slurm import parse
+from slurmtools.slurm.types import (
+    JobInfo,
+    JobRecord,
+    NodeEvent,
+    NodeInfo,
+    SlurmCommandError,
+    SlurmError,
+    SlurmNotFound,
+    SlurmTimeout,
+)
+
+log = logging.getLogger(__name__)
+
+_SIGNAL = re.compile(r"^(SIG)?[A-Z0-9]{1,8}$")
+
+
+def _since(value: datetime | None) -> str:
+    return value.astimezone().strftime("%Y-%m-%dT%H:%M:%S") if value else "1970-01-01T00:00:00"
+
+
+class CliSlurm:
+    """Slurm through sinfo/squeue/scontrol/sbatch/sacct/sacctmgr."""
+
+    name = "cli"
+
+    def __init__(self, bin_dir: str = "", timeout: float = 15.0) -> None:
+        self.bin_dir = bin_dir
+        self.timeout = timeout
+        self.calls: list[list[str]] = []  # every command run, for audits and tests
+
+    # -------------------------------------------------------------------- plumbing
+    def _which(self, tool: str) -> str:
+        if self.bin_dir:
+            path = os.path.join(self.bin_dir, tool)
+            if os.access(path, os.X_OK):
+                return path
+            raise SlurmNotFound(f"{tool} not found in slurm.bin_dir {self.bin_dir}")
+        found = shutil.which(tool) or (f"/usr/bin/{tool}" if os.access(f"/usr/bin/{tool}", os.X_OK) else None)
+        if not found:
+            raise SlurmNotFound(f"{tool} not found in PATH or /usr/bin (set slurm.bin_dir)")
+        return found
+
+    def run(self, tool: str, *args: str, timeout: float | None = None, input: str | None = None,
+            env: Mapping[str, str] | None = None, cwd: str | None = None) -> str:
+        argv = [self._which(tool), *args]
+        self.calls.append([tool, *args])
+        limit = timeout or self.timeout
+        log.debug("slurm: %s", " ".join(argv))
+        try:
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=limit, input=input,
+                                  env=dict(env) if env is not None else None, cwd=cwd,
+                                  stdin=None if input is not None else subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            raise SlurmTimeout([tool, *args], limit) from None
+        except OSError as exc:
+            raise SlurmError(f"cannot run {tool}: {exc}") from None
+        if proc.returncode != 0:
+            raise SlurmCommandError([tool, *args], proc.returncode, proc.stderr, proc.stdout)
+        return proc.stdout
+
+    # ----------------------------------------------------------------------- reads
+    def version(self) -> str:
+        out = self.run("sinfo", "--version")  # "slurm 22.05.8"
+        return out.split()[-1] if out.split() else ""
+
+    def nodes(self, names: Sequence[str] | None = None) -> list[NodeInfo]:
+        nodes = parse.parse_sinfo_json(self.run("sinfo", "--json"))
+        if names is not None:
+            wanted = set(names)
+            nodes = [n for n in nodes if n.name in wanted]
+        return nodes
+
+    def jobs(self, *, user: str | None = None, nodes: Sequence[str] | None = None) -> list[JobInfo]:
+        # 22.05 ignores -j/-u/-w with --json: filter here.
+        jobs = parse.parse_squeue_json(self.run("squeue", "--json"))
+        if user is not None:
+            jobs = [j for j in jobs if j.user == user]
+        if nodes is not None:
+            wanted = set(nodes)
+            jobs = [j for j in jobs if wanted.intersection(j.nodes)]
+        return jobs
+
+    def job(self, job_id: int) -> JobInfo | None:
+        """The job as slurmctld knows it; None once it left slurmctld's memory (MinJobAge)."""
+        return next((j for j in self.jobs() if j.job_id == int(job_id)), None)
+
+    def job_history(self, *, since: datetime | None = None,
+                    job_ids: Sequence[int] | None = None) -> list[JobRecord]:
+        args = ["-P", "-X", "--duplicates", "-a", "-o", ",".join(parse.SACCT_FIELDS), "-S", _since(since),
+                "-E", "now"]
+        if job_ids:
+            args += ["-j", ",".join(str(int(j)) for j in job_ids)]
+        return parse.parse_sacct(self.run("sacct", *args, timeout=max(self.timeout, 60)))
+
+    def node_events(self, *, since: datetime | None = None) -> list[NodeEvent]:
+        out = self.run("sacctmgr", "-P", "-n", "show", "event", "format=" + ",".join(parse.EVENT_FIELDS),
+                       f"Start={_since(since)}", timeout=max(self.timeout, 60))
+        return parse.parse_sacctmgr_events(out)
+
+    # --------------------------------------------------------------------- actions
+    def drain(self, nodes: Sequence[str], reason: str) -> None:
+        if not reason.strip():
+            raise ValueError("Slurm refuses a drain without a reason")
+        self.run("scontrol", "update", f"nodename={parse.collect(nodes)}", "state=drain", f"reason={reason}")
+
+    def resume(self, nodes: Sequence[str]) -> None:
+        self.run("scontrol", "update", f"nodename={parse.collect(nodes)}", "state=resume")
+
+    def submit(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
+               cwd: str | None = None) -> int:
+        return parse.parse_sbatch_parsable(self.run("sbatch", "--parsable", *argv, env=env, cwd=cwd))
+
+    def requeue(self, job_id: int, *, hold: bool = False) -> None:
+        self.run("scontrol", "requeuehold" if hold else "requeue", str(int(job_id)))
+
+    def update_job(self, job_id: int, *, excluded_nodes: Sequence[str] | None = None,
+                   start_time: str | None = None, comment: str | None = None) -> None:
+        args = [f"jobid={int(job_id)}"]
+        if excluded_nodes is not None:
+            args.append(f"excnodelist={parse.collect(excluded_nodes)}")
+        if start_time is not None:
+            args.append(f"starttime={start_time}")
+        if comment is not None:
+            args.append(f"comment={comment}")
+        if len(args) > 1:
+            self.run("scontrol", "update", *args)
+
+    def release(self, job_id: int) -> None:
+        self.run("scontrol", "release", str(int(job_id)))
+
+    def cancel(self, job_id: int) -> None:
+        self.run("scancel", str(int(job_id)))
+
+    def signal(self, job_id: int, sig: str, *, batch_only: bool = True) -> None:
+        if not _SIGNAL.match(sig.upper()) and not sig.isdigit():
+            raise ValueError(f"not a signal name: {sig!r}")
+        args = ["--signal", sig.upper()] + (["--batch"] if batch_only else []) + [str(int(job_id))]
+        self.run("scancel", *args)

@@ -1,0 +1,86 @@
+"""Integration tests run on the real lab cluster. If the lab cannot start, they fail: never skip."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+
+from slurmtools import config
+from slurmtools.lab import Lab
+from slurmtools.slurm import CliSlurm, JobInfo
+
+T = TypeVar("T")
+
+
+@pytest.fixture(scope="session")
+def lab() -> Iterator[Lab]:
+    the_lab = Lab(say=lambda msg: print(f"lab: {msg}"))
+    the_lab.up()  # idempotent; a LabError here fails every integration test
+    saved = dict(os.environ)
+    os.environ.update(the_lab.env())
+    config.reset()
+    yield the_lab
+    os.environ.clear()
+    os.environ.update(saved)
+    config.reset()
+
+
+@pytest.fixture(autouse=True)
+def _isolated_config(lab: Lab) -> None:
+    """Overrides the unit tests' isolation: here the lab's own configuration is the point."""
+    config.reset()
+
+
+@pytest.fixture
+def slurm(lab: Lab) -> CliSlurm:
+    return CliSlurm(timeout=30)
+
+
+def wait_until(what: str, probe: Callable[[], T | None], timeout: float = 60.0, every: float = 0.3) -> T:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = probe()
+        if value:
+            return value
+        time.sleep(every)
+    raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
+
+
+def wait_job(slurm: CliSlurm, job_id: int, pred: Callable[[JobInfo], bool], what: str,
+             timeout: float = 60.0) -> JobInfo:
+    def probe() -> JobInfo | None:
+        job = slurm.job(job_id)
+        return job if job is not None and pred(job) else None
+
+    return wait_until(f"job {job_id} {what}", probe, timeout)
+
+
+@pytest.fixture
+def jobs(slurm: CliSlurm) -> Iterator[list[int]]:
+    """Job ids a test submits; cancelled afterwards."""
+    submitted: list[int] = []
+    yield submitted
+    for job_id in submitted:
+        subprocess.run(["scancel", str(job_id)], capture_output=True)
+
+
+@pytest.fixture
+def resume_after(slurm: CliSlurm) -> Iterator[list[str]]:
+    """Nodes a test drains; resumed afterwards so tests stay independent."""
+    nodes: list[str] = []
+    yield nodes
+    still = [n.name for n in slurm.nodes(nodes) if n.drain] if nodes else []
+    if still:  # resuming a node that is not drained is an error in Slurm
+        slurm.resume(still)
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    tmp_path.chmod(0o755)
+    return tmp_path

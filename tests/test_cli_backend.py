@@ -1,0 +1,78 @@
+"""CliSlurm against fake Slurm executables: the lowest boundary, so our real code runs."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from slurmtools.slurm import CliSlurm, SlurmCommandError, SlurmNotFound, SlurmTimeout
+
+
+def fake(bin_dir: Path, name: str, body: str) -> None:
+    path = bin_dir / name
+    path.write_text("#!/bin/sh\n" + body + "\n")
+    path.chmod(0o755)
+
+
+@pytest.fixture
+def bin_dir(tmp_path: Path, slurm_data: Path) -> Path:
+    d = tmp_path / "bin"
+    d.mkdir()
+    shutil.copy(slurm_data / "sinfo.json", d / "sinfo.json")
+    shutil.copy(slurm_data / "squeue.json", d / "squeue.json")
+    fake(d, "sinfo", f'[ "$1" = --version ] && echo "slurm 22.05.8" && exit 0\ncat {d}/sinfo.json')
+    fake(d, "squeue", f"cat {d}/squeue.json")
+    fake(d, "scontrol", f'printf "%s\\n" "$@" > {d}/scontrol.argv')
+    fake(d, "sbatch", f'printf "%s\\n" "$@" > {d}/sbatch.argv; echo "77;lab"')
+    return d
+
+
+def test_reads_and_filters(bin_dir: Path) -> None:
+    slurm = CliSlurm(bin_dir=str(bin_dir))
+    assert slurm.version() == "22.05.8"
+    assert [n.name for n in slurm.nodes(["n3", "n1"])] == ["n1", "n3"]
+    job = slurm.job(18)
+    assert job is not None and job.restart_count == 1
+    assert slurm.job(99999) is None  # 22.05 ignores -j with --json; we filter
+    assert {j.job_id for j in slurm.jobs(nodes=["n4"])} >= {19}
+
+
+def test_actions_pass_argv_lists(bin_dir: Path) -> None:
+    slurm = CliSlurm(bin_dir=str(bin_dir))
+    slurm.drain(["n4", "n3"], 'slurmtools: x "quoted" ; $(touch /tmp/pwned)')
+    argv = (bin_dir / "scontrol.argv").read_text().splitlines()
+    assert argv == ["update", "nodename=n[3-4]", "state=drain", 'reason=slurmtools: x "quoted" ; $(touch /tmp/pwned)']
+    slurm.update_job(5, excluded_nodes=["n2", "n1"], start_time="now")
+    assert (bin_dir / "scontrol.argv").read_text().splitlines() == ["update", "jobid=5", "excnodelist=n[1-2]",
+                                                                     "starttime=now"]
+    assert slurm.submit(["-N2", "job.sh", "a b", "$(x)"]) == 77
+    assert (bin_dir / "sbatch.argv").read_text().splitlines() == ["--parsable", "-N2", "job.sh", "a b", "$(x)"]
+    with pytest.raises(ValueError):
+        slurm.drain(["n1"], "  ")
+    with pytest.raises(ValueError):
+        slurm.signal(1, "USR1; rm -rf /")
+
+
+def test_failure_is_typed_with_command_code_and_stderr(bin_dir: Path) -> None:
+    fake(bin_dir, "scontrol", 'echo "slurm_update error: Invalid node name specified" >&2; exit 1')
+    with pytest.raises(SlurmCommandError) as err:
+        CliSlurm(bin_dir=str(bin_dir)).resume(["n9"])
+    assert err.value.returncode == 1
+    assert err.value.argv == ["scontrol", "update", "nodename=n9", "state=resume"]
+    assert "Invalid node name" in err.value.stderr
+
+
+def test_hard_timeout(bin_dir: Path) -> None:
+    fake(bin_dir, "squeue", "exec sleep 30")
+    t0 = time.monotonic()
+    with pytest.raises(SlurmTimeout):
+        CliSlurm(bin_dir=str(bin_dir), timeout=0.5).jobs()
+    assert time.monotonic() - t0 < 5
+
+
+def test_missing_tool(tmp_path: Path) -> None:
+    with pytest.raises(SlurmNotFound):
+        CliSlurm(bin_dir=str(tmp_path)).nodes()
