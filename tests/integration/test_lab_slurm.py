@@ -12,7 +12,6 @@ from slurmtools.slurm import CliSlurm, ExitStatus
 from .conftest import wait_job, wait_until
 
 
-
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["slurmtools", *args], capture_output=True, text=True, timeout=60)
 
