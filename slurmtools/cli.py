@@ -192,3 +192,12 @@ def hook_cmd() -> None:
     except BaseException as exc:  # noqa: BLE001 - our bug must not become a drained node
         click.echo(f"slurmtools: internal error in {context or 'hook'}: {exc!r}", err=True)
         sys.exit(0)
+
+
+def _register() -> None:
+    from slurmtools.ledger.cli import ledger_group
+
+    main.add_command(ledger_group)
+
+
+_register()

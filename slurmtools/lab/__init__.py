@@ -385,6 +385,13 @@ class Lab:
                        "-U", "postgres", "slurmtools"], cwd="/tmp")
         self.say(f"started postgresql (127.0.0.1:{self.ports.postgres}, database slurmtools)")
 
+    def stop_postgres(self) -> None:
+        data = self.root / "pg" / "data"
+        if self._alive(data / "postmaster.pid"):
+            self._run([self.pg_bin("pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"],
+                      user="postgres", cwd="/tmp", check=False)
+            self.say("stopped postgresql")
+
     def nodes_idle(self) -> bool:
         proc = self._run(["sinfo", "-h", "-N", "-o", "%N %T"], check=False, timeout=10)
         states = dict(line.split() for line in proc.stdout.splitlines() if len(line.split()) == 2)
@@ -434,11 +441,7 @@ class Lab:
         self._stop_pid("slurmctld", run / "slurmctld.pid")
         self._stop_pid("slurmdbd", run / "slurmdbd.pid")
         self._stop_pid("mariadb", self.root / "mariadb" / "mysqld.pid", timeout=60)
-        data = self.root / "pg" / "data"
-        if self._alive(data / "postmaster.pid"):
-            self._run([self.pg_bin("pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"],
-                      user="postgres", cwd="/tmp", check=False)
-            self.say("stopped postgresql")
+        self.stop_postgres()
         self._stop_pid("munged", self.root / "munge" / "munged.pid")
         self.unlink_etc()
         if purge and self.root.exists():

@@ -1,0 +1,51 @@
+"""What writers call: spool an event, then ship it now or in the background."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from slurmtools.ledger.spool import Event, Spool
+
+log = logging.getLogger(__name__)
+
+_engines: dict[str, Any] = {}
+
+
+def spool_for(cfg: Any) -> Spool:
+    return Spool(cfg.get("ledger.spool_dir"))
+
+
+def engine_for(cfg: Any) -> Any:
+    from slurmtools.ledger.db import make_engine
+
+    url = cfg.get("ledger.url")
+    if url not in _engines:
+        _engines[url] = make_engine(url)
+    return _engines[url]
+
+
+def record(events: Iterable[Event], cfg: Any) -> Path:
+    """Durably spool events as one batch (never touches the database). Raises SpoolError."""
+    return spool_for(cfg).write_many(list(events))
+
+
+def flush(cfg: Any, *, wait_lock: bool = False) -> Any:
+    from slurmtools.ledger.ship import flush as ship_flush
+
+    return ship_flush(spool_for(cfg), engine_for(cfg), wait_lock=wait_lock)
+
+
+def flush_in_background() -> None:
+    """Start `slurmtools ledger flush` detached, so a hook returns without waiting on the database."""
+    try:
+        subprocess.Popen([sys.executable, "-m", "slurmtools", "ledger", "flush", "--quiet"],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True, close_fds=True, env=dict(os.environ))
+    except OSError as exc:  # the events are spooled; the next flush ships them
+        log.warning("ledger: cannot start a background flush: %s", exc)

@@ -1,0 +1,273 @@
+"""The failure ledger's schema: SQLAlchemy 2.0 typed models, the source of truth.
+
+`sql/schema.*.sql` are generated from these (python -m slurmtools.ledger.schema --write) and
+Alembic migrations (slurmtools/ledger/migrations) create them; tests fail when either drifts.
+
+Every event row carries `idempotency_key` (unique): shipping the same spooled event twice is one row.
+Indexed columns hold what reports filter on; the rest goes to `details` (JSON).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    DateTime,
+    Dialect,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timestamps stored in UTC and always read back timezone-aware (SQLite keeps no zone)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"naive datetime {value!r}: the ledger stores aware times only")
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    type_annotation_map = {dict[str, Any]: JSON, datetime: UTCDateTime()}  # noqa: RUF012
+
+
+def _key() -> Mapped[str]:
+    return mapped_column(String(64), unique=True, nullable=False)
+
+
+class Meta(Base):
+    """Small key/value state: import watermarks and such."""
+
+    __tablename__ = "meta"
+    key: Mapped[str] = mapped_column(String(128), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+
+
+class Node(Base):
+    __tablename__ = "nodes"
+    __table_args__ = (UniqueConstraint("cluster", "name"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    cluster: Mapped[str] = mapped_column(String(64))
+    name: Mapped[str] = mapped_column(String(128))
+    first_seen: Mapped[datetime]
+    last_seen: Mapped[datetime]
+
+
+class RetryChain(Base):
+    """A job as the researcher submitted it, and every attempt since (requeues keep the job id)."""
+
+    __tablename__ = "retry_chains"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    idempotency_key: Mapped[str] = _key()
+    cluster: Mapped[str] = mapped_column(String(64))
+    root_job_id: Mapped[int] = mapped_column(BigInteger, index=True)
+    user: Mapped[str | None] = mapped_column(String(64))
+    created: Mapped[datetime]
+    max_retries: Mapped[int] = mapped_column(Integer, default=0)
+    retry_on: Mapped[str] = mapped_column(String(16), default="node")
+    status: Mapped[str] = mapped_column(String(16), default="active", index=True)
+    retries_used: Mapped[int] = mapped_column(Integer, default=0)
+    details: Mapped[dict[str, Any]] = mapped_column(default=dict)  # argv, script copy, workdir, env
+
+
+class JobAttempt(Base):
+    """One run of a job. Slurm reuses job ids, so the natural key includes the submit time.
+
+    Hooks do not see the submit time (22.05 hook environments lack it): their rows have NULL
+    submit_time until `ledger import-sacct` fills it in.
+    """
+
+    __tablename__ = "job_attempts"
+    __table_args__ = (
+        UniqueConstraint("cluster", "job_id", "restart_count", "submit_time"),
+        Index("ix_job_attempts_job", "cluster", "job_id", "restart_count"),
+        Index("ix_job_attempts_end", "end_time"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    idempotency_key: Mapped[str] = _key()
+    cluster: Mapped[str] = mapped_column(String(64))
+    job_id: Mapped[int] = mapped_column(BigInteger)
+    restart_count: Mapped[int] = mapped_column(Integer, default=0)
+    submit_time: Mapped[datetime | None]
+    start_time: Mapped[datetime | None]
+    end_time: Mapped[datetime | None]
+    state: Mapped[str | None] = mapped_column(String(32), index=True)
+    exit_code: Mapped[int | None] = mapped_column(Integer)
+    exit_signal: Mapped[int | None] = mapped_column(Integer)
+    nodes: Mapped[str | None] = mapped_column(Text)  # a Slurm hostlist
+    user: Mapped[str | None] = mapped_column(String(64))
+    name: Mapped[str | None] = mapped_column(String(256))
+    partition: Mapped[str | None] = mapped_column(String(64))
+    source: Mapped[str] = mapped_column(String(32))  # sacct, epilog, controller, ...
+    chain_id: Mapped[int | None] = mapped_column(ForeignKey("retry_chains.id"), index=True)
+    details: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class Finding(Base):
+    """One diagnosed fault or observation: a kernel line, an NVML reading, a job exit, an admin note."""
+
+    __tablename__ = "findings"
+    __table_args__ = (
+        Index("ix_findings_node_time", "cluster", "node", "time"),
+        Index("ix_findings_job", "cluster", "job_id", "restart_count"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    idempotency_key: Mapped[str] = _key()
+    cluster: Mapped[str] = mapped_column(String(64))
+    node: Mapped[str | None] = mapped_column(String(128))
+    time: Mapped[datetime]
+    job_id: Mapped[int | None] = mapped_column(BigInteger)
+    restart_count: Mapped[int | None] = mapped_column(Integer)
+    attempt_id: Mapped[int | None] = mapped_column(ForeignKey("job_attempts.id"))
+    source: Mapped[str] = mapped_column(String(32))     # kernel, nvml, sysfs, job-exit, job-log, slurm, admin
+    kind: Mapped[str] = mapped_column(String(32), index=True)
+    xid: Mapped[int | None] = mapped_column(Integer, index=True)
+    pci: Mapped[str | None] = mapped_column(String(32))
+    gpu: Mapped[str | None] = mapped_column(String(64))  # index or UUID
+    category: Mapped[str] = mapped_column(String(16), index=True)  # hardware, driver, network, ...
+    severity: Mapped[str] = mapped_column(String(16))   # info, warning, error, critical
+    action: Mapped[str] = mapped_column(String(16))     # none, restart_app, reset_gpu, ...
+    trust: Mapped[str] = mapped_column(String(16))      # kernel, nvml, sysfs, job, admin
+    message: Mapped[str] = mapped_column(Text)          # the evidence
+    details: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class GateRun(Base):
+    """A health-gate run that did not pass (warn/fail/unknown), with the results that mattered."""
+
+    __tablename__ = "gate_runs"
+    __table_args__ = (Index("ix_gate_runs_node_time", "cluster", "node", "time"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    idempotency_key: Mapped[str] = _key()
+    cluster: Mapped[str] = mapped_column(String(64))
+    node: Mapped[str] = mapped_column(String(128))
+    time: Mapped[datetime]
+    job_id: Mapped[int | None] = mapped_column(BigInteger)
+    profile: Mapped[str] = mapped_column(String(16))
+    verdict: Mapped[str] = mapped_column(String(16), index=True)
+    duration_ms: Mapped[int] = mapped_column(Integer)
+    failed_checks: Mapped[str] = mapped_column(Text, default="")  # comma-separated check names
+    details: Mapped[dict[str, Any]] = mapped_column(default=dict)   # the non-ok results only
+
+
+class GatePassCount(Base):
+    """Passing gate runs, counted per node, profile and day: passes must not bloat the database."""
+
+    __tablename__ = "gate_pass_counts"
+    __table_args__ = (UniqueConstraint("cluster", "node", "profile", "day"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    cluster: Mapped[str] = mapped_column(String(64))
+    node: Mapped[str] = mapped_column(String(128))
+    profile: Mapped[str] = mapped_column(String(16))
+    day: Mapped[str] = mapped_column(String(10))  # YYYY-MM-DD (UTC)
+    passes: Mapped[int] = mapped_column(Integer, default=0)
+    total_ms: Mapped[int] = mapped_column(BigInteger, default=0)
+    last_pass: Mapped[datetime]
+
+
+class ShippedKey(Base):
+    """Idempotency keys of events that update counters rather than insert rows (gate passes)."""
+
+    __tablename__ = "shipped_keys"
+    idempotency_key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    time: Mapped[datetime]
+
+
+class NodeStateChange(Base):
+    """A drain, resume, exclusion or its end, by whom and why (observe mode: recorded, not done)."""
+
+    __tablename__ = "node_state_changes"
+    __table_args__ = (Index("ix_node_state_node_time", "cluster", "node", "time"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    idempotency_key: Mapped[str] = _key()
+    cluster: Mapped[str] = mapped_column(String(64))
+    node: Mapped[str] = mapped_column(String(128))
+    time: Mapped[datetime]
+    action: Mapped[str] = mapped_column(String(16), index=True)  # drain, resume, exclude, unexclude, blocked
+    actor: Mapped[str] = mapped_column(String(64))                # prolog, epilog, controller, admin:<user>
+    reason: Mapped[str] = mapped_column(Text)
+    applied: Mapped[bool] = mapped_column(default=True)           # false in observe mode / breaker open
+    details: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class NodeEvent(Base):
+    """A node fault period from Slurm (sacctmgr events) or an imported trace: MTBF/MTTR input."""
+
+    __tablename__ = "node_events"
+    __table_args__ = (Index("ix_node_events_node_start", "cluster", "node", "start"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    idempotency_key: Mapped[str] = _key()
+    cluster: Mapped[str] = mapped_column(String(64))
+    node: Mapped[str] = mapped_column(String(128))
+    start: Mapped[datetime]
+    end: Mapped[datetime | None]
+    state: Mapped[str] = mapped_column(String(32))
+    category: Mapped[str | None] = mapped_column(String(64), index=True)
+    reason: Mapped[str] = mapped_column(Text, default="")
+    source: Mapped[str] = mapped_column(String(64))  # sacctmgr, trace:<file>
+    details: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class Exclusion(Base):
+    """A node kept out of jobs: drained in Slurm (scope drain) or avoided by our submissions (soft)."""
+
+    __tablename__ = "exclusions"
+    __table_args__ = (Index("ix_exclusions_node", "cluster", "node", "start"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    idempotency_key: Mapped[str] = _key()
+    cluster: Mapped[str] = mapped_column(String(64))
+    node: Mapped[str] = mapped_column(String(128))
+    scope: Mapped[str] = mapped_column(String(8))      # drain, soft
+    reason: Mapped[str] = mapped_column(Text)
+    source: Mapped[str] = mapped_column(String(64))    # auto, admin:<user>
+    start: Mapped[datetime]
+    expires: Mapped[datetime | None]
+    end: Mapped[datetime | None] = mapped_column(index=True)
+    outcome: Mapped[str | None] = mapped_column(String(16))  # confirmed, refuted, expired, removed
+    details: Mapped[dict[str, Any]] = mapped_column(default=dict)  # evidence: finding ids
+
+
+class ControllerDecision(Base):
+    """What the controller decided for one ended attempt, with a timestamp for each step."""
+
+    __tablename__ = "controller_decisions"
+    __table_args__ = (Index("ix_decisions_job", "cluster", "job_id", "restart_count"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    idempotency_key: Mapped[str] = _key()
+    cluster: Mapped[str] = mapped_column(String(64))
+    job_id: Mapped[int] = mapped_column(BigInteger)
+    restart_count: Mapped[int] = mapped_column(Integer)
+    chain_id: Mapped[int | None] = mapped_column(ForeignKey("retry_chains.id"))
+    classification: Mapped[str] = mapped_column(String(16))  # node_fault, app_fault, unknown
+    decision: Mapped[str] = mapped_column(String(16))        # retry, no_retry, observe, ...
+    reason: Mapped[str] = mapped_column(Text)
+    excluded_nodes: Mapped[str] = mapped_column(Text, default="")
+    status: Mapped[str] = mapped_column(String(16), index=True)  # pending, acting, done, failed
+    t_ended: Mapped[datetime | None]
+    t_detected: Mapped[datetime | None]
+    t_decided: Mapped[datetime | None]
+    t_requeued: Mapped[datetime | None]
+    t_released: Mapped[datetime | None]
+    t_verified: Mapped[datetime | None]
+    t_running: Mapped[datetime | None]
+    details: Mapped[dict[str, Any]] = mapped_column(default=dict)

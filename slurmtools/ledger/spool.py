@@ -1,0 +1,202 @@
+"""The local spool: durable, crash-safe event files that the shipper moves into the database.
+
+Layout under the spool directory::
+
+    tmp/      files being written (never read by the shipper; stale ones are removed)
+    pending/  complete batches: one file per write, one JSON event per line, <time_ns>-<key>.json
+    bad/      files or events that could not be parsed or stored, kept for an admin, never blocking others
+
+A file appears in pending/ only by rename(2) after its bytes were fsynced, so a writer killed at
+any point leaves either nothing in pending/ or a complete batch. Each event keeps its own
+idempotency key, so a batch shipped twice is still one row per event. Stdlib only: hooks import this.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+VERSION = 1
+EVENT_TYPES = frozenset({
+    "finding", "attempt", "gate_run", "node_state", "node_event", "exclusion", "exclusion_end",
+    "chain", "decision",
+})
+STALE_TMP_S = 3600.0
+
+
+class SpoolError(RuntimeError):
+    """The spool cannot take the event (directory missing and not creatable, disk full...)."""
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def make_key(*parts: Any) -> str:
+    """A deterministic idempotency key from the parts that make an event unique."""
+    text = "\x1f".join("" if p is None else str(p) for p in parts)
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:40]
+
+
+@dataclass
+class Event:
+    """One ledger event. `key` makes shipping idempotent; a random one is made if none is given."""
+
+    type: str
+    data: dict[str, Any]
+    cluster: str = "default"
+    time: datetime = field(default_factory=now)
+    key: str = ""
+
+    def __post_init__(self) -> None:
+        if self.type not in EVENT_TYPES:
+            raise ValueError(f"unknown event type {self.type!r}")
+        if not self.key:
+            self.key = uuid.uuid4().hex
+
+    def to_json(self) -> str:
+        return json.dumps({"v": VERSION, "type": self.type, "key": self.key, "cluster": self.cluster,
+                           "time": self.time.isoformat(), "data": self.data}, default=str,
+                          separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> Event:
+        raw = json.loads(text)
+        if not isinstance(raw, dict) or raw.get("v") != VERSION:
+            raise ValueError("not a version-1 slurmtools event")
+        when = datetime.fromisoformat(raw["time"])
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        if not isinstance(raw.get("data"), dict) or not raw.get("key"):
+            raise ValueError("event lacks data or key")
+        return cls(type=raw["type"], data=raw["data"], cluster=str(raw.get("cluster") or "default"),
+                   time=when, key=str(raw["key"]))
+
+
+class Spool:
+    def __init__(self, root: str | os.PathLike[str]) -> None:
+        self.root = Path(root)
+        self.tmp = self.root / "tmp"
+        self.pending = self.root / "pending"
+        self.bad = self.root / "bad"
+
+    def ensure(self) -> None:
+        try:
+            for d in (self.tmp, self.pending, self.bad):
+                d.mkdir(parents=True, exist_ok=True, mode=0o750)
+        except OSError as exc:
+            raise SpoolError(f"spool {self.root}: {exc.strerror}") from None
+
+    def write(self, event: Event) -> Path:
+        """Durably spool one event; returns its path in pending/. Raises SpoolError."""
+        return self.write_many([event])
+
+    def write_many(self, events: list[Event]) -> Path:
+        """Durably spool a batch (say, one job's findings) as one file: written, fsynced, renamed
+        into pending/, directory fsynced. When this returns the batch survives a crash."""
+        if not events:
+            raise ValueError("nothing to spool")
+        self.ensure()
+        name = f"{time.time_ns():020d}-{events[0].key[:40]}.json"
+        tmp = self.tmp / f"{name}.{os.getpid()}"
+        data = "".join(e.to_json() + "\n" for e in events).encode()
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o640)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            final = self.pending / name
+            os.rename(tmp, final)
+            _fsync_dir(self.pending)
+            return final
+        except OSError as exc:
+            try:
+                tmp.unlink()
+            except OSError:
+                pass
+            raise SpoolError(f"spool {self.root}: cannot write: {exc.strerror}") from None
+
+    def pending_files(self) -> list[Path]:
+        """Complete events, oldest first."""
+        try:
+            return sorted(p for p in self.pending.iterdir() if p.suffix == ".json")
+        except FileNotFoundError:
+            return []
+
+    def read(self, path: Path) -> list[Event]:
+        """The events of one spool file. Raises ValueError if any line is not an event."""
+        lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
+        if not lines:
+            raise ValueError("empty spool file")
+        return [Event.from_json(ln) for ln in lines]
+
+    def done(self, path: Path) -> None:
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass  # another flusher shipped it too (idempotent)
+
+    def quarantine_event(self, event: Event, why: str) -> None:
+        """Keep one event the database rejected in bad/, with the reason; its batch ships on."""
+        self.ensure()
+        path = self.bad / f"{time.time_ns():020d}-{event.key[:40]}.json"
+        path.write_text(event.to_json() + "\n")
+        (self.bad / (path.name + ".why")).write_text(why + "\n")
+
+    def quarantine(self, path: Path, why: str) -> None:
+        """Move an unreadable file aside, with the reason next to it; it never blocks others."""
+        self.ensure()
+        try:
+            os.rename(path, self.bad / path.name)
+            (self.bad / (path.name + ".why")).write_text(why + "\n")
+        except FileNotFoundError:
+            pass
+
+    def clean_tmp(self, older_than: float = STALE_TMP_S) -> int:
+        """Remove temporary files left by writers that died mid-write."""
+        removed = 0
+        cutoff = time.time() - older_than
+        try:
+            entries = list(self.tmp.iterdir())
+        except FileNotFoundError:
+            return 0
+        for p in entries:
+            try:
+                if p.stat().st_mtime < cutoff:
+                    p.unlink()
+                    removed += 1
+            except FileNotFoundError:
+                pass
+        return removed
+
+    def counts(self) -> dict[str, int]:
+        def n(d: Path, suffix: str | None = None) -> int:
+            try:
+                return sum(1 for p in d.iterdir() if suffix is None or p.suffix == suffix)
+            except FileNotFoundError:
+                return 0
+
+        return {"pending": n(self.pending, ".json"), "tmp": n(self.tmp), "bad": n(self.bad, ".json")}
+
+    def __iter__(self) -> Iterator[Path]:
+        return iter(self.pending_files())
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

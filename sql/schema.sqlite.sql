@@ -1,0 +1,234 @@
+-- slurmtools ledger schema for sqlite, generated from slurmtools/ledger/models.py.
+-- Do not edit: python -m slurmtools.ledger.schema --write
+
+CREATE TABLE exclusions (
+	id INTEGER NOT NULL,
+	idempotency_key VARCHAR(64) NOT NULL,
+	cluster VARCHAR(64) NOT NULL,
+	node VARCHAR(128) NOT NULL,
+	scope VARCHAR(8) NOT NULL,
+	reason TEXT NOT NULL,
+	source VARCHAR(64) NOT NULL,
+	start DATETIME NOT NULL,
+	expires DATETIME,
+	"end" DATETIME,
+	outcome VARCHAR(16),
+	details JSON NOT NULL,
+	PRIMARY KEY (id),
+	UNIQUE (idempotency_key)
+);
+
+CREATE INDEX ix_exclusions_end ON exclusions ("end");
+
+CREATE INDEX ix_exclusions_node ON exclusions (cluster, node, start);
+
+CREATE TABLE gate_pass_counts (
+	id INTEGER NOT NULL,
+	cluster VARCHAR(64) NOT NULL,
+	node VARCHAR(128) NOT NULL,
+	profile VARCHAR(16) NOT NULL,
+	day VARCHAR(10) NOT NULL,
+	passes INTEGER NOT NULL,
+	total_ms BIGINT NOT NULL,
+	last_pass DATETIME NOT NULL,
+	PRIMARY KEY (id),
+	UNIQUE (cluster, node, profile, day)
+);
+
+CREATE TABLE gate_runs (
+	id INTEGER NOT NULL,
+	idempotency_key VARCHAR(64) NOT NULL,
+	cluster VARCHAR(64) NOT NULL,
+	node VARCHAR(128) NOT NULL,
+	time DATETIME NOT NULL,
+	job_id BIGINT,
+	profile VARCHAR(16) NOT NULL,
+	verdict VARCHAR(16) NOT NULL,
+	duration_ms INTEGER NOT NULL,
+	failed_checks TEXT NOT NULL,
+	details JSON NOT NULL,
+	PRIMARY KEY (id),
+	UNIQUE (idempotency_key)
+);
+
+CREATE INDEX ix_gate_runs_node_time ON gate_runs (cluster, node, time);
+
+CREATE INDEX ix_gate_runs_verdict ON gate_runs (verdict);
+
+CREATE TABLE meta (
+	"key" VARCHAR(128) NOT NULL,
+	value TEXT NOT NULL,
+	PRIMARY KEY ("key")
+);
+
+CREATE TABLE node_events (
+	id INTEGER NOT NULL,
+	idempotency_key VARCHAR(64) NOT NULL,
+	cluster VARCHAR(64) NOT NULL,
+	node VARCHAR(128) NOT NULL,
+	start DATETIME NOT NULL,
+	"end" DATETIME,
+	state VARCHAR(32) NOT NULL,
+	category VARCHAR(64),
+	reason TEXT NOT NULL,
+	source VARCHAR(64) NOT NULL,
+	details JSON NOT NULL,
+	PRIMARY KEY (id),
+	UNIQUE (idempotency_key)
+);
+
+CREATE INDEX ix_node_events_category ON node_events (category);
+
+CREATE INDEX ix_node_events_node_start ON node_events (cluster, node, start);
+
+CREATE TABLE node_state_changes (
+	id INTEGER NOT NULL,
+	idempotency_key VARCHAR(64) NOT NULL,
+	cluster VARCHAR(64) NOT NULL,
+	node VARCHAR(128) NOT NULL,
+	time DATETIME NOT NULL,
+	action VARCHAR(16) NOT NULL,
+	actor VARCHAR(64) NOT NULL,
+	reason TEXT NOT NULL,
+	applied BOOLEAN NOT NULL,
+	details JSON NOT NULL,
+	PRIMARY KEY (id),
+	UNIQUE (idempotency_key)
+);
+
+CREATE INDEX ix_node_state_changes_action ON node_state_changes (action);
+
+CREATE INDEX ix_node_state_node_time ON node_state_changes (cluster, node, time);
+
+CREATE TABLE nodes (
+	id INTEGER NOT NULL,
+	cluster VARCHAR(64) NOT NULL,
+	name VARCHAR(128) NOT NULL,
+	first_seen DATETIME NOT NULL,
+	last_seen DATETIME NOT NULL,
+	PRIMARY KEY (id),
+	UNIQUE (cluster, name)
+);
+
+CREATE TABLE retry_chains (
+	id INTEGER NOT NULL,
+	idempotency_key VARCHAR(64) NOT NULL,
+	cluster VARCHAR(64) NOT NULL,
+	root_job_id BIGINT NOT NULL,
+	user VARCHAR(64),
+	created DATETIME NOT NULL,
+	max_retries INTEGER NOT NULL,
+	retry_on VARCHAR(16) NOT NULL,
+	status VARCHAR(16) NOT NULL,
+	retries_used INTEGER NOT NULL,
+	details JSON NOT NULL,
+	PRIMARY KEY (id),
+	UNIQUE (idempotency_key)
+);
+
+CREATE INDEX ix_retry_chains_root_job_id ON retry_chains (root_job_id);
+
+CREATE INDEX ix_retry_chains_status ON retry_chains (status);
+
+CREATE TABLE shipped_keys (
+	idempotency_key VARCHAR(64) NOT NULL,
+	time DATETIME NOT NULL,
+	PRIMARY KEY (idempotency_key)
+);
+
+CREATE TABLE controller_decisions (
+	id INTEGER NOT NULL,
+	idempotency_key VARCHAR(64) NOT NULL,
+	cluster VARCHAR(64) NOT NULL,
+	job_id BIGINT NOT NULL,
+	restart_count INTEGER NOT NULL,
+	chain_id INTEGER,
+	classification VARCHAR(16) NOT NULL,
+	decision VARCHAR(16) NOT NULL,
+	reason TEXT NOT NULL,
+	excluded_nodes TEXT NOT NULL,
+	status VARCHAR(16) NOT NULL,
+	t_ended DATETIME,
+	t_detected DATETIME,
+	t_decided DATETIME,
+	t_requeued DATETIME,
+	t_released DATETIME,
+	t_verified DATETIME,
+	t_running DATETIME,
+	details JSON NOT NULL,
+	PRIMARY KEY (id),
+	UNIQUE (idempotency_key),
+	FOREIGN KEY(chain_id) REFERENCES retry_chains (id)
+);
+
+CREATE INDEX ix_controller_decisions_status ON controller_decisions (status);
+
+CREATE INDEX ix_decisions_job ON controller_decisions (cluster, job_id, restart_count);
+
+CREATE TABLE job_attempts (
+	id INTEGER NOT NULL,
+	idempotency_key VARCHAR(64) NOT NULL,
+	cluster VARCHAR(64) NOT NULL,
+	job_id BIGINT NOT NULL,
+	restart_count INTEGER NOT NULL,
+	submit_time DATETIME,
+	start_time DATETIME,
+	end_time DATETIME,
+	state VARCHAR(32),
+	exit_code INTEGER,
+	exit_signal INTEGER,
+	nodes TEXT,
+	user VARCHAR(64),
+	name VARCHAR(256),
+	partition VARCHAR(64),
+	source VARCHAR(32) NOT NULL,
+	chain_id INTEGER,
+	details JSON NOT NULL,
+	PRIMARY KEY (id),
+	UNIQUE (cluster, job_id, restart_count, submit_time),
+	UNIQUE (idempotency_key),
+	FOREIGN KEY(chain_id) REFERENCES retry_chains (id)
+);
+
+CREATE INDEX ix_job_attempts_chain_id ON job_attempts (chain_id);
+
+CREATE INDEX ix_job_attempts_end ON job_attempts (end_time);
+
+CREATE INDEX ix_job_attempts_job ON job_attempts (cluster, job_id, restart_count);
+
+CREATE INDEX ix_job_attempts_state ON job_attempts (state);
+
+CREATE TABLE findings (
+	id INTEGER NOT NULL,
+	idempotency_key VARCHAR(64) NOT NULL,
+	cluster VARCHAR(64) NOT NULL,
+	node VARCHAR(128),
+	time DATETIME NOT NULL,
+	job_id BIGINT,
+	restart_count INTEGER,
+	attempt_id INTEGER,
+	source VARCHAR(32) NOT NULL,
+	kind VARCHAR(32) NOT NULL,
+	xid INTEGER,
+	pci VARCHAR(32),
+	gpu VARCHAR(64),
+	category VARCHAR(16) NOT NULL,
+	severity VARCHAR(16) NOT NULL,
+	action VARCHAR(16) NOT NULL,
+	trust VARCHAR(16) NOT NULL,
+	message TEXT NOT NULL,
+	details JSON NOT NULL,
+	PRIMARY KEY (id),
+	UNIQUE (idempotency_key),
+	FOREIGN KEY(attempt_id) REFERENCES job_attempts (id)
+);
+
+CREATE INDEX ix_findings_category ON findings (category);
+
+CREATE INDEX ix_findings_job ON findings (cluster, job_id, restart_count);
+
+CREATE INDEX ix_findings_kind ON findings (kind);
+
+CREATE INDEX ix_findings_node_time ON findings (cluster, node, time);
+
+CREATE INDEX ix_findings_xid ON findings (xid);

@@ -1,0 +1,126 @@
+"""The ledger on the lab's real PostgreSQL, and imports from the lab's real Slurm accounting."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from slurmtools.lab import Lab
+from slurmtools.ledger import db, models
+from slurmtools.ledger.spool import Spool
+from slurmtools.slurm import CliSlurm
+
+from .conftest import wait_job, wait_until
+
+WRITER = Path(__file__).resolve().parents[1] / "ledger_writer.py"
+
+
+@pytest.fixture
+def pg_ledger(lab: Lab, tmp_path: Path) -> Iterator[dict[str, str]]:
+    """A fresh database on the lab's PostgreSQL and a fresh spool, as environment variables."""
+    name = f"test_{secrets.token_hex(4)}"
+    psql = ["psql", "-h", "127.0.0.1", "-p", str(lab.ports.postgres), "-U", "postgres", "-d", "postgres", "-qc"]
+    subprocess.run([*psql, f"CREATE DATABASE {name}"], check=True, capture_output=True)
+    env = {"SLURMTOOLS_LEDGER_URL": f"postgresql+psycopg://postgres@127.0.0.1:{lab.ports.postgres}/{name}",
+           "SLURMTOOLS_SPOOL_DIR": str(tmp_path / "spool")}
+    yield env
+    lab.start_postgres()  # in case a test left it stopped
+    subprocess.run([*psql, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"], capture_output=True)
+
+
+def run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["slurmtools", *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **env})
+
+
+def rows(env: dict[str, str], model: type[models.Base] = models.Finding) -> int:
+    eng = db.make_engine(env["SLURMTOOLS_LEDGER_URL"])
+    try:
+        with Session(eng) as s:
+            return int(s.scalar(select(func.count()).select_from(model)) or 0)
+    finally:
+        eng.dispose()
+
+
+def test_64_concurrent_writers_postgresql(pg_ledger: dict[str, str]) -> None:
+    assert run(pg_ledger, "ledger", "init").returncode == 0
+    env = {**os.environ, **pg_ledger}
+    procs = [subprocess.Popen([sys.executable, str(WRITER), str(i), "5"], env=env, stderr=subprocess.PIPE, text=True)
+             for i in range(64)]
+    results = [(p.wait(timeout=300), p.stderr.read() if p.stderr else "") for p in procs]
+    assert all(rc == 0 for rc, _ in results), [r for r in results if r[0]][:3]
+    assert Spool(pg_ledger["SLURMTOOLS_SPOOL_DIR"]).counts()["pending"] == 0
+    eng = db.make_engine(pg_ledger["SLURMTOOLS_LEDGER_URL"])
+    with Session(eng) as s:
+        messages = s.scalars(select(models.Finding.message)).all()
+    eng.dispose()
+    assert len(messages) == 320 and len(set(messages)) == 320
+
+
+def test_database_down_during_a_burst(lab: Lab, pg_ledger: dict[str, str]) -> None:
+    assert run(pg_ledger, "ledger", "init").returncode == 0
+    lab.stop_postgres()
+    try:
+        for i in range(20):
+            out = run(pg_ledger, "ledger", "record", "--node", f"n{i % 4 + 1}", "--job", str(500 + i),
+                      "--kind", "xid", "-m", f"burst {i}", "--severity", "critical")
+            assert out.returncode == 0, out.stderr
+            assert "kept in the spool" in out.stderr
+        assert Spool(pg_ledger["SLURMTOOLS_SPOOL_DIR"]).counts()["pending"] == 20
+        down = run(pg_ledger, "ledger", "flush", "--json")
+        assert down.returncode == 1 and json.loads(down.stdout)["left"] == 20
+    finally:
+        lab.start_postgres()
+    first = run(pg_ledger, "ledger", "flush", "--json")
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["shipped"] == 20
+    second = run(pg_ledger, "ledger", "flush", "--json")
+    assert json.loads(second.stdout)["shipped"] == 0
+    assert rows(pg_ledger) == 20
+
+
+def test_import_sacct_matches_sacct(lab: Lab, slurm: CliSlurm, pg_ledger: dict[str, str], jobs: list[int],
+                                    workdir: Path) -> None:
+    base = ["-o", "/dev/null", "-D", str(workdir)]
+    ok = slurm.submit([*base, "--wrap", "true"])
+    bad = slurm.submit([*base, "--wrap", "exit 3"])
+    rq = slurm.submit([*base, "--requeue", "--wrap", "sleep 4"])
+    jobs += [ok, bad, rq]
+    wait_job(slurm, rq, lambda j: j.state == "RUNNING", "running")
+    slurm.requeue(rq)
+    wait_job(slurm, rq, lambda j: j.state == "COMPLETED" and j.restart_count == 1, "completed after requeue", 90)
+
+    def sacct_rows() -> dict[int, list[tuple[str, str, str]]] | None:
+        text = subprocess.run(["sacct", "-P", "-n", "-X", "--duplicates", "-j", f"{ok},{bad},{rq}",
+                               "-o", "JobIDRaw,Submit,State,ExitCode,NodeList"], capture_output=True, text=True).stdout
+        out: dict[int, list[tuple[str, str, str, str]]] = {}
+        for line in text.splitlines():
+            jid, submit, state, code, nodes = line.split("|")
+            out.setdefault(int(jid), []).append((submit, state.split()[0], code, nodes))
+        done = len(out.get(rq, [])) == 2 and out[rq][-1][1] == "COMPLETED" and len(out) == 3
+        return {k: [(s, c, n) for _, s, c, n in sorted(v)] for k, v in out.items()} if done else None
+
+    expected = wait_until("sacct rows for the three jobs", sacct_rows, timeout=60)
+    assert expected[rq][0][0] == "REQUEUED"
+    for _ in range(2):  # idempotent
+        out = run({**pg_ledger, "SLURMTOOLS_CONFIG": os.environ["SLURMTOOLS_CONFIG"]},
+                  "ledger", "import-sacct", "--since", "10m", "--json")
+        assert out.returncode == 0, out.stderr
+    eng = db.make_engine(pg_ledger["SLURMTOOLS_LEDGER_URL"])
+    with Session(eng) as s:
+        got: dict[int, list[tuple[str, str, str]]] = {}
+        for a in s.scalars(select(models.JobAttempt).where(models.JobAttempt.job_id.in_([ok, bad, rq]))
+                           .order_by(models.JobAttempt.job_id, models.JobAttempt.restart_count)):
+            got.setdefault(a.job_id, []).append((a.state or "", f"{a.exit_code}:{a.exit_signal}", a.nodes or ""))
+            assert a.cluster == "lab" and a.source == "sacct" and a.submit_time is not None
+    eng.dispose()
+    assert got == expected
