@@ -22,8 +22,7 @@ from slurmtools.ledger import db, imports, models, schema
 from slurmtools.ledger.ship import flush
 from slurmtools.ledger.spool import Event, Spool, make_key
 
-TRACE = Path(__file__).resolve().parents[2] / "shared" / "data" / "traces" / "infinitehbd" / \
-    "infinitehbd_fault_trace.json"
+TRACE = Path(__file__).parent / "data" / "traces" / "infinitehbd_fault_trace.json"
 WRITER = Path(__file__).parent / "ledger_writer.py"
 
 

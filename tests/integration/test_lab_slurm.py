@@ -84,8 +84,8 @@ def test_requeuehold_exclude_release_runs_elsewhere(slurm: CliSlurm, jobs: list[
     slurm.release(job_id)
     second = wait_job(slurm, job_id, lambda j: j.state == "RUNNING", "running again", timeout=90)
     assert bad not in second.nodes and second.excluded_nodes == (bad,) and second.restart_count == 1
-    history = wait_until("two sacct attempts", lambda: (
-        h if len(h := slurm.job_history(job_ids=[job_id])) >= 2 else None))
+    history = wait_until("sacct: the second attempt running", lambda: (  # sacct lags squeue a little
+        h if len(h := slurm.job_history(job_ids=[job_id])) >= 2 and h[-1].state == "RUNNING" else None))
     assert [(r.attempt, r.state) for r in history] == [(0, "REQUEUED"), (1, "RUNNING")]
     assert history[0].nodes == (bad,) and history[1].nodes == second.nodes
 
