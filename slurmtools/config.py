@@ -24,14 +24,17 @@ ENV_OVERRIDES: dict[str, str] = {
     "SLURMTOOLS_SLURM_BIN_DIR": "slurm.bin_dir",
 }
 
-#: Keys whose value must be one of a fixed set.
+#: Keys whose value must be one of a fixed set (named tables: keyed by their schema table).
 CHOICES: dict[str, tuple[str, ...]] = {
     "slurm.backend": ("auto", "cli", "pyslurm"),
     "general.log_level": ("debug", "info", "warning", "error"),
+    "xid_override.action": ("", "none", "restart_app", "investigate", "reset_gpu", "reboot_node", "drain_node"),
+    "xid_override.category": ("", "hardware", "driver", "network", "filesystem", "application", "unknown"),
+    "xid_override.severity": ("", "info", "warning", "error", "critical"),
 }
 
 #: Tables whose sub-tables are free-form names, each validated against another table.
-NAMED_TABLES: dict[str, str] = {"nodes": "node"}
+NAMED_TABLES: dict[str, str] = {"nodes": "node", "xid": "xid_override"}
 
 
 class ConfigError(ValueError):
@@ -48,7 +51,7 @@ def _type_name(value: Any) -> str:
             list: "a list", dict: "a table"}.get(type(value), type(value).__name__)
 
 
-def _check_value(key: str, value: Any, default: Any, origin: str) -> Any:
+def _check_value(key: str, value: Any, default: Any, origin: str, choice_key: str | None = None) -> Any:
     if isinstance(default, bool):
         ok = isinstance(value, bool)
     elif isinstance(default, float):
@@ -60,13 +63,15 @@ def _check_value(key: str, value: Any, default: Any, origin: str) -> Any:
         ok = isinstance(value, type(default))
     if not ok:
         raise ConfigError(f"{origin}: {key} must be {_type_name(default)}, got {value!r}")
-    if key in CHOICES and value not in CHOICES[key]:
-        raise ConfigError(f"{origin}: {key} must be one of {', '.join(CHOICES[key])}, got {value!r}")
+    choices = CHOICES.get(choice_key or key)
+    if choices is not None and value not in choices:
+        shown = ", ".join(c for c in choices if c)
+        raise ConfigError(f"{origin}: {key} must be one of {shown}, got {value!r}")
     return value
 
 
 def _merge(base: dict[str, Any], override: dict[str, Any], schema: dict[str, Any],
-           origin: str, prefix: str = "") -> None:
+           origin: str, prefix: str = "", schema_name: str | None = None) -> None:
     for key, value in override.items():
         dotted = f"{prefix}{key}"
         if key not in schema:
@@ -79,14 +84,15 @@ def _merge(base: dict[str, Any], override: dict[str, Any], schema: dict[str, Any
             for name, table in value.items():
                 if not isinstance(table, dict):
                     raise ConfigError(f"{origin}: {dotted}.{name} must be a table")
-                target = base[key].setdefault(name, {})
-                _merge(target, table, sub_schema, origin, f"{dotted}.{name}.")
+                target = base[key].setdefault(str(name), {})
+                _merge(target, table, sub_schema, origin, f"{dotted}.{name}.", NAMED_TABLES[dotted])
         elif isinstance(default, dict):
             if not isinstance(value, dict):
                 raise ConfigError(f"{origin}: {dotted} must be a table")
             _merge(base[key], value, default, origin, f"{dotted}.")
         else:
-            base[key] = _check_value(dotted, value, default, origin)
+            base[key] = _check_value(dotted, value, default, origin,
+                                     f"{schema_name}.{key}" if schema_name else None)
 
 
 @dataclass

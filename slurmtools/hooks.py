@@ -18,5 +18,21 @@ def run(context: str) -> int:
     return handler() if handler else 0
 
 
-#: SLURM_SCRIPT_CONTEXT -> handler. Later stages register prolog_slurmd, epilog_slurmd, epilog_slurmctld.
-HANDLERS: dict[str, Callable[[], int]] = {}
+def prolog_slurmd() -> int:
+    from slurmtools import epilog
+
+    try:
+        epilog.run_prolog_marker()
+    except OSError as exc:  # without a marker the epilog reads the log's tail instead
+        print(f"slurmtools prolog: cannot record the kernel-log marker: {exc}")
+    return 0
+
+
+def epilog_slurmd() -> int:
+    from slurmtools import epilog
+
+    return epilog.run()
+
+
+#: SLURM_SCRIPT_CONTEXT -> handler.
+HANDLERS: dict[str, Callable[[], int]] = {"prolog_slurmd": prolog_slurmd, "epilog_slurmd": epilog_slurmd}

@@ -88,3 +88,12 @@ def test_cli_bad_config_is_a_clear_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["nodes"], env={"SLURMTOOLS_CONFIG": str(bad)})
     assert result.exit_code == 2
     assert "not valid TOML" in result.output and "Traceback" not in result.output
+
+
+def test_xid_overrides_validated(tmp_path: Path) -> None:
+    good = write(tmp_path, '[xid.94]\naction = "reset_gpu"\n')
+    assert config.load(good, env={}).get("xid")["94"] == {"action": "reset_gpu"}
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[xid.94]\naction = "explode"\n')
+    with pytest.raises(config.ConfigError, match=r"xid.94.action must be one of none, restart_app"):
+        config.load(bad, env={})

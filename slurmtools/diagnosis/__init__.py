@@ -1,0 +1,27 @@
+"""Epilog diagnosis: the kernel log and the job's exit and output, classified into findings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slurmtools.diagnosis import joblog, kernel, policy
+from slurmtools.diagnosis.findings import Finding
+
+__all__ = ["Finding", "diagnose"]
+
+
+def diagnose(kernel_data: bytes, *, exit_code: int | None = None, exit_signal: int = 0,
+             job_state: str | None = None, job_lines: list[str] | None = None,
+             overrides: dict[str, dict[str, Any]] | None = None, no_requeue_code: int = 93) -> list[Finding]:
+    """All findings for one job's window on one node, after the noise policy, most serious first."""
+    found, boots = kernel.scan(kernel_data, {"overrides": overrides or {}})
+    exit_f = None
+    if exit_code is not None or job_state:
+        exit_f = joblog.exit_finding(exit_code or 0, exit_signal, job_state, no_requeue_code)
+    job_findings = joblog.scan(job_lines) if job_lines else []
+    app_failed = exit_f is not None or any(f.kind in {"cuda", "nccl"} for f in job_findings)
+    findings = policy.apply(found, boots, app_failed)
+    findings += policy.fold(job_findings)
+    if exit_f is not None:
+        findings.append(exit_f)
+    return sorted(findings, key=lambda f: (-f.rank(), f.line or 0))

@@ -1,0 +1,51 @@
+"""What a diagnosis produces: findings, each with a category, an action and a trust level."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+ACTIONS = ("none", "restart_app", "investigate", "reset_gpu", "reboot_node", "drain_node")
+CATEGORIES = ("hardware", "driver", "network", "filesystem", "application", "unknown")
+SEVERITIES = ("info", "warning", "error", "critical")
+TRUSTS = ("kernel", "nvml", "sysfs", "job", "admin")
+
+#: Actions that mean the node itself is faulty: with node-level evidence, the node leaves service.
+NODE_ACTIONS = frozenset({"reset_gpu", "reboot_node", "drain_node"})
+#: Evidence a user cannot write. Job output (trust "job") never drains a node.
+NODE_TRUST = frozenset({"kernel", "nvml", "sysfs"})
+
+
+@dataclass
+class Finding:
+    kind: str
+    category: str
+    action: str
+    severity: str
+    trust: str
+    message: str
+    line: int | None = None
+    xid: int | None = None
+    pci: str | None = None
+    gpu: str | None = None
+    time: str | None = None       # the timestamp as the log printed it
+    count: int = 1                # repeats folded into this finding (storms)
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def source(self) -> str:
+        return {"kernel": "kernel", "nvml": "nvml", "sysfs": "sysfs", "admin": "admin"}.get(
+            self.trust, "job-exit" if self.kind == "exit" else "job-log")
+
+    @property
+    def node_fault(self) -> bool:
+        """Node-level evidence that the node should leave service."""
+        return self.trust in NODE_TRUST and self.action in NODE_ACTIONS and not self.details.get("superseded_by")
+
+    def rank(self) -> int:
+        return ACTIONS.index(self.action) * 10 + SEVERITIES.index(self.severity)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["source"] = self.source
+        return data

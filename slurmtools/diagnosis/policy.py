@@ -1,0 +1,93 @@
+"""The noise policy: the main source of false drains in the field.
+
+* XIDs from before the last boot don't count.
+* Repeats fold into one finding per (kind, GPU/device, XID) with a count (XID 45 storms on teardown,
+  tens of thousands of XID 95 lines).
+* XIDs 13, 31, 43, 45 that come with an application failure are application faults.
+* On one GPU the most serious XID supersedes the others (45 after 79, 63 after 48...).
+* An NFS server that answered again, or a link that came back, is a warning, not an error.
+"""
+
+from __future__ import annotations
+
+from slurmtools.diagnosis.findings import Finding
+
+APP_XIDS = frozenset({13, 31, 43, 45})
+
+
+def after_last_boot(findings: list[Finding], boots: list[int]) -> list[Finding]:
+    if not boots:
+        return findings
+    last = max(boots)
+    return [f for f in findings if f.line is None or f.line >= last]
+
+
+def _fold_key(f: Finding) -> tuple[object, ...]:
+    if f.kind == "xid":
+        return ("xid", f.pci, f.xid)
+    device = f.details.get("device") or f.details.get("server") or f.details.get("sxid") or f.pci
+    return (f.kind, device, f.action, f.severity, f.details.get("link"), f.details.get("ok"))
+
+
+def fold(findings: list[Finding]) -> list[Finding]:
+    out: dict[tuple[object, ...], Finding] = {}
+    for f in findings:
+        key = _fold_key(f)
+        if key in out:
+            first = out[key]
+            first.count += f.count
+            first.details["last_line"] = f.line
+        else:
+            out[key] = f
+    return list(out.values())
+
+
+def apply(findings: list[Finding], boots: list[int], app_failed: bool) -> list[Finding]:
+    findings = after_last_boot(findings, boots)
+    _recoveries(findings)
+    findings = fold(findings)
+    for f in findings:
+        if f.kind == "xid" and f.xid in APP_XIDS and app_failed:
+            f.category = "application"
+            f.action = "none" if f.xid == 45 else "restart_app"
+            f.severity = "warning"
+            f.details["why"] = "XID that comes with an application failure"
+    by_gpu: dict[str | None, list[Finding]] = {}
+    for f in findings:
+        if f.kind == "xid":
+            by_gpu.setdefault(f.pci, []).append(f)
+    for group in by_gpu.values():
+        top = max(group, key=lambda f: (f.rank(), f.line or 0))
+        for f in group:
+            if f is not top and f.rank() < top.rank():
+                f.details["superseded_by"] = top.xid
+                f.severity = "info"
+    return findings
+
+
+def _recoveries(findings: list[Finding]) -> None:
+    """An NFS server that came back, or a link that came up again, downgrades what came before."""
+    for i, f in enumerate(findings):
+        later = findings[i + 1:]
+        if f.kind == "nfs" and not f.details.get("ok") and "server" in f.details:
+            if any(g.kind == "nfs" and g.details.get("ok") and g.details.get("server") == f.details["server"]
+                   for g in later):
+                f.severity, f.details["recovered"] = "warning", True
+        if f.kind == "ib" and f.details.get("link") == "down":
+            if any(g.kind == "ib" and g.details.get("link") == "up" and g.details.get("device") == f.details.get(
+                    "device") for g in later):
+                f.severity, f.action, f.details["recovered"] = "warning", "investigate", True
+    downs: dict[object, list[Finding]] = {}
+    for f in findings:
+        if f.kind == "ib" and f.details.get("link") == "down":
+            downs.setdefault(f.details.get("device"), []).append(f)
+    for group in downs.values():
+        if len(group) >= 3:  # flapping
+            for f in group:
+                f.severity, f.action, f.details["flapping"] = "error", "drain_node", len(group)
+
+
+def summary(findings: list[Finding]) -> Finding | None:
+    """The most serious node-level finding (the drain reason), if any."""
+    node = [f for f in findings if f.node_fault]
+    return max(node, key=lambda f: (f.rank(), -(f.line or 0))) if node else None

@@ -1,0 +1,158 @@
+"""Kernel-log sources, read for one job's window only.
+
+An epilog's cost must follow the log written during the job, not the log's size. So the prolog
+records a marker (`mark`) when the job starts on the node, and the epilog reads from it:
+
+* `file:/path`: the byte offset and inode at job start; a rotated file (new inode) is read from its
+  start. Without a marker, only the last `max_bytes` are read.
+* `kmsg`: /dev/kmsg records whose monotonic stamp is at or after the job's start (the ring buffer is
+  bounded, a few MB at most).
+* `journal`: `journalctl -k` since the job's start time (the journal is indexed by time).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import subprocess
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+DEFAULT_MAX_BYTES = 64 << 20
+
+
+class SourceError(RuntimeError):
+    pass
+
+
+@dataclass
+class Marker:
+    source: str
+    time: float            # wall clock at job start (epoch seconds)
+    mono: float            # CLOCK_MONOTONIC at job start (what kmsg stamps use)
+    inode: int | None = None
+    offset: int | None = None
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> Marker:
+        return cls(**json.loads(text))
+
+
+def mark(source: str) -> Marker:
+    """Where this source stands now (cheap: one stat for a file)."""
+    marker = Marker(source=source, time=time.time(), mono=time.clock_gettime(time.CLOCK_MONOTONIC))
+    if source.startswith("file:"):
+        try:
+            st = os.stat(source[5:])
+            marker.inode, marker.offset = st.st_ino, st.st_size
+        except OSError:
+            marker.inode, marker.offset = None, 0
+    return marker
+
+
+def marker_path(state_dir: str, job_id: str, node: str) -> Path:
+    return Path(state_dir) / "jobs" / f"{job_id}.{node}.json"
+
+
+def save_marker(state_dir: str, job_id: str, node: str, marker: Marker) -> None:
+    path = marker_path(state_dir, job_id, node)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(marker.to_json())
+    tmp.replace(path)
+
+
+def load_marker(state_dir: str, job_id: str, node: str) -> Marker | None:
+    try:
+        return Marker.from_json(marker_path(state_dir, job_id, node).read_text())
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def read_window(source: str, marker: Marker | None, *, max_bytes: int = DEFAULT_MAX_BYTES,
+                timeout: float = 10.0) -> tuple[bytes, dict[str, object]]:
+    """The log written since the marker, at most max_bytes (the newest), with how it was read."""
+    if source.startswith("file:"):
+        return _read_file(source[5:], marker, max_bytes)
+    if source == "kmsg":
+        return _read_kmsg(marker, max_bytes, timeout)
+    if source == "journal":
+        return _read_journal(marker, max_bytes, timeout)
+    raise SourceError(f"unknown kernel log source {source!r} (kmsg, journal, file:/path)")
+
+
+def _read_file(path: str, marker: Marker | None, max_bytes: int) -> tuple[bytes, dict[str, object]]:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError as exc:
+        raise SourceError(f"cannot read kernel log {path}: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        ino = os.fstat(fh.fileno()).st_ino
+        if marker is not None and marker.inode == ino and (marker.offset or 0) <= size:
+            start, how = marker.offset or 0, "since job start"
+        elif marker is not None and marker.inode is not None:
+            start, how = 0, "file replaced since job start"
+        else:
+            start, how = max(0, size - max_bytes), "tail"
+        if size - start > max_bytes:
+            start, how = size - max_bytes, how + ", cut to max_bytes"
+        fh.seek(start)
+        data = fh.read(size - start)
+    if start > 0 and (how == "tail" or how.endswith("max_bytes")):
+        data = data[data.find(b"\n") + 1:]  # drop the partial first line
+    return data, {"source": f"file:{path}", "from": start, "bytes": len(data), "how": how}
+
+
+def _read_kmsg(marker: Marker | None, max_bytes: int, timeout: float) -> tuple[bytes, dict[str, object]]:
+    since_us = int(marker.mono * 1e6) if marker else 0
+    try:
+        fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise SourceError(f"cannot open /dev/kmsg: {exc.strerror}") from None
+    out: list[bytes] = []
+    size = 0
+    deadline = time.monotonic() + timeout
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)
+        while time.monotonic() < deadline:
+            try:
+                rec = os.read(fd, 8192)
+            except BlockingIOError:
+                break
+            except OSError as exc:
+                if exc.errno == errno.EPIPE:  # overwritten while we read: go on with the next
+                    continue
+                raise
+            if not rec:
+                break
+            head, _, msg = rec.partition(b";")
+            fields = head.split(b",")
+            if len(fields) < 3 or int(fields[2]) < since_us:
+                continue
+            usec = int(fields[2])
+            line = b"[%5d.%06d] " % (usec // 1_000_000, usec % 1_000_000) + msg.split(b"\n", 1)[0]
+            out.append(line)
+            size += len(line) + 1
+            while size > max_bytes and out:
+                size -= len(out.pop(0)) + 1
+    finally:
+        os.close(fd)
+    data = b"\n".join(out)
+    return data, {"source": "kmsg", "since_us": since_us, "bytes": len(data), "records": len(out)}
+
+
+def _read_journal(marker: Marker | None, max_bytes: int, timeout: float) -> tuple[bytes, dict[str, object]]:
+    since = f"@{int(marker.time)}" if marker else "-1h"
+    try:
+        proc = subprocess.run(["journalctl", "-k", "-o", "short-monotonic", "--no-pager", "-q", "--since", since],
+                              capture_output=True, timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise SourceError(f"journalctl -k failed: {exc}") from None
+    data = proc.stdout[-max_bytes:]
+    return data, {"source": "journal", "since": since, "bytes": len(data)}

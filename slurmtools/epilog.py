@@ -1,0 +1,193 @@
+"""The epilog: diagnose this job's window on this node, record it, drain the node if it is faulty.
+
+Runs from epilog.d/ on every node of every job, as root, with Slurm's epilog environment
+(SLURM_JOB_ID, SLURMD_NODENAME, SLURM_JOB_EXIT_CODE as a raw wait status, SLURM_JOB_STDOUT...).
+The healthy path makes no Slurm call and never waits on the database (events are spooled and a
+background flush ships them). Always exits 0: a non-zero epilog makes Slurm drain the node with
+"Epilog error", and an internal error of ours must never drain a node.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import socket
+import stat
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+from slurmtools.diagnosis import diagnose, policy, sources
+from slurmtools.diagnosis.findings import Finding
+from slurmtools.ledger import api
+from slurmtools.ledger.spool import Event, SpoolError, make_key
+from slurmtools.slurm.types import ExitStatus
+
+log = logging.getLogger(__name__)
+
+
+class BudgetExceeded(Exception):
+    pass
+
+
+@contextmanager
+def time_budget(seconds: float) -> Iterator[None]:
+    """Raise BudgetExceeded in this (main) thread when the budget runs out."""
+    def _expired(signum: int, frame: Any) -> None:
+        raise BudgetExceeded(f"epilog time budget of {seconds:g}s exceeded")
+
+    old = signal.signal(signal.SIGALRM, _expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def this_node(env: Mapping[str, str]) -> str:
+    return env.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
+
+
+def read_job_log(path: str, uid: int | None, max_bytes: int) -> list[str]:
+    """The tail of the job's output, opened safely: a regular file owned by the job's user, no symlinks
+    (the epilog runs as root; a user must not make us read /etc/shadow into the ledger)."""
+    if not path or path == "/dev/null":
+        return []
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return []
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode) or (uid is not None and st.st_uid != uid):
+            return []
+        fh.seek(max(0, st.st_size - max_bytes))
+        data = fh.read(max_bytes)
+    return data.decode("utf-8", "replace").splitlines()
+
+
+def first_node(nodelist: str) -> str | None:
+    from slurmtools.slurm.parse import expand
+
+    try:
+        nodes = expand(nodelist)
+    except Exception:  # noqa: BLE001 - a bad list just means "not sure": skip the job log
+        return None
+    return nodes[0] if nodes else None
+
+
+def collect(cfg: Any, env: Mapping[str, str]) -> tuple[list[Finding], dict[str, Any]]:
+    node = this_node(env)
+    job_id = env.get("SLURM_JOB_ID", "")
+    ncfg = cfg.node(node)
+    marker = sources.load_marker(ncfg["state_dir"], job_id, node) if job_id else None
+    data, how = sources.read_window(ncfg["kernel_log"], marker, max_bytes=cfg.get("diagnosis.max_bytes"))
+    raw = env.get("SLURM_JOB_EXIT_CODE")
+    status = ExitStatus.from_wait_status(int(raw)) if raw and raw.isdigit() else None
+    job_lines: list[str] = []
+    if first_node(env.get("SLURM_NODELIST", "")) == node:
+        uid = int(env["SLURM_JOB_UID"]) if env.get("SLURM_JOB_UID", "").isdigit() else None
+        paths = dict.fromkeys(p for p in (env.get("SLURM_JOB_STDOUT"), env.get("SLURM_JOB_STDERR")) if p)
+        for path in paths:  # stdout, then stderr when it is a separate file
+            job_lines += read_job_log(path, uid, cfg.get("diagnosis.job_log_max_bytes"))
+    findings = diagnose(data, exit_code=status.code if status else None, exit_signal=status.signal if status else 0,
+                        job_lines=job_lines, overrides=cfg.get("xid"),
+                        no_requeue_code=cfg.get("diagnosis.no_requeue_exit_code"))
+    info = {"node": node, "job_id": job_id, "kernel_log": how, "marker": marker is not None,
+            "exit": str(status) if status else None, "job_log_lines": len(job_lines)}
+    if marker is not None:
+        try:
+            sources.marker_path(ncfg["state_dir"], job_id, node).unlink()
+        except OSError:
+            pass
+    return findings, info
+
+
+def finding_event(f: Finding, cfg: Any, node: str, job_id: str, restart: int) -> Event:
+    data = {"node": node, "job_id": int(job_id) if job_id.isdigit() else None, "restart_count": restart,
+            "source": f.source, "kind": f.kind, "xid": f.xid, "pci": f.pci, "gpu": f.gpu, "category": f.category,
+            "severity": f.severity, "action": f.action, "trust": f.trust, "message": f.message[:2000],
+            "details": {**f.details, "line": f.line, "log_time": f.time, "count": f.count}}
+    key = make_key("epilog", cfg.cluster, node, job_id, restart, f.kind, f.xid, f.pci, f.line, f.message[:200])
+    return Event("finding", data, cluster=cfg.cluster, key=key)
+
+
+def cause_text(f: Finding) -> str:
+    where = f" GPU {f.pci}" if f.pci else ""
+    if f.kind == "xid":
+        name = str(f.details.get("name") or "").rstrip(".")
+        return f"XID {f.xid}{where}: {name or f.message}"
+    return f"{f.kind}{where}: {f.message}"
+
+
+def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
+    from slurmtools import config, safety
+
+    env = dict(os.environ) if env is None else env
+    cfg = cfg or config.get()
+    node = this_node(env)
+    job_id = env.get("SLURM_JOB_ID", "")
+    restart = int(env.get("SLURM_JOB_RESTART_COUNT") or 0)
+    now = datetime.now(UTC)
+    t0 = time.monotonic()
+    events: list[Event] = []
+    top: Finding | None = None
+    try:
+        with time_budget(cfg.get("diagnosis.time_budget")):
+            findings, info = collect(cfg, env)
+    except BaseException as exc:
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        findings, info = [], {"node": node, "job_id": job_id, "internal_error": f"{exc.__class__.__name__}: {exc}"}
+        events.append(Event("finding", {"node": node, "job_id": int(job_id) if job_id.isdigit() else None,
+                                        "restart_count": restart, "source": "slurmtools", "kind": "internal",
+                                        "category": "unknown", "severity": "error", "action": "none",
+                                        "trust": "kernel", "message": f"epilog diagnosis failed: {exc}"[:2000],
+                                        "details": {"error": repr(exc)}}, cluster=cfg.cluster))
+        log.error("epilog: diagnosis failed on %s for job %s: %r", node, job_id, exc)
+    else:
+        top = policy.summary(findings)
+    status = info.get("exit")
+    code, sig = (int(x) for x in status.split(":")) if isinstance(status, str) else (None, None)
+    events.insert(0, Event("attempt", {
+        "job_id": int(job_id) if job_id.isdigit() else 0, "restart_count": restart, "end_time": now,
+        "exit_code": code, "exit_signal": sig, "nodes": env.get("SLURM_NODELIST") or None,
+        "user": env.get("SLURM_JOB_USER") or None, "partition": env.get("SLURM_JOB_PARTITION") or None,
+        "source": "epilog", "details": {"epilog": {node: {**info, "findings": len(findings),
+                                                          "duration_ms": int((time.monotonic() - t0) * 1000)}},
+                                         "comment": env.get("SLURM_JOB_COMMENT", "")}},
+        cluster=cfg.cluster, time=now, key=make_key("epilog-attempt", cfg.cluster, job_id, restart, node)))
+    events += [finding_event(f, cfg, node, job_id, restart) for f in findings]
+    _spool(events, cfg)
+    if top is not None and cfg.get("diagnosis.drain"):
+        decision, event = safety.request_drain(node, top.category, cause_text(top), job_id=job_id, actor="epilog",
+                                               cfg=cfg, evidence={"finding": top.to_dict()})
+        _spool([event], cfg)
+        if decision.outcome in {"breaker_open", "error"}:
+            print(f"slurmtools epilog: not drained: {decision.detail}")
+    api.flush_in_background()
+    return 0
+
+
+def _spool(events: list[Event], cfg: Any) -> None:
+    try:
+        api.record(events, cfg)
+    except SpoolError as exc:  # nowhere durable to write: say so in the slurmd log, still exit 0
+        print(f"slurmtools epilog: cannot spool {len(events)} event(s): {exc}")
+
+
+def run_prolog_marker(env: Mapping[str, str] | None = None, cfg: Any = None) -> None:
+    """At job start: remember where this node's kernel log stands, so the epilog reads only the job's window."""
+    from slurmtools import config
+
+    env = dict(os.environ) if env is None else env
+    cfg = cfg or config.get()
+    node = this_node(env)
+    ncfg = cfg.node(node)
+    job_id = env.get("SLURM_JOB_ID")
+    if job_id:
+        sources.save_marker(ncfg["state_dir"], job_id, node, sources.mark(ncfg["kernel_log"]))

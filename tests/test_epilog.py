@@ -1,0 +1,197 @@
+"""The epilog hook and the drain safety rails, with fake Slurm executables (the lowest boundary)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from slurmtools import config, epilog, safety
+from slurmtools.ledger.spool import Spool
+
+XID79 = "NVRM: Xid (PCI:0000:3b:00): 79, pid=7, name=python3, GPU has fallen off the bus."
+
+
+def sinfo_json(nodes: list[tuple[str, str, list[str], str]]) -> str:
+    return json.dumps({"errors": [], "nodes": [
+        {"name": n, "state": st, "state_flags": fl, "reason": r, "reason_set_by_user": "root" if r else None,
+         "reason_changed_at": 0, "partitions": ["gpu"], "gres": "gpu:8"} for n, st, fl, r in nodes]})
+
+
+@pytest.fixture
+def lab_like(tmp_path: Path) -> dict[str, Path]:
+    """A node's world: a kernel log file, a state dir, a spool, and fake sinfo/scontrol."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sinfo.json").write_text(sinfo_json([(f"n{i}", "idle", [], "") for i in range(1, 11)]))
+    for tool, body in {"sinfo": f"cat {bin_dir}/sinfo.json",
+                       "scontrol": f'printf "%s\\n" "$@" >> {bin_dir}/scontrol.calls'}.items():
+        (bin_dir / tool).write_text(f"#!/bin/sh\n{body}\n")
+        (bin_dir / tool).chmod(0o755)
+    kern = tmp_path / "kern.log"
+    kern.write_text(f"[10.0] {XID79.replace('python3', 'old-job')}\n")  # before the job
+    cfg_file = tmp_path / "slurmtools.toml"
+    cfg_file.write_text(f"""
+[general]
+cluster = "t"
+[ledger]
+url = "sqlite:///{tmp_path}/ledger.db"
+spool_dir = "{tmp_path}/spool"
+[slurm]
+backend = "cli"
+bin_dir = "{bin_dir}"
+[node]
+kernel_log = "file:{kern}"
+state_dir = "{tmp_path}/state"
+""")
+    return {"bin": bin_dir, "kern": kern, "cfg": cfg_file, "spool": tmp_path / "spool", "root": tmp_path}
+
+
+def env(job: str = "42", exit_raw: int = 9, node: str = "n1", **extra: str) -> dict[str, str]:
+    return {"SLURM_JOB_ID": job, "SLURMD_NODENAME": node, "SLURM_NODELIST": "n[1-2]", "SLURM_JOB_EXIT_CODE": str(
+        exit_raw), "SLURM_JOB_RESTART_COUNT": "0", "SLURM_JOB_USER": "alice", "SLURM_JOB_UID": str(os.getuid()),
+            "SLURM_SCRIPT_CONTEXT": "epilog_slurmd", **extra}
+
+
+def spooled(w: dict[str, Path]) -> list[dict[str, object]]:
+    spool = Spool(w["spool"])
+    return [{"type": e.type, **e.data} for p in spool.pending_files() for e in spool.read(p)]
+
+
+def calls(w: dict[str, Path]) -> list[str]:
+    path = w["bin"] / "scontrol.calls"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def run(w: dict[str, Path], e: dict[str, str], **overrides: object) -> int:
+    cfg = config.load(w["cfg"], env={})
+    for dotted, value in overrides.items():
+        section, key = dotted.split("__")
+        cfg.data[section][key] = value
+    epilog.run_prolog_marker(e, cfg)
+    return epilog.run(e, cfg)
+
+
+@pytest.fixture(autouse=True)
+def _no_background_flush(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(epilog.api, "flush_in_background", lambda: None)
+
+
+def append(path: Path, line: str) -> None:
+    with open(path, "a") as fh:
+        fh.write(line + "\n")
+
+
+def test_xid79_drains_with_our_reason_and_records_everything(lab_like: dict[str, Path]) -> None:
+    cfg = config.load(lab_like["cfg"], env={})
+    e = env()
+    epilog.run_prolog_marker(e, cfg)
+    append(lab_like["kern"], f"[20.0] {XID79}")
+    assert epilog.run(e, cfg) == 0
+    assert calls(lab_like) == ["update", "nodename=n1", "state=drain",
+                               "reason=slurmtools: hardware: XID 79 GPU 0000:3b:00: GPU has fallen off the bus "
+                               "[job 42]"]
+    events = spooled(lab_like)
+    kinds = [(ev["type"], ev.get("kind") or ev.get("action")) for ev in events]
+    assert ("attempt", None) in kinds and ("finding", "xid") in kinds and ("finding", "exit") in kinds
+    assert ("node_state", "drain") in kinds
+    xid = next(ev for ev in events if ev.get("kind") == "xid")
+    assert xid["xid"] == 79 and xid["node"] == "n1" and xid["job_id"] == 42 and xid["trust"] == "kernel"
+    assert sum(1 for ev in events if ev.get("kind") == "xid") == 1  # the pre-job XID 79 is outside the window
+    state = next(ev for ev in events if ev["type"] == "node_state")
+    assert state["applied"] is True and state["actor"] == "epilog"
+
+
+def test_application_xid_does_not_drain(lab_like: dict[str, Path]) -> None:
+    cfg = config.load(lab_like["cfg"], env={})
+    e = env(exit_raw=256)
+    epilog.run_prolog_marker(e, cfg)
+    append(lab_like["kern"], "[20.0] NVRM: Xid (PCI:0000:3b:00): 13, pid=7, name=python3, Graphics Exception")
+    assert epilog.run(e, cfg) == 0
+    assert calls(lab_like) == []
+    xid = next(ev for ev in spooled(lab_like) if ev.get("kind") == "xid")
+    assert xid["category"] == "application"
+
+
+def test_job_output_never_drains(lab_like: dict[str, Path]) -> None:
+    out = lab_like["root"] / "job.out"
+    out.write_text("RuntimeError: CUDA error: uncorrectable ECC error encountered\n")
+    assert run(lab_like, env(exit_raw=256, SLURM_JOB_STDOUT=str(out))) == 0
+    assert calls(lab_like) == []
+    cuda = next(ev for ev in spooled(lab_like) if ev.get("kind") == "cuda")
+    assert cuda["trust"] == "job" and cuda["source"] == "job-log"
+
+
+def test_job_output_symlink_is_not_followed(lab_like: dict[str, Path]) -> None:
+    secret = lab_like["root"] / "secret"
+    secret.write_text("CUDA error: root-only secret\n")
+    link = lab_like["root"] / "job.out"
+    link.symlink_to(secret)
+    run(lab_like, env(exit_raw=256, SLURM_JOB_STDOUT=str(link)))
+    assert not any("secret" in str(ev.get("message")) for ev in spooled(lab_like))
+
+
+def test_observe_mode_records_but_does_not_drain(lab_like: dict[str, Path]) -> None:
+    cfg = config.load(lab_like["cfg"], env={})
+    cfg.data["general"]["observe"] = True
+    e = env()
+    epilog.run_prolog_marker(e, cfg)
+    append(lab_like["kern"], f"[20.0] {XID79}")
+    epilog.run(e, cfg)
+    assert calls(lab_like) == []
+    state = next(ev for ev in spooled(lab_like) if ev["type"] == "node_state")
+    assert state["applied"] is False and state["details"]["outcome"] == "observe"  # type: ignore[index]
+
+
+def test_internal_error_is_recorded_never_drains(lab_like: dict[str, Path]) -> None:
+    fifo = lab_like["root"] / "hung.log"
+    os.mkfifo(fifo)  # opening it for reading blocks forever, like a hung source
+    cfg = config.load(lab_like["cfg"], env={})
+    cfg.data["nodes"]["n1"] = {"kernel_log": f"file:{fifo}"}
+    cfg.data["diagnosis"]["time_budget"] = 0.5
+    assert epilog.run(env(), cfg) == 0
+    assert calls(lab_like) == []
+    internal = next(ev for ev in spooled(lab_like) if ev.get("kind") == "internal")
+    assert "time budget" in str(internal["message"])
+
+
+def test_admin_drain_is_untouchable_and_breaker_stops_mass_drains(lab_like: dict[str, Path]) -> None:
+    cfg = config.load(lab_like["cfg"], env={})
+    from slurmtools.slurm import CliSlurm
+
+    slurm = CliSlurm(bin_dir=str(lab_like["bin"]))
+    (lab_like["bin"] / "sinfo.json").write_text(sinfo_json(
+        [("n1", "idle", ["DRAIN"], "admin: reseating cables")] + [(f"n{i}", "idle", [], "") for i in range(2, 11)]))
+    decision, _ = safety.request_drain("n1", "hardware", "x", job_id=1, actor="t", cfg=cfg, slurm=slurm)
+    assert decision.outcome == "not_ours" and calls(lab_like) == []
+    ours = [(f"n{i}", "idle", ["DRAIN"], f"slurmtools: hardware: xid [job {i}]") for i in (1, 2)]
+    (lab_like["bin"] / "sinfo.json").write_text(sinfo_json(ours + [(f"n{i}", "idle", [], "") for i in range(3, 11)]))
+    decision, event = safety.request_drain("n3", "hardware", "x", job_id=3, actor="t", cfg=cfg, slurm=slurm)
+    assert decision.outcome == "breaker_open" and not decision.applied and calls(lab_like) == []
+    assert "circuit breaker" in event.data["details"]["detail"]
+    rest = [(f"n{i}", "idle", [], "") for i in range(2, 11)]
+    (lab_like["bin"] / "sinfo.json").write_text(sinfo_json(ours[:1] + rest))
+    decision, _ = safety.request_drain("n3", "hardware", "x", job_id=3, actor="t", cfg=cfg, slurm=slurm)
+    assert decision.outcome == "drained" and calls(lab_like)[1] == "nodename=n3"
+
+
+def test_reason_protocol() -> None:
+    r = safety.make_reason("slurmtools:", "hardware", "XID 79 GPU 0000:3b:00: GPU has fallen off the bus\n", 42)
+    assert r == "slurmtools: hardware: XID 79 GPU 0000:3b:00: GPU has fallen off the bus [job 42]"
+    long = safety.make_reason("slurmtools:", "network", "x" * 500, 7)
+    assert len(long) == safety.MAX_REASON and long.endswith("... [job 7]")
+    assert safety.breaker_limit(4, 0.1, 2) == 2 and safety.breaker_limit(504, 0.1, 2) == 50
+
+
+def test_prolog_marker_is_cheap_and_epilog_cleans_it(lab_like: dict[str, Path]) -> None:
+    cfg = config.load(lab_like["cfg"], env={})
+    e = env()
+    epilog.run_prolog_marker(e, cfg)
+    marker = lab_like["root"] / "state" / "jobs" / "42.n1.json"
+    assert json.loads(marker.read_text())["offset"] == lab_like["kern"].stat().st_size
+    epilog.run(e, cfg)
+    assert not marker.exists()
+    shutil.rmtree(lab_like["root"] / "state")
