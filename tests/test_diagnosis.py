@@ -228,3 +228,12 @@ def test_real_kmsg_window() -> None:
     everything, _ = sources.read_window("kmsg", None)  # no marker: the whole ring, both lines
     assert f"{tag}-before".encode() in everything and f"{tag}-during".encode() in everything
     assert f"{tag}-before".encode() not in data
+
+
+def test_grep_prefilter_agrees_with_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = [line for _, _, line in corpus() if "Linux version" not in line] * 3  # no boot marker
+    data = "\n".join(lines).encode()
+    python_path = [(f.kind, f.xid, f.line, f.count) for f in diagnose(data)]
+    monkeypatch.setattr(kernel, "GREP_MIN_BYTES", 0)
+    assert [(f.kind, f.xid, f.line, f.count) for f in diagnose(data)] == python_path
+    assert python_path and any(f[3] == 3 for f in python_path)  # each corpus fault folded from 3 copies

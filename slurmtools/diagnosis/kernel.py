@@ -11,7 +11,10 @@ matter are decoded and matched: the cost follows the log's size at close to memo
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -204,19 +207,39 @@ RULES: list[Rule] = [
      _f("soft_lockup", "hardware", "reboot_node", "critical")),
 ]
 
-#: Byte keywords at least one of which every rule's line contains. Lines with none are skipped
-#: without being decoded (the prefilter that keeps big logs cheap).
-KEYWORDS = re.compile(
-    rb"NVRM|nvswitch|NVLink|nvlink|abric|mlx|bnxt|ib_core|\bib|Link|link|Hardware Error|Machine|EDAC|AER|"
-    rb"PCIe Bus Error|out of memory|Out of memory|nfs: server|LustreError|blocked for more than|LOCKUP|"
-    rb"soft lockup|Linux version")
+#: For each rule, in order: literals of which a line must contain one before the rule's regex runs.
+NEEDS: list[tuple[str, ...]] = [
+    ("Linux version",), ("NVRM: Xid",), ("fallen off the bus",), ("fallen off the bus",), ("SXid",),
+    ("RmInitAdapter", "rm_init_adapter"), ("GSP", "gsp"), ("NVLink", "nvlink"), ("abric",), ("Port module event",),
+    ("Link down",), ("Link up",), ("down", "DOWN", "Down"),
+    ("Hardware Error", "Machine check", "Machine Check", "machine check", "EDAC"), ("AER", "PCIe Bus Error"),
+    ("ut of memory",), ("nfs: server",), ("LustreError",), ("blocked for more than",), ("soft lockup",), ("LOCKUP",),
+]
+assert len(NEEDS) == len(RULES), "one NEEDS entry per rule"
+_RULES = list(zip(NEEDS, RULES, strict=True))
+
+#: Fixed strings at least one of which every rule's line contains. Lines with none are skipped
+#: without being decoded: the prefilter that keeps big logs cheap (a test checks the corpus).
+KEYWORDS: tuple[bytes, ...] = (
+    b"Linux version", b"NVRM: Xid", b"fallen off the bus", b"SXid", b"RmInitAdapter", b"rm_init_adapter",
+    b"GSP", b"gsp", b"NVLink", b"nvlink", b"abric", b"Port module event", b"Link down", b"Link Down",
+    b"link down", b"DOWN", b"Link up", b"Hardware Error", b"Machine check", b"Machine Check", b"machine check",
+    b"EDAC", b"AER: Uncorrect", b"AER: Multiple Uncorrect", b"severity=Uncorrect", b"ut of memory",
+    b"nfs: server", b"LustreError", b"blocked for more than", b"soft lockup", b"hard LOCKUP",
+)
+_KEYWORDS_RE = re.compile(b"|".join(re.escape(k) for k in KEYWORDS))
+#: Above this size the prefilter runs in GNU grep -F (about 10x the Python regex's throughput).
+GREP_MIN_BYTES = 4 << 20
 
 
 def match_line(line: Line, ctx: dict[str, Any] | None = None) -> tuple[str, Finding | None] | None:
     """(rule kind, finding or None for markers) for the first matching rule, or None."""
     ctx = ctx or {}
-    for kind, pattern, make in RULES:
-        m = pattern.search(line.message)
+    text = line.message
+    for needs, (kind, pattern, make) in _RULES:
+        if not any(n in text for n in needs):
+            continue
+        m = pattern.search(text)
         if m:
             return kind, make(m, line, ctx)
     return None
@@ -224,10 +247,15 @@ def match_line(line: Line, ctx: dict[str, Any] | None = None) -> tuple[str, Find
 
 def iter_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
     """Candidate lines of a buffer with their 1-based numbers, chosen by the keyword prefilter."""
+    if len(data) >= GREP_MIN_BYTES:
+        found = _grep_lines(data)
+        if found is not None:
+            yield from found
+            return
     number, counted_to = 1, 0
     pos, end = 0, len(data)
     while pos < end:
-        m = KEYWORDS.search(data, pos)
+        m = _KEYWORDS_RE.search(data, pos)
         if not m:
             return
         start = data.rfind(b"\n", 0, m.start()) + 1
@@ -237,6 +265,27 @@ def iter_lines(data: bytes) -> Iterator[tuple[int, bytes]]:
         counted_to = start
         yield number, data[start:stop]
         pos = stop + 1
+
+
+def _grep_lines(data: bytes) -> list[tuple[int, bytes]] | None:
+    """The same prefilter through `grep -a -n -F` (None if grep is missing or fails: use Python)."""
+    grep = shutil.which("grep") or ("/bin/grep" if os.access("/bin/grep", os.X_OK) else None)
+    if grep is None:
+        return None
+    argv = [grep, "-a", "-n", "-F"] + [arg for k in KEYWORDS for arg in ("-e", k.decode())]
+    try:
+        proc = subprocess.run(argv, input=data, capture_output=True, timeout=120,
+                              env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"})
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if proc.returncode not in (0, 1):
+        return None
+    out = []
+    for row in proc.stdout.split(b"\n"):
+        number, sep, text = row.partition(b":")
+        if sep and number.isdigit():
+            out.append((int(number), text))
+    return out
 
 
 def scan(data: bytes, ctx: dict[str, Any] | None = None) -> tuple[list[Finding], list[int]]:

@@ -67,20 +67,22 @@ def apply(findings: list[Finding], boots: list[int], app_failed: bool) -> list[F
 
 def _recoveries(findings: list[Finding]) -> None:
     """An NFS server that came back, or a link that came up again, downgrades what came before."""
+    last_ok: dict[object, int] = {}
+    last_up: dict[object, int] = {}
     for i, f in enumerate(findings):
-        later = findings[i + 1:]
-        if f.kind == "nfs" and not f.details.get("ok") and "server" in f.details:
-            if any(g.kind == "nfs" and g.details.get("ok") and g.details.get("server") == f.details["server"]
-                   for g in later):
-                f.severity, f.details["recovered"] = "warning", True
-        if f.kind == "ib" and f.details.get("link") == "down":
-            if any(g.kind == "ib" and g.details.get("link") == "up" and g.details.get("device") == f.details.get(
-                    "device") for g in later):
-                f.severity, f.action, f.details["recovered"] = "warning", "investigate", True
+        if f.kind == "nfs" and f.details.get("ok"):
+            last_ok[f.details.get("server")] = i
+        if f.kind == "ib" and f.details.get("link") == "up":
+            last_up[f.details.get("device")] = i
     downs: dict[object, list[Finding]] = {}
-    for f in findings:
+    for i, f in enumerate(findings):
+        if f.kind == "nfs" and not f.details.get("ok") and "server" in f.details \
+                and last_ok.get(f.details["server"], -1) > i:
+            f.severity, f.details["recovered"] = "warning", True
         if f.kind == "ib" and f.details.get("link") == "down":
             downs.setdefault(f.details.get("device"), []).append(f)
+            if last_up.get(f.details.get("device"), -1) > i:
+                f.severity, f.action, f.details["recovered"] = "warning", "investigate", True
     for group in downs.values():
         if len(group) >= 3:  # flapping
             for f in group:

@@ -1,0 +1,111 @@
+"""Bench: scan a 256 MB kernel log with a realistic mix, against `LC_ALL=C grep -c NVRM` on the same file.
+
+    python bench/kernel_scan.py [--mb 256] [--repeat 3] [--keep FILE]
+
+The mix: mostly benign lines (systemd, audit, network, USB, driver banners, GPU identification,
+NCCL INFO echoed by the kernel's printk users, corrected AER, link up), with rare faults (XIDs, NVLink,
+mlx5 link down, OOM, NFS, hung tasks), about 1 fault line in 2,000. The scan is slurmtools' real
+`diagnose()` over the bytes (keyword prefilter, then full rules and the noise policy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import tempfile
+import time
+
+from slurmtools.diagnosis import diagnose
+
+BENIGN = [
+    "systemd[1]: Started Session {n} of user root.",
+    "audit: type=1400 audit({n}.123:456): apparmor=\"STATUS\" operation=\"profile_load\" name=\"/usr/bin/man\"",
+    "IPv6: ADDRCONF(NETDEV_CHANGE): eth0: link becomes ready",
+    "usb 1-1: new high-speed USB device number {n} using xhci_hcd",
+    "NVRM: GPU at PCI:0000:18:00: GPU-5e3f1c2a-1111-2222-3333-4444{n:08d}",
+    "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024",
+    "pcieport 0000:00:01.0: AER: Corrected error received: 0000:01:00.0",
+    "mlx5_core 0000:17:00.0 ibp23s0: Link up",
+    "EXT4-fs (nvme0n1p1): mounted filesystem with ordered data mode. Quota mode: none.",
+    "perf: interrupt took too long ({n} > 2500), lowering kernel.perf_event_max_sample_rate to 79750",
+    "TCP: request_sock_TCP: Possible SYN flooding on port 8080. Sending cookies.",
+    "bpfilter: Loaded bpfilter_umh pid {n}",
+    "kauditd_printk_skb: {n} callbacks suppressed",
+]
+FAULTS = [
+    "NVRM: Xid (PCI:0000:3b:00): 79, pid={n}, name=python3, GPU has fallen off the bus.",
+    "NVRM: Xid (PCI:0000:4e:00): 13, pid={n}, name=python, Graphics Exception: ESR 0x404490=0x80000002",
+    "NVRM: Xid (PCI:0000:9b:00): 95, pid={n}, name=python3, Uncontained: FBHUB. RST: Yes, D-RST: No",
+    "NVRM: NVLink: fatal error detected on link 3(0x10000, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0)",
+    "mlx5_core 0000:17:00.0 ibp23s0: Link down",
+    "Memory cgroup out of memory: Killed process {n} (python3) total-vm:1000kB, anon-rss:900kB",
+    "nfs: server fs01 not responding, still trying",
+    "INFO: task python3:{n} blocked for more than 120 seconds.",
+]
+
+
+def make_log(path: str, size: int, seed: int = 7) -> None:
+    rng = random.Random(seed)
+    t, written = 1000.0, 0
+    with open(path, "w") as fh:
+        while written < size:
+            chunk = []
+            for _ in range(10000):
+                t += rng.random() * 0.01
+                pool = FAULTS if rng.random() < 0.0005 else BENIGN
+                chunk.append(f"[{t:12.6f}] " + rng.choice(pool).format(n=rng.randrange(10**6)))
+            text = "\n".join(chunk) + "\n"
+            fh.write(text)
+            written += len(text)
+
+
+def timed(fn: object) -> float:
+    t0 = time.perf_counter()
+    fn()  # type: ignore[operator]
+    return time.perf_counter() - t0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mb", type=int, default=256)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--keep", help="write the generated log here and keep it")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    path = args.keep or tempfile.mktemp(suffix=".kern.log")
+    if not os.path.exists(path):
+        make_log(path, args.mb << 20)
+    size = os.path.getsize(path)
+    env = {**os.environ, "LC_ALL": "C"}
+    grep_s = [timed(lambda: subprocess.run(["grep", "-c", "NVRM", path], env=env, capture_output=True, check=False))
+              for _ in range(args.repeat)]
+    ours_s, counts = [], {}
+    for _ in range(args.repeat):
+        def run() -> None:
+            with open(path, "rb") as fh:
+                data = fh.read()
+            found = diagnose(data)
+            counts.update({"findings": len(found), "fault_lines": sum(f.count for f in found)})
+        ours_s.append(timed(run))
+    g, o = statistics.median(grep_s), statistics.median(ours_s)
+    result = {"bytes": size, "grep_s": g, "slurmtools_s": o, "grep_MBps": size / g / 2**20,
+              "slurmtools_MBps": size / o / 2**20, "ratio": g / o, **counts}
+    if not args.keep:
+        os.unlink(path)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        print(f"{size / 2**20:.0f} MB kernel log, median of {args.repeat}:")
+        print(f"  LC_ALL=C grep -c NVRM  {g:6.2f} s  {result['grep_MBps']:7.0f} MB/s")
+        print(f"  slurmtools diagnose    {o:6.2f} s  {result['slurmtools_MBps']:7.0f} MB/s "
+              f"({counts['findings']} findings from {counts['fault_lines']} fault lines)")
+        print(f"  throughput ratio slurmtools/grep: {result['ratio']:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
