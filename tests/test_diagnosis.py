@@ -236,4 +236,4 @@ def test_grep_prefilter_agrees_with_python(monkeypatch: pytest.MonkeyPatch) -> N
     python_path = [(f.kind, f.xid, f.line, f.count) for f in diagnose(data)]
     monkeypatch.setattr(kernel, "GREP_MIN_BYTES", 0)
     assert [(f.kind, f.xid, f.line, f.count) for f in diagnose(data)] == python_path
-    assert len(python_path) > 30 and all(count == 3 for *_, count in python_path if _[0] == "xid")
+    assert len(python_path) > 30 and all(count % 3 == 0 for *_, count in python_path)  # three copies each
