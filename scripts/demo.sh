@@ -29,17 +29,22 @@ node=$(scontrol show hostnames "$(squeue -h -j "$job" -o %N)" | tail -n 1)
 say "inject a fault: a GPU on $node falls off the bus (XID 79 in $node's kernel log, the job's processes die)"
 slurmtools lab inject "$node" xid79
 
-say "what Slurm did with the job"
+say "what happened: the job died, the epilog diagnosed $node's kernel log and took $node out of service"
 for _ in $(seq 50); do squeue -h -j "$job" -o %T | grep -q RUNNING || break; sleep 0.2; done
-sleep 1
+for _ in $(seq 50); do sinfo -h -R -n "$node" -o %E | grep -q slurmtools && break; sleep 0.2; done
 sacct -X -j "$job" -o JobID,State,ExitCode,NodeList
-say "the kernel log of $node"
-tail -n 2 "$SLURMTOOLS_LAB_DIR/nodes/$node/kern.log"
+echo; sinfo -R -o '%10N %60E %U'
+say "the failure ledger (PostgreSQL): what the epilog recorded for job $job"
+for _ in $(seq 50); do slurmtools ledger events --job "$job" 2>/dev/null | grep -q xid && break; sleep 0.2; done
+slurmtools ledger events --job "$job"
+say "the cluster, through slurmtools"
+slurmtools nodes
 scancel "$job" 2>/dev/null || true
+scontrol update nodename="$node" state=resume
 cat <<'EOT'
 
-The loop's later stages (epilog diagnosis, the failure ledger, draining with our reason and the
-automatic requeue away from the faulty node) are being built: see the issues and docs/.
-Use the lab yourself:   eval "$(slurmtools lab env)"; sinfo; slurmtools nodes
+(The demo resumed the node afterwards.) Still being built: the requeue controller that resubmits
+the job away from the faulty node, the prolog health gates, the sbatch wrapper and reports.
+Use the lab yourself:   eval "$(slurmtools lab env)"; sinfo; slurmtools nodes; slurmtools ledger events
 Stop it:                slurmtools lab down
 EOT
