@@ -231,9 +231,9 @@ def diagnose_cmd(kernel_log: str | None, job_log: str | None, exit_code: str | N
         except OSError as exc:
             fail(f"cannot read {kernel_log}: {exc.strerror}")
     else:
-        from slurmtools.epilog import this_node
+        from slurmtools.config import this_node
 
-        source = cfg.node(this_node(os.environ))["kernel_log"]
+        source = cfg.node(this_node())["kernel_log"]
         marker = None
         if cutoff is not None:
             import time as _time

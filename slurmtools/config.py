@@ -12,7 +12,10 @@ import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 DEFAULT_PATH = "/etc/slurmtools/slurmtools.toml"
 
@@ -122,6 +125,14 @@ class Config:
     @property
     def cluster(self) -> str:
         return str(self.data["general"]["cluster"] or os.environ.get("SLURM_CLUSTER_NAME") or "default")
+
+
+def this_node(env: Mapping[str, str] | None = None) -> str:
+    """The Slurm node this process runs on: SLURMD_NODENAME (lab nodes share a hostname), else hostname."""
+    import socket
+
+    env = dict(os.environ) if env is None else env
+    return env.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
 
 
 def config_path() -> str:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import os
 import signal
-import socket
 import stat
 import time
 from collections.abc import Iterator, Mapping
@@ -20,6 +19,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
+from slurmtools.config import this_node
 from slurmtools.diagnosis import diagnose, policy, sources
 from slurmtools.diagnosis.findings import Finding
 from slurmtools.ledger import api
@@ -46,10 +46,6 @@ def time_budget(seconds: float) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
-
-
-def this_node(env: Mapping[str, str]) -> str:
-    return env.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
 
 
 def read_job_log(path: str, uid: int | None, max_bytes: int) -> list[str]:
@@ -80,8 +76,8 @@ def first_node(nodelist: str) -> str | None:
     return nodes[0] if nodes else None
 
 
-def collect(cfg: Any, env: Mapping[str, str]) -> tuple[list[Finding], dict[str, Any]]:
-    node = this_node(env)
+def collect(cfg: Any, env: Mapping[str, str]) -> tuple[list[Finding], dict[str, Any], ExitStatus | None]:
+    node = this_node(dict(env))
     job_id = env.get("SLURM_JOB_ID", "")
     ncfg = cfg.node(node)
     marker = sources.load_marker(ncfg["state_dir"], job_id, node) if job_id else None
@@ -104,7 +100,7 @@ def collect(cfg: Any, env: Mapping[str, str]) -> tuple[list[Finding], dict[str, 
             sources.marker_path(ncfg["state_dir"], job_id, node).unlink()
         except OSError:
             pass
-    return findings, info
+    return findings, info, status
 
 
 def finding_event(f: Finding, cfg: Any, node: str, job_id: str, restart: int) -> Event:
@@ -130,6 +126,7 @@ def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
     env = dict(os.environ) if env is None else env
     cfg = cfg or config.get()
     node = this_node(env)
+    status: ExitStatus | None = None
     job_id = env.get("SLURM_JOB_ID", "")
     restart = int(env.get("SLURM_JOB_RESTART_COUNT") or 0)
     now = datetime.now(UTC)
@@ -138,7 +135,7 @@ def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
     top: Finding | None = None
     try:
         with time_budget(cfg.get("diagnosis.time_budget")):
-            findings, info = collect(cfg, env)
+            findings, info, status = collect(cfg, env)
     except BaseException as exc:
         if isinstance(exc, (KeyboardInterrupt, SystemExit)):
             raise
@@ -151,11 +148,10 @@ def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
         log.error("epilog: diagnosis failed on %s for job %s: %r", node, job_id, exc)
     else:
         top = policy.summary(findings)
-    status = info.get("exit")
-    code, sig = (int(x) for x in status.split(":")) if isinstance(status, str) else (None, None)
     events.insert(0, Event("attempt", {
         "job_id": int(job_id) if job_id.isdigit() else 0, "restart_count": restart, "end_time": now,
-        "exit_code": code, "exit_signal": sig, "nodes": env.get("SLURM_NODELIST") or None,
+        "exit_code": status.code if status else None, "exit_signal": status.signal if status else None,
+        "nodes": env.get("SLURM_NODELIST") or None,
         "user": env.get("SLURM_JOB_USER") or None, "partition": env.get("SLURM_JOB_PARTITION") or None,
         "source": "epilog", "details": {"epilog": {node: {**info, "findings": len(findings),
                                                           "duration_ms": int((time.monotonic() - t0) * 1000)}},
@@ -178,16 +174,3 @@ def _spool(events: list[Event], cfg: Any) -> None:
         api.record(events, cfg)
     except SpoolError as exc:  # nowhere durable to write: say so in the slurmd log, still exit 0
         print(f"slurmtools epilog: cannot spool {len(events)} event(s): {exc}")
-
-
-def run_prolog_marker(env: Mapping[str, str] | None = None, cfg: Any = None) -> None:
-    """At job start: remember where this node's kernel log stands, so the epilog reads only the job's window."""
-    from slurmtools import config
-
-    env = dict(os.environ) if env is None else env
-    cfg = cfg or config.get()
-    node = this_node(env)
-    ncfg = cfg.node(node)
-    job_id = env.get("SLURM_JOB_ID")
-    if job_id:
-        sources.save_marker(ncfg["state_dir"], job_id, node, sources.mark(ncfg["kernel_log"]))

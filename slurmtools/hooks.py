@@ -19,10 +19,10 @@ def run(context: str) -> int:
 
 
 def prolog_slurmd() -> int:
-    from slurmtools import epilog
+    from slurmtools.diagnosis import sources
 
     try:
-        epilog.run_prolog_marker()
+        sources.record_job_start(config.get(), os.environ)
     except OSError as exc:  # without a marker the epilog reads the log's tail instead
         print(f"slurmtools prolog: cannot record the kernel-log marker: {exc}")
     return 0

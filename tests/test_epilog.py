@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from slurmtools import config, epilog, safety
+from slurmtools.diagnosis import sources
 from slurmtools.ledger.spool import Spool
 
 XID79 = "NVRM: Xid (PCI:0000:3b:00): 79, pid=7, name=python3, GPU has fallen off the bus."
@@ -71,7 +72,7 @@ def run(w: dict[str, Path], e: dict[str, str], **overrides: object) -> int:
     for dotted, value in overrides.items():
         section, key = dotted.split("__")
         cfg.data[section][key] = value
-    epilog.run_prolog_marker(e, cfg)
+    sources.record_job_start(cfg, e)
     return epilog.run(e, cfg)
 
 
@@ -88,7 +89,7 @@ def append(path: Path, line: str) -> None:
 def test_xid79_drains_with_our_reason_and_records_everything(lab_like: dict[str, Path]) -> None:
     cfg = config.load(lab_like["cfg"], env={})
     e = env()
-    epilog.run_prolog_marker(e, cfg)
+    sources.record_job_start(cfg, e)
     append(lab_like["kern"], f"[20.0] {XID79}")
     assert epilog.run(e, cfg) == 0
     assert calls(lab_like) == ["update", "nodename=n1", "state=drain",
@@ -108,7 +109,7 @@ def test_xid79_drains_with_our_reason_and_records_everything(lab_like: dict[str,
 def test_application_xid_does_not_drain(lab_like: dict[str, Path]) -> None:
     cfg = config.load(lab_like["cfg"], env={})
     e = env(exit_raw=256)
-    epilog.run_prolog_marker(e, cfg)
+    sources.record_job_start(cfg, e)
     append(lab_like["kern"], "[20.0] NVRM: Xid (PCI:0000:3b:00): 13, pid=7, name=python3, Graphics Exception")
     assert epilog.run(e, cfg) == 0
     assert calls(lab_like) == []
@@ -138,7 +139,7 @@ def test_observe_mode_records_but_does_not_drain(lab_like: dict[str, Path]) -> N
     cfg = config.load(lab_like["cfg"], env={})
     cfg.data["general"]["observe"] = True
     e = env()
-    epilog.run_prolog_marker(e, cfg)
+    sources.record_job_start(cfg, e)
     append(lab_like["kern"], f"[20.0] {XID79}")
     epilog.run(e, cfg)
     assert calls(lab_like) == []
@@ -189,7 +190,7 @@ def test_reason_protocol() -> None:
 def test_prolog_marker_is_cheap_and_epilog_cleans_it(lab_like: dict[str, Path]) -> None:
     cfg = config.load(lab_like["cfg"], env={})
     e = env()
-    epilog.run_prolog_marker(e, cfg)
+    sources.record_job_start(cfg, e)
     marker = lab_like["root"] / "state" / "jobs" / "42.n1.json"
     assert json.loads(marker.read_text())["offset"] == lab_like["kern"].stat().st_size
     epilog.run(e, cfg)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from slurmtools.diagnosis import joblog, kernel, policy
 from slurmtools.diagnosis.findings import Finding
 
 __all__ = ["Finding", "diagnose"]
@@ -14,6 +13,8 @@ def diagnose(kernel_data: bytes, *, exit_code: int | None = None, exit_signal: i
              job_state: str | None = None, job_lines: list[str] | None = None,
              overrides: dict[str, dict[str, Any]] | None = None, no_requeue_code: int = 93) -> list[Finding]:
     """All findings for one job's window on one node, after the noise policy, most serious first."""
+    from slurmtools.diagnosis import joblog, kernel, policy  # here: the prolog imports only `sources`
+
     found, boots = kernel.scan(kernel_data, {"overrides": overrides or {}})
     exit_f = None
     if exit_code is not None or job_state:

@@ -17,8 +17,10 @@ import json
 import os
 import subprocess
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 DEFAULT_MAX_BYTES = 64 << 20
 
@@ -72,6 +74,16 @@ def load_marker(state_dir: str, job_id: str, node: str) -> Marker | None:
         return Marker.from_json(marker_path(state_dir, job_id, node).read_text())
     except (OSError, ValueError, TypeError):
         return None
+
+
+def record_job_start(cfg: Any, env: Mapping[str, str]) -> None:
+    """At job start (the prolog): remember where this node's kernel log stands for the job's epilog."""
+    from slurmtools.config import this_node
+
+    node = this_node(dict(env))
+    ncfg = cfg.node(node)
+    if env.get("SLURM_JOB_ID"):
+        save_marker(ncfg["state_dir"], env["SLURM_JOB_ID"], node, mark(ncfg["kernel_log"]))
 
 
 def read_window(source: str, marker: Marker | None, *, max_bytes: int = DEFAULT_MAX_BYTES,
