@@ -103,8 +103,8 @@ def collect(cfg: Any, env: Mapping[str, str]) -> tuple[list[Finding], dict[str, 
     return findings, info, status
 
 
-def finding_event(f: Finding, cfg: Any, node: str, job_id: str, restart: int) -> Event:
-    data = {"node": node, "job_id": int(job_id) if job_id.isdigit() else None, "restart_count": restart,
+def finding_event(f: Finding, cfg: Any, node: str, job_id: str, job_num: int | None, restart: int) -> Event:
+    data = {"node": node, "job_id": job_num, "restart_count": restart,
             "source": f.source, "kind": f.kind, "xid": f.xid, "pci": f.pci, "gpu": f.gpu, "category": f.category,
             "severity": f.severity, "action": f.action, "trust": f.trust, "message": f.message[:2000],
             "details": {**f.details, "line": f.line, "log_time": f.time, "count": f.count}}
@@ -128,6 +128,7 @@ def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
     node = this_node(env)
     status: ExitStatus | None = None
     job_id = env.get("SLURM_JOB_ID", "")
+    job_num = int(job_id) if job_id.isdigit() else None
     restart = int(env.get("SLURM_JOB_RESTART_COUNT") or 0)
     now = datetime.now(UTC)
     t0 = time.monotonic()
@@ -136,11 +137,9 @@ def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
     try:
         with time_budget(cfg.get("diagnosis.time_budget")):
             findings, info, status = collect(cfg, env)
-    except BaseException as exc:
-        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-            raise
+    except Exception as exc:  # noqa: BLE001 - ours (a blown time budget included): recorded, never a drain
         findings, info = [], {"node": node, "job_id": job_id, "internal_error": f"{exc.__class__.__name__}: {exc}"}
-        events.append(Event("finding", {"node": node, "job_id": int(job_id) if job_id.isdigit() else None,
+        events.append(Event("finding", {"node": node, "job_id": job_num,
                                         "restart_count": restart, "source": "slurmtools", "kind": "internal",
                                         "category": "unknown", "severity": "error", "action": "none",
                                         "trust": "kernel", "message": f"epilog diagnosis failed: {exc}"[:2000],
@@ -149,7 +148,7 @@ def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
     else:
         top = policy.summary(findings)
     events.insert(0, Event("attempt", {
-        "job_id": int(job_id) if job_id.isdigit() else 0, "restart_count": restart, "end_time": now,
+        "job_id": job_num or 0, "restart_count": restart, "end_time": now,
         "exit_code": status.code if status else None, "exit_signal": status.signal if status else None,
         "nodes": env.get("SLURM_NODELIST") or None,
         "user": env.get("SLURM_JOB_USER") or None, "partition": env.get("SLURM_JOB_PARTITION") or None,
@@ -157,7 +156,7 @@ def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
                                                           "duration_ms": int((time.monotonic() - t0) * 1000)}},
                                          "comment": env.get("SLURM_JOB_COMMENT", "")}},
         cluster=cfg.cluster, time=now, key=make_key("epilog-attempt", cfg.cluster, job_id, restart, node)))
-    events += [finding_event(f, cfg, node, job_id, restart) for f in findings]
+    events += [finding_event(f, cfg, node, job_id, job_num, restart) for f in findings]
     _spool(events, cfg)
     if top is not None and cfg.get("diagnosis.drain"):
         decision, event = safety.request_drain(node, top.category, cause_text(top), job_id=job_id, actor="epilog",

@@ -17,6 +17,12 @@ def parse_duration(text: str) -> timedelta:
     return timedelta(seconds=float(m.group(1)) * _UNITS[m.group(2)])
 
 
+def aware(text: str) -> datetime:
+    """An ISO time; one without a zone is taken as UTC (what the ledger stores). Raises ValueError."""
+    dt = datetime.fromisoformat(text)
+    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
+
+
 def parse_since(text: str, *, now: datetime | None = None) -> datetime:
     """A point in time: a duration ago (`7d`), `now`, or an ISO date/time (local time if no zone)."""
     now = now or datetime.now(UTC)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from slurmtools.diagnosis.findings import Finding
 
@@ -57,5 +56,3 @@ def exit_finding(code: int, signal: int, state: str | None = None,
     return Finding(kind="exit", category="application", action="none", severity="warning", trust="job",
                    message=f"job ended with {what}" + (f" ({state})" if state else ""), details=details)
 
-
-Reader = Callable[[], list[str]]

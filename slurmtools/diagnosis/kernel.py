@@ -15,7 +15,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -309,6 +309,3 @@ def scan(data: bytes, ctx: dict[str, Any] | None = None) -> tuple[list[Finding],
             findings.append(finding)
     return findings, boots
 
-
-def scan_lines(lines: Iterable[str], ctx: dict[str, Any] | None = None) -> tuple[list[Finding], list[int]]:
-    return scan("\n".join(lines).encode("utf-8", "surrogateescape"), ctx)

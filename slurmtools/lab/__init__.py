@@ -8,7 +8,6 @@ those PIDs (never anything found by name).
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import shutil
@@ -543,6 +542,3 @@ FAULTS: dict[str, Callable[[Lab, str], dict[str, object]]] = {
     "nfs-hang": _kernel_fault(["nfs: server nfs01 not responding, still trying"], None),
 }
 
-
-def dumps_status(rows: list[dict[str, object]]) -> str:
-    return json.dumps(rows)

@@ -17,6 +17,7 @@ from typing import Any
 
 from slurmtools.ledger.spool import Event, make_key
 from slurmtools.slurm import JobRecord, NodeEvent, Slurm, collect
+from slurmtools.timeutil import aware
 
 
 def attempt_event(rec: JobRecord, cluster: str) -> Event:
@@ -77,10 +78,9 @@ def _trace_time(value: Any, base: datetime | None, where: str) -> datetime | Non
             return base + timedelta(days=number)
         return datetime.fromtimestamp(number, tz=UTC)
     try:
-        dt = datetime.fromisoformat(str(value))
+        return aware(str(value))
     except ValueError:
         raise TraceError(f"{where}: not a time: {value!r}") from None
-    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
 
 
 def _is_number(text: str) -> bool:

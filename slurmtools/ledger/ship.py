@@ -12,7 +12,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from slurmtools.ledger import models
 from slurmtools.ledger.spool import Event, Spool
+from slurmtools.timeutil import aware
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,6 @@ class FlushResult:
     quarantined: int = 0     # unreadable or rejected, moved to spool/bad
     left: int = 0            # still pending (database unreachable)
     error: str | None = None
-    details: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"shipped": self.shipped, "quarantined": self.quarantined, "left": self.left,
@@ -52,15 +52,21 @@ def _ts(value: Any) -> datetime | None:
     if value in (None, ""):
         return None
     if isinstance(value, datetime):
-        dt = value
-    elif isinstance(value, (int, float)):
-        dt = datetime.fromtimestamp(value, tz=UTC)
-    else:
-        dt = datetime.fromisoformat(str(value))
-    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if isinstance(value, (int, float)):
+        return datetime.fromtimestamp(value, tz=UTC)
+    return aware(str(value))
 
 
-def _row(model: type[models.Base], event: Event, **fixed: Any) -> dict[str, Any]:
+Seen = dict[tuple[str, str], datetime]  # (cluster, node) -> latest time a batch mentioned it
+
+
+def _greatest(conn: Connection, a: Any, b: Any) -> Any:
+    """SQL max of two values: SQLite's two-argument max(), PostgreSQL's greatest()."""
+    return func.max(a, b) if conn.dialect.name == "sqlite" else func.greatest(a, b)
+
+
+def _row(model: type[models.Base], event: Event) -> dict[str, Any]:
     """Event data -> a row for MODEL: known columns typed, everything else into `details`."""
     table = model.__table__
     cols = {c.name: c for c in table.columns}
@@ -84,18 +90,25 @@ def _row(model: type[models.Base], event: Event, **fixed: Any) -> dict[str, Any]
         row["cluster"] = event.cluster
     if "time" in cols and row.get("time") is None:
         row["time"] = event.time
-    row.update(fixed)
     return row
 
 
-def _touch_nodes(conn: Connection, seen: dict[tuple[str, str], datetime]) -> None:
+def _rows(model: type[models.Base], events: list[Event], seen: Seen) -> list[dict[str, Any]]:
+    """Rows for a batch of one type, noting the nodes they name."""
+    rows = [_row(model, e) for e in events]
+    for e, row in zip(events, rows, strict=True):
+        if row.get("node"):
+            _see(seen, e.cluster, row["node"], e.time)
+    return rows
+
+
+def _touch_nodes(conn: Connection, seen: Seen) -> None:
     """Upsert the nodes a batch mentioned, once each, with the latest time seen."""
     if not seen:
         return
     stmt = _insert(conn, models.Node)
     stmt = stmt.on_conflict_do_update(index_elements=["cluster", "name"], set_={
-        "last_seen": func.max(models.Node.last_seen, stmt.excluded.last_seen) if conn.dialect.name == "sqlite"
-        else func.greatest(models.Node.last_seen, stmt.excluded.last_seen)})
+        "last_seen": _greatest(conn, models.Node.last_seen, stmt.excluded.last_seen)})
     conn.execute(stmt, [{"cluster": c, "name": n, "first_seen": t, "last_seen": t}
                         for (c, n), t in sorted(seen.items())])
 
@@ -115,30 +128,27 @@ def _full_rows(model: type[models.Base], rows: list[dict[str, Any]]) -> list[dic
     return out
 
 
-def _bulk(model: type[models.Base]) -> Callable[[Connection, list[Event], dict[tuple[str, str], datetime]], None]:
+def _bulk(model: type[models.Base]) -> Callable[[Connection, list[Event], Seen], None]:
     """Insert many events of one type in one statement; duplicates (same key) are skipped."""
 
-    def handler(conn: Connection, events: list[Event], seen: dict[tuple[str, str], datetime]) -> None:
-        rows = [_row(model, e) for e in events]
-        for e, row in zip(events, rows, strict=True):
-            if row.get("node"):
-                _see(seen, e.cluster, row["node"], e.time)
+    def handler(conn: Connection, events: list[Event], seen: Seen) -> None:
+        rows = _rows(model, events, seen)
         conn.execute(_insert(conn, model).on_conflict_do_nothing(index_elements=["idempotency_key"]),
                      _full_rows(model, rows))
 
     return handler
 
 
-def _see(seen: dict[tuple[str, str], datetime], cluster: str, node: str, when: datetime) -> None:
+def _see(seen: Seen, cluster: str, node: str, when: datetime) -> None:
     key = (cluster, node)
     if key not in seen or seen[key] < when:
         seen[key] = when
 
 
-def _findings(conn: Connection, events: list[Event], seen: dict[tuple[str, str], datetime]) -> None:
+def _findings(conn: Connection, events: list[Event], seen: Seen) -> None:
     """Findings, linked to their job attempt when the ledger knows it."""
     T = models.JobAttempt.__table__
-    rows = [_row(models.Finding, e) for e in events]
+    rows = _rows(models.Finding, events, seen)
     wanted = {(e.cluster, r["job_id"], r.get("restart_count") or 0)
               for e, r in zip(events, rows, strict=True) if r.get("job_id") is not None and not r.get("attempt_id")}
     attempts: dict[tuple[str, int, int], int] = {}
@@ -151,13 +161,11 @@ def _findings(conn: Connection, events: list[Event], seen: dict[tuple[str, str],
     for e, row in zip(events, rows, strict=True):
         if row.get("job_id") is not None and not row.get("attempt_id"):
             row["attempt_id"] = attempts.get((e.cluster, row["job_id"], row.get("restart_count") or 0))
-        if row.get("node"):
-            _see(seen, e.cluster, row["node"], e.time)
     conn.execute(_insert(conn, models.Finding).on_conflict_do_nothing(index_elements=["idempotency_key"]),
                  _full_rows(models.Finding, rows))
 
 
-def _attempt(conn: Connection, event: Event, seen: dict[tuple[str, str], datetime]) -> None:
+def _attempt(conn: Connection, event: Event, seen: Seen) -> None:
     """Merge an attempt: hooks see no submit time, sacct does; both describe one row."""
     A = models.JobAttempt
     T = A.__table__
@@ -193,7 +201,7 @@ def _attempt(conn: Connection, event: Event, seen: dict[tuple[str, str], datetim
         _see(seen, event.cluster, name, event.time)
 
 
-def _gate_run(conn: Connection, event: Event, seen: dict[tuple[str, str], datetime]) -> None:
+def _gate_run(conn: Connection, event: Event, seen: Seen) -> None:
     if event.data.get("verdict") != "ok":
         _bulk(models.GateRun)(conn, [event], seen)
         return
@@ -209,30 +217,26 @@ def _gate_run(conn: Connection, event: Event, seen: dict[tuple[str, str], dateti
         "profile", "prolog"), day=day, passes=1, total_ms=ms, last_pass=event.time)
     conn.execute(stmt.on_conflict_do_update(
         index_elements=["cluster", "node", "profile", "day"],
-        set_={"passes": G.passes + 1, "total_ms": G.total_ms + ms, "last_pass": func.max(G.last_pass, event.time)
-              if conn.dialect.name == "sqlite" else func.greatest(G.last_pass, event.time)}))
+        set_={"passes": G.passes + 1, "total_ms": G.total_ms + ms,
+              "last_pass": _greatest(conn, G.last_pass, event.time)}))
     _see(seen, event.cluster, event.data["node"], event.time)
 
 
-def _node_events(conn: Connection, events: list[Event], seen: dict[tuple[str, str], datetime]) -> None:
+def _node_events(conn: Connection, events: list[Event], seen: Seen) -> None:
     """Node events are re-imported while they last: a later import fills in the end."""
     N = models.NodeEvent
-    rows = [_row(N, e) for e in events]
-    for e, row in zip(events, rows, strict=True):
-        _see(seen, e.cluster, row["node"], e.time)
+    rows = _rows(N, events, seen)
     stmt = _insert(conn, N)
     conn.execute(stmt.on_conflict_do_update(index_elements=["idempotency_key"],
                                             set_={"end": func.coalesce(stmt.excluded.end, N.end)}),
                  _full_rows(N, rows))
 
 
-def _exclusion_end(conn: Connection, event: Event, seen: dict[tuple[str, str], datetime]) -> None:
+def _exclusion_end(conn: Connection, event: Event, seen: Seen) -> None:
     X = models.Exclusion
     conn.execute(update(X).where(X.idempotency_key == event.data["exclusion_key"], X.end.is_(None))
                  .values(end=_ts(event.data.get("end")) or event.time, outcome=event.data.get("outcome")))
 
-
-Seen = dict[tuple[str, str], datetime]
 
 #: Types shipped one event at a time (they merge or update), in this order, before the bulk types.
 SINGLE: dict[str, Callable[[Connection, Event, Seen], None]] = {

@@ -18,11 +18,12 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from slurmtools.timeutil import aware
 
 VERSION = 1
 EVENT_TYPES = frozenset({
@@ -72,9 +73,7 @@ class Event:
         raw = json.loads(text)
         if not isinstance(raw, dict) or raw.get("v") != VERSION:
             raise ValueError("not a version-1 slurmtools event")
-        when = datetime.fromisoformat(raw["time"])
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
+        when = aware(raw["time"])
         if not isinstance(raw.get("data"), dict) or not raw.get("key"):
             raise ValueError("event lacks data or key")
         return cls(type=raw["type"], data=raw["data"], cluster=str(raw.get("cluster") or "default"),
@@ -189,9 +188,6 @@ class Spool:
                 return 0
 
         return {"pending": n(self.pending, ".json"), "tmp": n(self.tmp), "bad": n(self.bad, ".json")}
-
-    def __iter__(self) -> Iterator[Path]:
-        return iter(self.pending_files())
 
 
 def _fsync_dir(path: Path) -> None:
