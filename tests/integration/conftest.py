@@ -25,6 +25,11 @@ def lab() -> Iterator[Lab]:
     saved = dict(os.environ)
     os.environ.update(the_lab.env())
     config.reset()
+    # The lab's state outlives a run: start from no node drained by slurmtools.
+    slurm = CliSlurm(timeout=30)
+    leftover = [n.name for n in slurm.nodes() if n.drain and n.reason.startswith("slurmtools:")]
+    if leftover:
+        slurm.resume(leftover)
     yield the_lab
     os.environ.clear()
     os.environ.update(saved)

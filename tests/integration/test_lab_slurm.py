@@ -116,7 +116,8 @@ def test_hooks_run_the_project_hooks(lab: Lab, slurm: CliSlurm, jobs: list[int],
 
 
 def test_inject_xid79_kills_the_jobs_on_that_node(lab: Lab, slurm: CliSlurm, jobs: list[int],
-                                                  workdir: Path) -> None:
+                                                  workdir: Path, resume_after: list[str]) -> None:
+    resume_after.append("n2")  # the epilog drains n2 for this XID 79
     job_id = slurm.submit(["-o", "/dev/null", "-D", str(workdir), "-w", "n2", "--no-requeue",
                            "--wrap", "sleep 300"])
     jobs.append(job_id)
