@@ -1,14 +1,20 @@
-"""What Slurm's hooks run. Each returns the hook's exit code; see prolog.d/ and epilog.d/."""
+"""What Slurm's hooks run: `slurmtools-hook [CONTEXT]` (prolog.d/, epilog.d/, HealthCheckProgram).
+
+CONTEXT defaults to SLURM_SCRIPT_CONTEXT (prolog_slurmd, epilog_slurmd); `healthcheck` is for
+HealthCheckProgram. This entry point avoids the CLI's imports (click): a prolog runs before every job.
+An internal error of ours is reported on stderr (the slurmd log) and exits 0: it never drains a node.
+"""
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
-
-from slurmtools import config
 
 
 def run(context: str) -> int:
+    from slurmtools import config
+
     cfg = config.get()
     if not cfg.get("general.enabled"):
         return 0
@@ -19,13 +25,9 @@ def run(context: str) -> int:
 
 
 def prolog_slurmd() -> int:
-    from slurmtools.diagnosis import sources
+    from slurmtools import prolog
 
-    try:
-        sources.record_job_start(config.get(), os.environ)
-    except OSError as exc:  # without a marker the epilog reads the log's tail instead
-        print(f"slurmtools prolog: cannot record the kernel-log marker: {exc}")
-    return 0
+    return prolog.run()
 
 
 def epilog_slurmd() -> int:
@@ -34,5 +36,26 @@ def epilog_slurmd() -> int:
     return epilog.run()
 
 
-#: SLURM_SCRIPT_CONTEXT -> handler.
-HANDLERS: dict[str, Callable[[], int]] = {"prolog_slurmd": prolog_slurmd, "epilog_slurmd": epilog_slurmd}
+def healthcheck() -> int:
+    from slurmtools import prolog
+
+    return prolog.healthcheck()
+
+
+#: SLURM_SCRIPT_CONTEXT (or the hook's argument) -> handler.
+HANDLERS: dict[str, Callable[[], int]] = {"prolog_slurmd": prolog_slurmd, "epilog_slurmd": epilog_slurmd,
+                                          "healthcheck": healthcheck}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    context = argv[0] if argv else os.environ.get("SLURM_SCRIPT_CONTEXT", "")
+    try:
+        return run(context)
+    except Exception as exc:  # noqa: BLE001 - ours: reported, never a drained node
+        print(f"slurmtools: internal error in {context or 'hook'}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

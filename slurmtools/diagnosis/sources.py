@@ -15,7 +15,6 @@ from __future__ import annotations
 import errno
 import json
 import os
-import subprocess
 import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -160,6 +159,8 @@ def _read_kmsg(marker: Marker | None, max_bytes: int, timeout: float) -> tuple[b
 
 
 def _read_journal(marker: Marker | None, max_bytes: int, timeout: float) -> tuple[bytes, dict[str, object]]:
+    import subprocess
+
     since = f"@{int(marker.time)}" if marker else "-1h"
     try:
         proc = subprocess.run(["journalctl", "-k", "-o", "short-monotonic", "--no-pager", "-q", "--since", since],

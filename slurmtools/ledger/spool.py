@@ -13,11 +13,9 @@ idempotency key, so a batch shipped twice is still one row per event. Stdlib onl
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
-import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -44,6 +42,8 @@ def now() -> datetime:
 def make_key(*parts: Any) -> str:
     """A deterministic idempotency key from the parts that make an event unique."""
     text = "\x1f".join("" if p is None else str(p) for p in parts)
+    import hashlib  # lazily: a prolog that passes never needs it
+
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:40]
 
 
@@ -61,7 +61,7 @@ class Event:
         if self.type not in EVENT_TYPES:
             raise ValueError(f"unknown event type {self.type!r}")
         if not self.key:
-            self.key = uuid.uuid4().hex
+            self.key = os.urandom(16).hex()  # what uuid4().hex is, without importing uuid
 
     def to_json(self) -> str:
         return json.dumps({"v": VERSION, "type": self.type, "key": self.key, "cluster": self.cluster,

@@ -1,0 +1,93 @@
+"""Health checks: one module per check, each reading the machine through a `System` (checks/system.py).
+
+A check is a function ``run(system, ctx) -> list[Result]`` in ``slurmtools.checks.<name>``. It reads
+the machine only through ``system`` (NVML calls, a sysfs/procfs root, probes), so tests and replays
+swap the machine for a snapshot at the lowest boundary while the check code stays the real code.
+
+Statuses, Nagios-like: ok (0), warn (1: reported, the node keeps working), fail (2: the node must not
+run jobs), unknown (3: the check could not decide; fails the gate only if ``checks.unknown_fails``).
+The runner (checks/runner.py) serves the prolog, the epilog profile, HealthCheckProgram and
+``slurmtools check``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from slurmtools.checks.counters import Counters
+
+OK, WARN, FAIL, UNKNOWN = "ok", "warn", "fail", "unknown"
+STATUSES = (OK, WARN, FAIL, UNKNOWN)
+SEVERITY = {OK: 0, WARN: 1, FAIL: 2, UNKNOWN: 3}
+
+#: Check name -> the ledger category its failures belong to (the drain reason's category).
+CHECKS: dict[str, str] = {
+    "gpu": "hardware",
+    "nvlink": "hardware",
+    "infiniband": "network",
+    "host": "host",
+    "filesystems": "filesystem",
+    "commands": "hardware",
+}
+
+
+@dataclass
+class Result:
+    """What one check (or one part of it) found."""
+
+    check: str
+    status: str
+    reason: str = ""
+    evidence: dict[str, Any] = field(default_factory=dict)
+    duration_ms: float = 0.0
+    #: NVML indices of the GPUs a GPU-level result is about (empty: the whole node).
+    gpus: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"unknown status {self.status!r}")
+
+    @property
+    def category(self) -> str:
+        return CHECKS.get(self.check, "unknown")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"check": self.check, "status": self.status, "reason": self.reason,
+                "duration_ms": round(self.duration_ms, 2), "category": self.category,
+                "gpus": self.gpus, "evidence": self.evidence}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Result:
+        return cls(check=raw["check"], status=raw["status"], reason=raw.get("reason", ""),
+                   evidence=raw.get("evidence") or {}, duration_ms=float(raw.get("duration_ms") or 0),
+                   gpus=list(raw.get("gpus") or []))
+
+
+def ok(check: str, reason: str = "", **evidence: Any) -> Result:
+    return Result(check, OK, reason, evidence)
+
+
+def warn(check: str, reason: str, gpus: list[int] | None = None, **evidence: Any) -> Result:
+    return Result(check, WARN, reason, evidence, gpus=gpus or [])
+
+
+def fail(check: str, reason: str, gpus: list[int] | None = None, **evidence: Any) -> Result:
+    return Result(check, FAIL, reason, evidence, gpus=gpus or [])
+
+
+def unknown(check: str, reason: str, **evidence: Any) -> Result:
+    return Result(check, UNKNOWN, reason, evidence)
+
+
+@dataclass
+class Context:
+    """What a check is told besides the machine: thresholds, the node's hardware profile, its counters."""
+
+    node: str
+    profile: str
+    settings: dict[str, Any]          # the [checks] section
+    hardware: dict[str, Any]          # the node's [hardware.NAME] profile over [hardware_profile]
+    counters: Counters
+    job_gpus: set[int] | None = None  # minor numbers of the job's GPUs (SLURM_JOB_GPUS), None: no job

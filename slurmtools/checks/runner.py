@@ -1,0 +1,172 @@
+"""One runner for every use of the checks: the prolog gate, the epilog profile, HealthCheckProgram's
+cached status, `slurmtools check` and the deep return-to-service check.
+
+Checks run in parallel threads, each with a hard time limit: a check that does not finish (a driver
+call stuck in the kernel) is reported `unknown` and its thread is abandoned; the runner returns.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from slurmtools.checks import CHECKS, FAIL, OK, UNKNOWN, WARN, Context, Result, unknown
+from slurmtools.checks.counters import Counters
+from slurmtools.checks.system import System, system_for
+
+log = logging.getLogger(__name__)
+
+PROFILES = ("prolog", "epilog", "health", "deep")
+STATUS_FILE = "gate-status.json"
+
+
+@dataclass
+class Report:
+    node: str
+    profile: str
+    results: list[Result]
+    duration_ms: float
+    unknown_fails: bool = False
+    replay: str = ""
+    time: float = field(default_factory=time.time)
+
+    @property
+    def verdict(self) -> str:
+        statuses = {r.status for r in self.results}
+        if FAIL in statuses or (UNKNOWN in statuses and self.unknown_fails):
+            return FAIL
+        if UNKNOWN in statuses:
+            return UNKNOWN
+        return WARN if WARN in statuses else OK
+
+    @property
+    def exit_code(self) -> int:
+        """slurmtools check: 0 healthy (ok/warn), 1 failed, 2 unknown."""
+        return {OK: 0, WARN: 0, FAIL: 1, UNKNOWN: 2}[self.verdict]
+
+    @property
+    def failures(self) -> list[Result]:
+        bad = {FAIL, UNKNOWN} if self.unknown_fails else {FAIL}
+        return [r for r in self.results if r.status in bad]
+
+    def worst(self) -> Result | None:
+        """The result a drain reason names: the first failure of the most severe kind."""
+        hard = [r for r in self.results if r.status == FAIL]
+        return (hard or self.failures or [None])[0]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"node": self.node, "profile": self.profile, "verdict": self.verdict,
+                "duration_ms": round(self.duration_ms, 2), "time": self.time, "replay": self.replay,
+                "unknown_fails": self.unknown_fails, "results": [r.to_dict() for r in self.results]}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Report:
+        return cls(node=raw["node"], profile=raw["profile"], duration_ms=float(raw["duration_ms"]),
+                   results=[Result.from_dict(r) for r in raw["results"]], time=float(raw["time"]),
+                   unknown_fails=bool(raw.get("unknown_fails")), replay=raw.get("replay", ""))
+
+
+def _run_one(name: str, system: System, ctx: Context, out: dict[str, list[Result]]) -> None:
+    start = time.perf_counter()
+    try:
+        module = importlib.import_module(f"slurmtools.checks.{name}")
+        results = module.run(system, ctx)
+        if not isinstance(results, list) or not all(isinstance(r, Result) for r in results):
+            raise TypeError(f"check {name} returned {type(results).__name__}, not a list of results")
+    except Exception as exc:  # noqa: BLE001 - our bug or an unexpected probe error: unknown, never a drain
+        log.exception("check %s failed internally", name)
+        results = [unknown(name, f"internal error: {type(exc).__name__}: {exc}")]
+    elapsed = (time.perf_counter() - start) * 1000
+    for r in results:
+        r.duration_ms = elapsed
+    out[name] = results
+
+
+def run(cfg: Any, profile: str, *, node: str, replay: str | None = None, system: System | None = None,
+        job_gpus: set[int] | None = None, persist: bool = True) -> Report:
+    """Run PROFILE's checks for NODE. REPLAY (a snapshot file) overrides the node's configured replay;
+    PERSIST keeps counter readings in the node's state_dir (False: this run only)."""
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r} (one of {', '.join(PROFILES)})")
+    start = time.perf_counter()
+    settings = cfg.section("checks")
+    ncfg = cfg.node(node)
+    replay = ncfg["replay"] if replay is None else replay
+    if system is None:
+        system = system_for(replay)
+    state_dir = ncfg["state_dir"]
+    counters = Counters(os.path.join(state_dir, "counters.json") if persist and state_dir else None,
+                        float(settings["window"]), seed=system.seed_counters)
+    ctx = Context(node=node, profile=profile, settings=settings, hardware=cfg.hardware(node), counters=counters,
+                  job_gpus=job_gpus)
+    names = [n for n in settings[profile] if n not in settings["disabled"]]
+    unknown_names = [n for n in names if n not in CHECKS]
+    if unknown_names:
+        raise ValueError(f"checks.{profile} names unknown checks: {', '.join(unknown_names)}")
+    out: dict[str, list[Result]] = {}
+    threads = [threading.Thread(target=_run_one, args=(n, system, ctx, out), daemon=True, name=f"check-{n}")
+               for n in names]
+    timeout = float(settings["deep_timeout"] if profile == "deep" else settings["timeout"])
+    deadline = time.monotonic() + timeout
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(max(0.0, deadline - time.monotonic()))
+    results: list[Result] = []
+    for name in names:
+        if name in out:
+            results.extend(out[name])
+        else:
+            results.append(unknown(name, f"no result within {timeout:g}s (probe hung?)"))
+    try:
+        counters.save()
+    except OSError as exc:
+        log.warning("cannot save check counters in %s: %s", state_dir, exc)
+    if all(not t.is_alive() for t in threads):
+        system.close()
+    return Report(node=node, profile=profile, results=results, duration_ms=(time.perf_counter() - start) * 1000,
+                  unknown_fails=bool(settings["unknown_fails"]), replay=replay or "")
+
+
+def touches_job(report: Report, job_gpus: set[int]) -> bool:
+    """Does a failure concern the job's own resources? Node-wide failures always do; a failure of one
+    GPU does only if that GPU (its minor number, /dev/nvidiaN, which SLURM_JOB_GPUS lists) is the job's."""
+    for r in report.failures:
+        if not r.gpus:
+            return True
+        if job_gpus & set(r.evidence.get("minors") or r.gpus):
+            return True
+    return False
+
+
+def parse_gpus(text: str | None) -> set[int]:
+    """SLURM_JOB_GPUS ("0,1,3") -> {0, 1, 3}; anything else is ignored."""
+    return {int(p) for p in (text or "").split(",") if p.strip().isdigit()}
+
+
+def write_status(state_dir: str, report: Report) -> None:
+    """The last gate result, for HealthCheckProgram and `slurmtools nodes` (write, rename)."""
+    os.makedirs(state_dir, exist_ok=True)
+    path = os.path.join(state_dir, STATUS_FILE)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(report.to_dict(), fh, separators=(",", ":"))
+    os.replace(tmp, path)
+
+
+def read_status(state_dir: str, max_age: float | None = None) -> Report | None:
+    """The cached result, or None if there is none (or it is older than MAX_AGE seconds)."""
+    try:
+        with open(os.path.join(state_dir, STATUS_FILE), encoding="utf-8") as fh:
+            report = Report.from_dict(json.load(fh))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if max_age is not None and time.time() - report.time > max_age:
+        return None
+    return report

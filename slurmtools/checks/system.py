@@ -1,0 +1,300 @@
+"""What the checks read, behind the lowest boundary there is: NVML calls, a file tree, a probe.
+
+* ``Fs``: files under a root (``sys/class/infiniband/...``, ``proc/meminfo``). `RootFs` reads a real
+  tree (``/``, or a folder a test builds); `SnapshotFs` reads the files a snapshot recorded.
+* ``nvml``: the ``pynvml`` module itself, or `FakeNvml`, which answers the same calls from a snapshot
+  and raises pynvml's own ``NVMLError`` subclasses for the faults it records.
+
+The constants below are NVML's C ABI values (stable across driver releases); a test compares them with
+pynvml's. Using them lets a replayed gate run without importing pynvml (28 ms of a 100 ms budget).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any, Protocol
+
+TEMPERATURE_GPU = 0
+MEMORY_ERROR_TYPE_UNCORRECTED = 1
+VOLATILE_ECC = 0
+NVLINK_ERROR_DL_REPLAY = 0
+NVLINK_ERROR_DL_RECOVERY = 1
+NVLINK_ERROR_DL_CRC_FLIT = 2
+NVLINK_MAX_LINKS = 36
+FI_DEV_GET_GPU_RECOVERY_ACTION = 230
+SUCCESS = 0
+NVLINK_COUNTERS = {"replay": NVLINK_ERROR_DL_REPLAY, "recovery": NVLINK_ERROR_DL_RECOVERY,
+                   "crc_flit": NVLINK_ERROR_DL_CRC_FLIT}
+
+SNAPSHOT_FORMAT = "slurmtools-snapshot/1"
+
+
+class Fs(Protocol):
+    def read(self, path: str) -> str | None:
+        """The file's text, or None when it does not exist or cannot be read."""
+
+    def listdir(self, path: str) -> list[str]:
+        """Names in a folder, sorted; [] when it does not exist."""
+
+
+class RootFs:
+    """A real file tree: the machine (root "/") or a folder a test builds."""
+
+    def __init__(self, root: str = "/") -> None:
+        self.root = root
+
+    def _path(self, path: str) -> str:
+        return os.path.join(self.root, path.lstrip("/"))
+
+    def read(self, path: str) -> str | None:
+        try:
+            with open(self._path(path), encoding="utf-8", errors="replace") as fh:
+                return fh.read()
+        except OSError:
+            return None
+
+    def listdir(self, path: str) -> list[str]:
+        try:
+            return sorted(os.listdir(self._path(path)))
+        except OSError:
+            return []
+
+
+class SnapshotFs:
+    """The files a snapshot recorded, as a read-only tree."""
+
+    def __init__(self, files: dict[str, str]) -> None:
+        self.files = {k.strip("/"): v for k, v in files.items()}
+        self.dirs: dict[str, set[str]] = {}
+        for key in self.files:
+            parts = key.split("/")
+            for i in range(len(parts)):
+                self.dirs.setdefault("/".join(parts[:i]), set()).add(parts[i])
+
+    def read(self, path: str) -> str | None:
+        return self.files.get(path.strip("/"))
+
+    def listdir(self, path: str) -> list[str]:
+        return sorted(self.dirs.get(path.strip("/"), ()))
+
+
+def _nvml_error(name: str) -> BaseException:
+    """pynvml's own exception for an error name such as "GpuIsLost" (pynvml imported only now)."""
+    import pynvml
+
+    cls = getattr(pynvml, f"NVMLError_{name}", None)
+    if cls is None:
+        raise ValueError(f"snapshot names an unknown NVML error {name!r}")
+    return cls()  # type: ignore[no-any-return]
+
+
+class FakeNvml:
+    """Answers pynvml's calls from a snapshot's ``nvml`` section.
+
+    Every device field may be null (the call raises ``NVMLError_NotSupported``), and ``errors`` maps a
+    call name to the NVML error it raises (globally, or per device), e.g. ``{"nvmlInit":
+    "DriverNotLoaded"}`` or a device's ``{"nvmlDeviceGetRemappedRows": "GpuIsLost"}``.
+    """
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+        self.devices: list[dict[str, Any]] = list(data.get("devices") or [])
+        self.errors: dict[str, str] = dict(data.get("errors") or {})
+
+    @property
+    def NVMLError(self) -> type[BaseException]:  # noqa: N802 - pynvml's name, so recorders can use either
+        import pynvml
+
+        return pynvml.NVMLError  # type: ignore[no-any-return]
+
+    def _raise_if(self, call: str, device: dict[str, Any] | None = None) -> None:
+        name = (device or {}).get("errors", {}).get(call) or self.errors.get(call)
+        if name:
+            raise _nvml_error(name)
+
+    def _field(self, call: str, h: dict[str, Any], key: str) -> Any:
+        self._raise_if(call, h)
+        value = h.get(key)
+        if value is None:
+            raise _nvml_error("NotSupported")
+        return value
+
+    def nvmlInit(self) -> None:
+        self._raise_if("nvmlInit")
+
+    def nvmlShutdown(self) -> None:
+        pass
+
+    def nvmlSystemGetDriverVersion(self) -> str:
+        self._raise_if("nvmlSystemGetDriverVersion")
+        return str(self.data.get("driver_version", ""))
+
+    def nvmlSystemGetCudaDriverVersion(self) -> int:
+        self._raise_if("nvmlSystemGetCudaDriverVersion")
+        return int(self.data.get("cuda_driver_version", 0))
+
+    def nvmlDeviceGetCount(self) -> int:
+        self._raise_if("nvmlDeviceGetCount")
+        return len(self.devices)
+
+    def nvmlDeviceGetHandleByIndex(self, index: int) -> dict[str, Any]:
+        if not 0 <= index < len(self.devices):
+            raise _nvml_error("InvalidArgument")
+        device = self.devices[index]
+        self._raise_if("nvmlDeviceGetHandleByIndex", device)
+        return device
+
+    def nvmlDeviceGetUUID(self, h: dict[str, Any]) -> str:
+        return str(self._field("nvmlDeviceGetUUID", h, "uuid"))
+
+    def nvmlDeviceGetName(self, h: dict[str, Any]) -> str:
+        return str(self._field("nvmlDeviceGetName", h, "name"))
+
+    def nvmlDeviceGetMinorNumber(self, h: dict[str, Any]) -> int:
+        return int(self._field("nvmlDeviceGetMinorNumber", h, "minor_number"))
+
+    def nvmlDeviceGetPciInfo(self, h: dict[str, Any]) -> Any:
+        return SimpleNamespace(busId=self._field("nvmlDeviceGetPciInfo", h, "pci_bus_id"))
+
+    def nvmlDeviceGetTotalEccErrors(self, h: dict[str, Any], error_type: int, counter_type: int) -> int:
+        return int(self._field("nvmlDeviceGetTotalEccErrors", h, "ecc_uncorrected_volatile"))
+
+    def nvmlDeviceGetRetiredPagesPendingStatus(self, h: dict[str, Any]) -> int:
+        return int(self._field("nvmlDeviceGetRetiredPagesPendingStatus", h, "retired_pages_pending"))
+
+    def nvmlDeviceGetRemappedRows(self, h: dict[str, Any]) -> tuple[int, int, int, int]:
+        corr, unc, pending, failure = self._field("nvmlDeviceGetRemappedRows", h, "remapped_rows")
+        return int(corr), int(unc), int(pending), int(failure)
+
+    def nvmlDeviceGetTemperature(self, h: dict[str, Any], sensor: int) -> int:
+        return int(self._field("nvmlDeviceGetTemperature", h, "temperature"))
+
+    def nvmlDeviceGetCurrentClocksEventReasons(self, h: dict[str, Any]) -> int:
+        return int(self._field("nvmlDeviceGetCurrentClocksEventReasons", h, "clocks_event_reasons"))
+
+    def nvmlDeviceGetPersistenceMode(self, h: dict[str, Any]) -> int:
+        return int(self._field("nvmlDeviceGetPersistenceMode", h, "persistence_mode"))
+
+    def nvmlDeviceGetMigMode(self, h: dict[str, Any]) -> list[int]:
+        return list(self._field("nvmlDeviceGetMigMode", h, "mig_mode"))
+
+    def nvmlDeviceGetMemoryInfo(self, h: dict[str, Any]) -> Any:
+        return SimpleNamespace(used=int(self._field("nvmlDeviceGetMemoryInfo", h, "memory_used_mib")) << 20)
+
+    def nvmlDeviceGetComputeRunningProcesses(self, h: dict[str, Any]) -> list[Any]:
+        procs = self._field("nvmlDeviceGetComputeRunningProcesses", h, "processes")
+        return [SimpleNamespace(pid=p["pid"], usedGpuMemory=int(p.get("used_mib", 0)) << 20) for p in procs]
+
+    def nvmlDeviceGetFieldValues(self, h: dict[str, Any], field_ids: list[int]) -> list[Any]:
+        self._raise_if("nvmlDeviceGetFieldValues", h)
+        out = []
+        for fid in field_ids:
+            value = h.get("recovery_action") if fid == FI_DEV_GET_GPU_RECOVERY_ACTION else None
+            ret = SUCCESS if value is not None else 3  # NVML_ERROR_NOT_SUPPORTED
+            out.append(SimpleNamespace(fieldId=fid, nvmlReturn=ret, value=SimpleNamespace(uiVal=value or 0)))
+        return out
+
+    def nvmlDeviceGetNvLinkState(self, h: dict[str, Any], link: int) -> int:
+        states = self._field("nvmlDeviceGetNvLinkState", h, "nvlink_state")
+        if link >= len(states):
+            raise _nvml_error("InvalidArgument")
+        return int(states[link])
+
+    def nvmlDeviceGetNvLinkErrorCounter(self, h: dict[str, Any], link: int, counter: int) -> int:
+        counters = self._field("nvmlDeviceGetNvLinkErrorCounter", h, "nvlink_counters")
+        if link >= len(counters):
+            raise _nvml_error("InvalidArgument")
+        return int(counters[link][counter])
+
+
+@dataclass
+class System:
+    """The machine as the checks see it. Build with `real()` or `from_snapshot()`."""
+
+    fs: Fs
+    nvml_source: Any = None          # a FakeNvml, or None for the real pynvml (imported on first use)
+    snapshot: dict[str, Any] | None = None
+    replay: str = ""                 # the snapshot file, when replaying
+    _nvml: Any = field(default=None, repr=False)
+    _init: tuple[bool, BaseException | None] | None = field(default=None, repr=False)
+
+    @property
+    def nvml(self) -> Any:
+        if self._nvml is None:
+            if self.nvml_source is not None:
+                self._nvml = self.nvml_source
+            else:
+                import pynvml
+
+                self._nvml = pynvml
+        return self._nvml
+
+    @property
+    def NVMLError(self) -> type[BaseException]:  # noqa: N802 - mirrors pynvml's name
+        """pynvml's base error (imported only when an `except` clause needs it)."""
+        import pynvml
+
+        return pynvml.NVMLError  # type: ignore[no-any-return]
+
+    def nvml_init(self) -> BaseException | None:
+        """Initialise NVML once (thread-safe enough: a second init is harmless). The error, or None."""
+        if self._init is None:
+            try:
+                self.nvml.nvmlInit()
+                self._init = (True, None)
+            except ImportError as exc:
+                self._init = (False, exc)
+            except Exception as exc:  # noqa: BLE001 - NVMLError or a missing libnvidia-ml: reported by the check
+                self._init = (False, exc)
+        return self._init[1]
+
+    def close(self) -> None:
+        if self._init and self._init[0]:
+            try:
+                self.nvml.nvmlShutdown()
+            except Exception:  # noqa: BLE001 - shutting down; nothing to report
+                pass
+            self._init = None
+
+    @property
+    def seed_counters(self) -> dict[str, Any]:
+        """An earlier counter reading the snapshot carries (``previous``: age_s + counters)."""
+        return dict((self.snapshot or {}).get("previous") or {})
+
+    @classmethod
+    def real(cls, root: str = "/") -> System:
+        return cls(fs=RootFs(root))
+
+    @classmethod
+    def from_snapshot(cls, data: dict[str, Any], path: str = "") -> System:
+        nvml = data.get("nvml")
+        fake = FakeNvml(nvml) if isinstance(nvml, dict) else FakeNvml({"errors": {"nvmlInit": "LibraryNotFound"}})
+        return cls(fs=SnapshotFs(dict(data.get("files") or {})), nvml_source=fake, snapshot=data, replay=path)
+
+
+class SnapshotError(ValueError):
+    pass
+
+
+def load_snapshot(path: str) -> dict[str, Any]:
+    """Read a snapshot file, with a clear error for anything that is not one."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except OSError as exc:
+        raise SnapshotError(f"{path}: cannot read snapshot: {exc.strerror}") from None
+    except ValueError as exc:
+        raise SnapshotError(f"{path}: not a JSON snapshot: {exc}") from None
+    if not isinstance(data, dict) or data.get("format") != SNAPSHOT_FORMAT:
+        raise SnapshotError(f"{path}: not a slurmtools snapshot (expected format {SNAPSHOT_FORMAT!r})")
+    if not isinstance(data.get("files", {}), dict) or not isinstance(data.get("nvml") or {}, dict):
+        raise SnapshotError(f"{path}: snapshot 'files' and 'nvml' must be objects")
+    return data
+
+
+def system_for(replay: str = "") -> System:
+    """The real machine, or the snapshot file REPLAY."""
+    return System.from_snapshot(load_snapshot(replay), replay) if replay else System.real()

@@ -1,0 +1,119 @@
+"""The prolog gate and HealthCheckProgram: run the health checks, record the verdict, drain on failure.
+
+Runs from prolog.d/ on every node of every job, as root, before the job starts. The healthy path
+makes no Slurm call and imports no database code: it writes a kernel-log marker for the epilog, runs
+the checks, caches the verdict for HealthCheckProgram, and spools one gate event.
+
+On a failure it asks `safety.request_drain` to drain the node with our reason and exits 100 (prolog.d/ turns it into 1), so Slurm
+requeues the job onto other nodes (SchedulerParameters=nohold_on_prolog_fail). If the drain was
+refused (observe mode, the circuit breaker), it exits 0: a non-zero prolog makes Slurm drain the node
+itself ("Prolog error"), which would defeat the rail. A failure of a GPU the job was not given drains
+the node (no new jobs) but lets this job start.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from slurmtools import config
+from slurmtools.checks import FAIL, runner
+from slurmtools.config import this_node
+from slurmtools.ledger.spool import Event, SpoolError, Spool
+
+log = logging.getLogger(__name__)
+
+#: The hook's exit code for "this job must not start here" (prolog.d/ turns it into 1; any other
+#: non-zero code is an error of ours and becomes 0 there).
+GATE_FAILED = 100
+
+#: Drain outcomes after which a non-zero exit cannot make things worse (the node is out already).
+NODE_OUT = ("drained", "already_ours", "not_ours")
+
+
+def gate_event(cfg: Any, report: runner.Report, job_id: str | None) -> Event:
+    bad = [r.to_dict() for r in report.results if r.status != "ok"]
+    return Event("gate_run", {"node": report.node, "job_id": int(job_id) if job_id and job_id.isdigit() else None,
+                              "profile": report.profile, "verdict": report.verdict,
+                              "duration_ms": int(report.duration_ms),
+                              "failed_checks": ",".join(sorted({r.check for r in report.failures})),
+                              "details": {"results": bad, "replay": report.replay} if bad else {}},
+                 cluster=cfg.cluster)
+
+
+def _spool(cfg: Any, events: list[Event]) -> None:
+    try:
+        Spool(cfg.get("ledger.spool_dir")).write_many(events)
+    except SpoolError as exc:  # recorded nowhere: say so where the admin looks (slurmd log)
+        print(f"slurmtools: cannot spool {len(events)} events: {exc}", file=sys.stderr)
+
+
+def act(cfg: Any, report: runner.Report, *, job_id: str | None, job_gpus: set[int] | None,
+        actor: str) -> int:
+    """Record the verdict; on failure drain through the safety rails. Returns the hook's exit code."""
+    events = [gate_event(cfg, report, job_id)]
+    code = 0
+    if report.verdict == FAIL:
+        from slurmtools import safety
+        from slurmtools.ledger import api
+
+        worst = report.worst()
+        assert worst is not None
+        others = len(report.failures) - 1
+        cause = f"{worst.check}: {worst.reason}" + (f" (+{others} more)" if others > 0 else "")
+        decision, event = safety.request_drain(report.node, worst.category, cause, job_id=job_id, actor=actor,
+                                               cfg=cfg, evidence={"failures": [r.to_dict() for r in report.failures]})
+        events.append(event)
+        print(f"slurmtools {actor}: {report.node} failed the health gate: {cause}; drain: {decision.outcome}"
+              f"{' (' + decision.detail + ')' if decision.detail else ''}")
+        if decision.outcome in NODE_OUT and (job_gpus is None or runner.touches_job(report, job_gpus)):
+            code = GATE_FAILED
+        _spool(cfg, events)
+        api.flush_in_background()
+        return code
+    if report.verdict != "ok":
+        for r in report.results:
+            if r.status != "ok":
+                print(f"slurmtools {actor}: {report.node}: {r.check} {r.status}: {r.reason}")
+    _spool(cfg, events)
+    return code
+
+
+def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
+    """The prolog hook (SLURM_SCRIPT_CONTEXT=prolog_slurmd)."""
+    env = os.environ if env is None else env
+    cfg = cfg or config.get()
+    node = this_node(dict(env))
+    from slurmtools.diagnosis import sources
+
+    try:
+        sources.record_job_start(cfg, env)
+    except OSError as exc:  # without a marker the epilog reads the log's tail instead
+        print(f"slurmtools prolog: cannot record the kernel-log marker: {exc}")
+    job_gpus = runner.parse_gpus(env.get("SLURM_JOB_GPUS"))
+    report = runner.run(cfg, "prolog", node=node, job_gpus=job_gpus)
+    try:
+        runner.write_status(cfg.node(node)["state_dir"], report)
+    except OSError as exc:
+        log.warning("cannot cache the gate status: %s", exc)
+    return act(cfg, report, job_id=env.get("SLURM_JOB_ID"), job_gpus=job_gpus, actor="prolog")
+
+
+def healthcheck(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
+    """Slurm's HealthCheckProgram: reuse a recent gate verdict, or run the health profile. Always 0."""
+    env = os.environ if env is None else env
+    cfg = cfg or config.get()
+    node = this_node(dict(env))
+    state_dir = cfg.node(node)["state_dir"]
+    report = runner.read_status(state_dir, float(cfg.get("checks.health_max_age")))
+    if report is None or report.verdict == FAIL:   # a failure is re-checked: it may have been repaired
+        report = runner.run(cfg, "health", node=node)
+        try:
+            runner.write_status(state_dir, report)
+        except OSError as exc:
+            log.warning("cannot cache the gate status: %s", exc)
+        act(cfg, report, job_id=None, job_gpus=None, actor="healthcheck")
+    return 0
