@@ -100,6 +100,16 @@ def wait_for(what: str, predicate: Callable[[], bool], timeout: float, log: Path
     raise LabError(f"{what} not ready after {timeout:.0f}s{hint}")
 
 
+def snapshot_dir() -> Path | None:
+    """The shipped health-check snapshots (the source tree's tests/data/snapshots), if present."""
+    here = Path(__file__).resolve().parents[2] / "tests" / "data" / "snapshots"
+    return here if (here / "healthy-8xh100.json").is_file() else None
+
+
+#: Commands the lab's slurmtools runs through logging shims ($LAB/bin), so tests can count Slurm calls.
+SLURM_TOOLS = ("sinfo", "squeue", "scontrol", "sbatch", "sacct", "sacctmgr", "scancel")
+
+
 def repo_hook_dir(name: str) -> Path:
     """The project's prolog.d/epilog.d: the source tree's, else the installed copy."""
     here = Path(__file__).resolve().parents[2] / name
@@ -146,6 +156,20 @@ class Lab:
 
     def kernel_log(self, node: str) -> Path:
         return self.node_dir(node) / "kern.log"
+
+    def snapshot(self, node: str) -> Path:
+        """The snapshot a lab node's health checks read instead of this GPU-less machine."""
+        return self.node_dir(node) / "snapshot.json"
+
+    def set_snapshot(self, node: str, name: str) -> Path:
+        src = snapshot_dir()
+        if src is None or not (src / f"{name}.json").is_file():
+            raise LabError(f"no snapshot {name!r} (the lab's health checks need the source tree's tests/data/snapshots)")
+        dest = self.snapshot(node)
+        tmp = dest.with_suffix(".tmp")
+        shutil.copyfile(src / f"{name}.json", tmp)
+        os.replace(tmp, dest)
+        return dest
 
     def env(self) -> dict[str, str]:
         bin_dir = str(Path(sys.executable).parent)
@@ -226,13 +250,15 @@ class Lab:
         return path.read_text().strip()
 
     def prepare(self) -> None:
-        for sub in ["etc", "state", "run", "log", "hooks", "faults", "fakedev", "spool-slurmtools"]:
+        for sub in ["etc", "state", "run", "log", "hooks", "faults", "fakedev", "spool-slurmtools", "bin"]:
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         self.root.chmod(0o755)
         for node in self.nodes:
             (self.root / "spool" / node.name).mkdir(parents=True, exist_ok=True)
             self.node_dir(node.name).mkdir(parents=True, exist_ok=True)
             self.kernel_log(node.name).touch()
+            if snapshot_dir() is not None:
+                self.set_snapshot(node.name, "healthy-8xh100")   # every `lab up` starts healthy
         for i in range(self.gpus):
             dev = self.root / "fakedev" / f"gpu{i}"
             if not dev.exists():
@@ -240,7 +266,12 @@ class Lab:
         self._render("slurm.conf.j2", self.slurm_conf)
         self._render("gres.conf.j2", self.etc / "gres.conf")
         self._render("slurmdbd.conf.j2", self.etc / "slurmdbd.conf", mode=0o600, db_password=self._db_password())
-        self._render("slurmtools.toml.j2", self.etc / "slurmtools.toml")
+        self._render("slurmtools.toml.j2", self.etc / "slurmtools.toml", snapshots=snapshot_dir() is not None)
+        for tool in SLURM_TOOLS:   # logging shims: one line per call, with the calling hook's context
+            shim = self.root / "bin" / tool
+            shim.write_text(f'#!/bin/sh\necho "$(date +%s.%N) ${{SLURMD_NODENAME:--}} ${{SLURM_SCRIPT_CONTEXT:--}} '
+                            f'{tool} $*" >> {self.root}/log/slurm-calls.log\nexec /usr/bin/{tool} "$@"\n')
+            shim.chmod(0o755)
         path = f"{Path(sys.executable).parent}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
         for hook, hookdir in HOOKS.items():
             self._render("hook.sh.j2", self.root / "hooks" / hook, mode=0o755,
@@ -541,4 +572,20 @@ FAULTS: dict[str, Callable[[Lab, str], dict[str, object]]] = {
                           "oom_score_adj:0"], "one"),
     "nfs-hang": _kernel_fault(["nfs: server nfs01 not responding, still trying"], None),
 }
+
+
+def _snapshot_fault(name: str) -> Callable[[Lab, str], dict[str, object]]:
+    """A fault the prolog's health checks see: the node's replayed snapshot becomes NAME."""
+
+    def inject(lab: Lab, node: str) -> dict[str, object]:
+        return {"node": node, "snapshot": str(lab.set_snapshot(node, name)), "state": name}
+
+    return inject
+
+
+#: Snapshot states a lab node can be switched to (`lab inject n3 row-remap-failure`; `healthy` restores).
+SNAPSHOT_FAULTS = ("gpu-missing", "row-remap-failure", "ecc-dbe", "nvlink-down", "ib-port-down", "ib-link-downed",
+                   "thermal-slowdown")
+FAULTS.update({name: _snapshot_fault(name) for name in SNAPSHOT_FAULTS})
+FAULTS["healthy"] = _snapshot_fault("healthy-8xh100")
 
