@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import copy
 import os
-import tomllib
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
 DEFAULT_PATH = "/etc/slurmtools/slurmtools.toml"
+#: Hooks cache the parsed configuration here (SLURMTOOLS_CACHE_DIR overrides; must be owned by root, 0755).
+CACHE_DIR = "/run/slurmtools"
 
 #: Environment variables that override one key each (applied last).
 ENV_OVERRIDES: dict[str, str] = {
@@ -45,8 +44,10 @@ class ConfigError(ValueError):
 
 def _defaults() -> dict[str, Any]:
     # The packaged file, read by path (importlib.resources costs ~9 ms of import in a prolog).
-    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "defaults.toml"), encoding="utf-8") as fh:
+    with open(_defaults_path(), encoding="utf-8") as fh:
         text = fh.read()
+    import tomllib  # here: a hook with a cached configuration never imports it
+
     return tomllib.loads(text)
 
 
@@ -99,12 +100,12 @@ def _merge(base: dict[str, Any], override: dict[str, Any], schema: dict[str, Any
                                      f"{schema_name}.{key}" if schema_name else None)
 
 
-@dataclass
 class Config:
     """The effective configuration. ``get("ledger.url")``; ``node("n1")`` merges overrides."""
 
-    data: dict[str, Any]
-    sources: list[str] = field(default_factory=list)
+    def __init__(self, data: dict[str, Any], sources: list[str] | None = None) -> None:
+        self.data = data
+        self.sources = list(sources or [])
 
     def get(self, dotted: str) -> Any:
         value: Any = self.data
@@ -140,10 +141,12 @@ class Config:
 
 def this_node(env: Mapping[str, str] | None = None) -> str:
     """The Slurm node this process runs on: SLURMD_NODENAME (lab nodes share a hostname), else hostname."""
-    import socket
-
     env = dict(os.environ) if env is None else env
-    return env.get("SLURMD_NODENAME") or socket.gethostname().split(".")[0]
+    if env.get("SLURMD_NODENAME"):
+        return env["SLURMD_NODENAME"]
+    import socket  # only without SLURMD_NODENAME: socket costs ~3 ms of a prolog's import
+
+    return socket.gethostname().split(".")[0]
 
 
 def config_path() -> str:
@@ -152,6 +155,8 @@ def config_path() -> str:
 
 def parse_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read one TOML file, with a ConfigError (never a traceback) when it cannot be read."""
+    import tomllib
+
     try:
         with open(path, "rb") as fh:
             return tomllib.load(fh)
@@ -161,17 +166,93 @@ def parse_file(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
 
 
-def load(path: str | os.PathLike[str] | None = None, *, env: dict[str, str] | None = None) -> Config:
-    """Defaults, then the operator file (if it exists, or if a path was given), then env."""
+def _defaults_path() -> str:
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "defaults.toml")
+
+
+def _fingerprint(paths: list[str]) -> list[list[Any]]:
+    out: list[list[Any]] = []
+    for p in paths:
+        try:
+            st = os.stat(p)
+            out.append([p, st.st_ino, st.st_size, st.st_mtime_ns])
+        except OSError:
+            out.append([p, None])
+    return out
+
+
+def _cache_file() -> str | None:
+    """Where the parsed configuration is cached for hooks: a root-only directory (a user who could write
+    it could change what root's prolog believes), else nowhere."""
+    directory = os.environ.get("SLURMTOOLS_CACHE_DIR") or CACHE_DIR
+    try:
+        st = os.stat(directory)
+    except OSError:
+        return None
+    if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+        return None
+    return os.path.join(directory, "config-cache.json")
+
+
+def _read_cache(fingerprint: list[list[Any]]) -> tuple[dict[str, Any], dict[str, Any], list[str]] | None:
+    import json
+
+    path = _cache_file()
+    if path is None:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, encoding="utf-8") as fh:
+            st = os.fstat(fh.fileno())
+            if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+                return None
+            raw = json.load(fh)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(raw, dict) or raw.get("fingerprint") != fingerprint:
+        return None
+    return raw["data"], raw["defaults"], raw["sources"]
+
+
+def _write_cache(fingerprint: list[list[Any]], data: dict[str, Any], defaults: dict[str, Any],
+                 sources: list[str]) -> None:
+    import json
+
+    path = _cache_file()
+    if path is None:
+        return
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump({"fingerprint": fingerprint, "data": data, "defaults": defaults, "sources": sources}, fh)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a cache: the next run parses again
+
+
+def load(path: str | os.PathLike[str] | None = None, *, env: dict[str, str] | None = None,
+         cache: bool = False) -> Config:
+    """Defaults, then the operator file (if it exists, or if a path was given), then env.
+
+    CACHE (hooks): reuse the parsed files from a root-only cache while neither file changed (saves the
+    ~20 ms tomllib costs on every job start); the environment is applied afresh every time."""
     env = dict(os.environ) if env is None else env
-    defaults = _defaults()
-    data = copy.deepcopy(defaults)
-    sources = ["(packaged defaults)"]
     explicit = path is not None or bool(env.get("SLURMTOOLS_CONFIG"))
-    file_path = Path(path or env.get("SLURMTOOLS_CONFIG") or DEFAULT_PATH)
-    if explicit or file_path.exists():
-        _merge(data, parse_file(file_path), defaults, str(file_path))
-        sources.append(str(file_path))
+    file_path = str(path or env.get("SLURMTOOLS_CONFIG") or DEFAULT_PATH)
+    fingerprint = [*_fingerprint([_defaults_path(), file_path]), [bool(explicit)]] if cache else []
+    hit = _read_cache(fingerprint) if cache else None
+    if hit is not None:
+        data, defaults, sources = hit
+    else:
+        defaults = _defaults()
+        data = copy.deepcopy(defaults)
+        sources = ["(packaged defaults)"]
+        if explicit or os.path.exists(file_path):
+            _merge(data, parse_file(file_path), defaults, file_path)
+            sources.append(file_path)
+        if cache:
+            _write_cache(fingerprint, data, defaults, sources)
     for var, dotted in ENV_OVERRIDES.items():
         if env.get(var):
             section, key = dotted.split(".")
@@ -193,7 +274,7 @@ def get() -> Config:
     """The process-wide configuration, loaded once."""
     global _cached
     if _cached is None:
-        _cached = load()
+        _cached = load(cache=True)
     return _cached
 
 

@@ -1,7 +1,8 @@
 """What Slurm's hooks run: `slurmtools-hook [CONTEXT]` (prolog.d/, epilog.d/, HealthCheckProgram).
 
-CONTEXT defaults to SLURM_SCRIPT_CONTEXT (prolog_slurmd, epilog_slurmd); `healthcheck` is for
-HealthCheckProgram. This entry point avoids the CLI's imports (click): a prolog runs before every job.
+CONTEXT defaults to SLURM_SCRIPT_CONTEXT (prolog_slurmd, epilog_slurmd); with neither (Slurm's
+HealthCheckProgram passes no argument and sets no context) it is `healthcheck`. This entry point
+avoids the CLI's imports (click): a prolog runs before every job.
 An internal error of ours is reported on stderr (the slurmd log) and exits 0: it never drains a node.
 """
 
@@ -49,7 +50,7 @@ HANDLERS: dict[str, Callable[[], int]] = {"prolog_slurmd": prolog_slurmd, "epilo
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    context = argv[0] if argv else os.environ.get("SLURM_SCRIPT_CONTEXT", "")
+    context = argv[0] if argv else os.environ.get("SLURM_SCRIPT_CONTEXT") or "healthcheck"
     try:
         return run(context)
     except Exception as exc:  # noqa: BLE001 - ours: reported, never a drained node

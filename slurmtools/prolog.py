@@ -4,8 +4,9 @@ Runs from prolog.d/ on every node of every job, as root, before the job starts. 
 makes no Slurm call and imports no database code: it writes a kernel-log marker for the epilog, runs
 the checks, caches the verdict for HealthCheckProgram, and spools one gate event.
 
-On a failure it asks `safety.request_drain` to drain the node with our reason and exits 100 (prolog.d/ turns it into 1), so Slurm
-requeues the job onto other nodes (SchedulerParameters=nohold_on_prolog_fail). If the drain was
+On a failure it asks `safety.request_drain` to drain the node with our reason and exits 100
+(prolog.d/ turns it into 1), so Slurm requeues the job onto other nodes
+(SchedulerParameters=nohold_on_prolog_fail). If the drain was
 refused (observe mode, the circuit breaker), it exits 0: a non-zero prolog makes Slurm drain the node
 itself ("Prolog error"), which would defeat the rail. A failure of a GPU the job was not given drains
 the node (no new jobs) but lets this job start.
@@ -13,7 +14,6 @@ the node (no new jobs) but lets this job start.
 
 from __future__ import annotations
 
-import logging
 import os
 import sys
 from collections.abc import Mapping
@@ -22,9 +22,14 @@ from typing import Any
 from slurmtools import config
 from slurmtools.checks import FAIL, runner
 from slurmtools.config import this_node
-from slurmtools.ledger.spool import Event, SpoolError, Spool
+from slurmtools.ledger.spool import Event, Spool, SpoolError
 
-log = logging.getLogger(__name__)
+
+def _log() -> Any:
+    """The module's logger, imported on first use (logging costs ~6 ms of a healthy prolog's start)."""
+    import logging
+
+    return logging.getLogger(__name__)
 
 #: The hook's exit code for "this job must not start here" (prolog.d/ turns it into 1; any other
 #: non-zero code is an error of ours and becomes 0 there).
@@ -98,7 +103,7 @@ def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
     try:
         runner.write_status(cfg.node(node)["state_dir"], report)
     except OSError as exc:
-        log.warning("cannot cache the gate status: %s", exc)
+        _log().warning("cannot cache the gate status: %s", exc)
     return act(cfg, report, job_id=env.get("SLURM_JOB_ID"), job_gpus=job_gpus, actor="prolog")
 
 
@@ -114,6 +119,6 @@ def healthcheck(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
         try:
             runner.write_status(state_dir, report)
         except OSError as exc:
-            log.warning("cannot cache the gate status: %s", exc)
+            _log().warning("cannot cache the gate status: %s", exc)
         act(cfg, report, job_id=None, job_gpus=None, actor="healthcheck")
     return 0

@@ -225,7 +225,7 @@ def test_ib_symbol_errors_warn_then_fail_on_strikes(tmp_path: Path) -> None:
     for value in (0, 50, 100, 150):
         snap["files"][key] = f"{value}\n"
         report = run_snap(cfg, snap)   # counters persist in state_dir between runs, as on a node
-        statuses.append([r.status for r in report.results if r.check == "infiniband"][0])
+        statuses.append(next(r.status for r in report.results if r.check == "infiniband"))
     assert statuses == ["ok", "warn", "warn", "fail"]
 
 

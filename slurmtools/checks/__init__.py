@@ -12,8 +12,9 @@ The runner (checks/runner.py) serves the prolog, the epilog profile, HealthCheck
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from slurmtools._plain import Plain
 
 if TYPE_CHECKING:
     from slurmtools.checks.counters import Counters
@@ -33,19 +34,18 @@ CHECKS: dict[str, str] = {
 }
 
 
-@dataclass
-class Result:
-    """What one check (or one part of it) found."""
+class Result(Plain):
+    """What one check (or one part of it) found. ``gpus``: NVML indices of the GPUs a GPU-level result
+    is about (empty: the whole node)."""
 
-    check: str
-    status: str
-    reason: str = ""
-    evidence: dict[str, Any] = field(default_factory=dict)
-    duration_ms: float = 0.0
-    #: NVML indices of the GPUs a GPU-level result is about (empty: the whole node).
-    gpus: list[int] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
+    def __init__(self, check: str, status: str, reason: str = "", evidence: dict[str, Any] | None = None,
+                 duration_ms: float = 0.0, gpus: list[int] | None = None) -> None:
+        self.check = check
+        self.status = status
+        self.reason = reason
+        self.evidence = evidence if evidence is not None else {}
+        self.duration_ms = duration_ms
+        self.gpus = gpus if gpus is not None else []
         if self.status not in STATUSES:
             raise ValueError(f"unknown status {self.status!r}")
 
@@ -81,13 +81,15 @@ def unknown(check: str, reason: str, **evidence: Any) -> Result:
     return Result(check, UNKNOWN, reason, evidence)
 
 
-@dataclass
-class Context:
-    """What a check is told besides the machine: thresholds, the node's hardware profile, its counters."""
+class Context(Plain):
+    """What a check is told besides the machine: thresholds (the [checks] section), the node's hardware
+    profile ([hardware.NAME] over [hardware_profile]), its counters, the job's GPUs (minor numbers)."""
 
-    node: str
-    profile: str
-    settings: dict[str, Any]          # the [checks] section
-    hardware: dict[str, Any]          # the node's [hardware.NAME] profile over [hardware_profile]
-    counters: Counters
-    job_gpus: set[int] | None = None  # minor numbers of the job's GPUs (SLURM_JOB_GPUS), None: no job
+    def __init__(self, node: str, profile: str, settings: dict[str, Any], hardware: dict[str, Any],
+                 counters: Counters, job_gpus: set[int] | None = None) -> None:
+        self.node = node
+        self.profile = profile
+        self.settings = settings
+        self.hardware = hardware
+        self.counters = counters
+        self.job_gpus = job_gpus

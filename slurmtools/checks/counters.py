@@ -12,17 +12,17 @@ import json
 import os
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any
 
+from slurmtools._plain import Plain
 
-@dataclass
-class Observation:
-    key: str
-    value: int
-    delta: int | None        # None: first reading (nothing to compare with)
-    strike: bool
-    strikes: int             # strikes within the window, this one included
+
+class Observation(Plain):
+    """One counter reading: its rise since the last (None: first reading), whether that is a strike, and
+    the strikes within the window, this one included."""
+
+    def __init__(self, key: str, value: int, delta: int | None, strike: bool, strikes: int) -> None:
+        self.key, self.value, self.delta, self.strike, self.strikes = key, value, delta, strike, strikes
 
 
 class Counters:

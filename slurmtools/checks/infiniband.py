@@ -3,8 +3,6 @@ for RoCE the netdev's carrier; error counters judged by their increase (link_dow
 
 from __future__ import annotations
 
-import re
-
 from slurmtools.checks import Context, Result, fail, ok, warn
 from slurmtools.checks import system as sysmod
 
@@ -16,12 +14,16 @@ ERROR_COUNTERS = ("symbol_error", "link_error_recovery", "port_rcv_errors")
 def _value(text: str | None) -> str:
     """`4: ACTIVE` -> `ACTIVE`; `400 Gb/sec (4X NDR)` -> as is."""
     text = (text or "").strip()
-    return text.split(":", 1)[1].strip() if re.match(r"^\d+:", text) else text
+    head, sep, rest = text.partition(":")
+    return rest.strip() if sep and head.isdigit() else text
 
 
 def _rate_gbps(text: str | None) -> float:
-    m = re.match(r"\s*([\d.]+)\s*Gb/sec", text or "")
-    return float(m.group(1)) if m else 0.0
+    parts = (text or "").split()
+    try:
+        return float(parts[0]) if len(parts) >= 2 and parts[1].startswith("Gb/sec") else 0.0
+    except ValueError:
+        return 0.0
 
 
 def ports(fs: sysmod.Fs, exclude: list[str]) -> list[tuple[str, str]]:
@@ -30,7 +32,7 @@ def ports(fs: sysmod.Fs, exclude: list[str]) -> list[tuple[str, str]]:
 
 
 def run(system: sysmod.System, ctx: Context) -> list[Result]:
-    hw, s = ctx.hardware, ctx.settings
+    hw, _s = ctx.hardware, ctx.settings
     fs = system.fs
     found = ports(fs, list(hw["ib_exclude"]))
     want_layer = str(hw["ib_link_layer"]).lower()
@@ -50,7 +52,7 @@ def run(system: sysmod.System, ctx: Context) -> list[Result]:
 
 
 def _port(fs: sysmod.Fs, ctx: Context, dev: str, port: str) -> list[Result]:
-    hw, s = ctx.hardware, ctx.settings
+    hw, _s = ctx.hardware, ctx.settings
     base = f"{ROOT}/{dev}/ports/{port}"
     name = f"{dev}/{port}"
     state = _value(fs.read(f"{base}/state"))

@@ -9,32 +9,40 @@ from __future__ import annotations
 
 import importlib
 import json
-import logging
 import os
 import threading
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
+from slurmtools._plain import Plain
 from slurmtools.checks import CHECKS, FAIL, OK, UNKNOWN, WARN, Context, Result, unknown
 from slurmtools.checks.counters import Counters
 from slurmtools.checks.system import System, system_for
 
-log = logging.getLogger(__name__)
 
+def _log() -> Any:
+    """The module's logger, imported on first use (logging costs ~6 ms of a healthy prolog's start)."""
+    import logging
+
+    return logging.getLogger(__name__)
+
+_now = time.time
 PROFILES = ("prolog", "epilog", "health", "deep")
 STATUS_FILE = "gate-status.json"
 
 
-@dataclass
-class Report:
-    node: str
-    profile: str
-    results: list[Result]
-    duration_ms: float
-    unknown_fails: bool = False
-    replay: str = ""
-    time: float = field(default_factory=time.time)
+class Report(Plain):
+    """One run of a profile on one node."""
+
+    def __init__(self, node: str, profile: str, results: list[Result], duration_ms: float,
+                 unknown_fails: bool = False, replay: str = "", time: float | None = None) -> None:
+        self.node = node
+        self.profile = profile
+        self.results = results
+        self.duration_ms = duration_ms
+        self.unknown_fails = unknown_fails
+        self.replay = replay
+        self.time = _now() if time is None else time
 
     @property
     def verdict(self) -> str:
@@ -57,8 +65,8 @@ class Report:
 
     def worst(self) -> Result | None:
         """The result a drain reason names: the first failure of the most severe kind."""
-        hard = [r for r in self.results if r.status == FAIL]
-        return (hard or self.failures or [None])[0]
+        hard = [r for r in self.results if r.status == FAIL] or self.failures
+        return hard[0] if hard else None
 
     def to_dict(self) -> dict[str, Any]:
         return {"node": self.node, "profile": self.profile, "verdict": self.verdict,
@@ -80,7 +88,7 @@ def _run_one(name: str, system: System, ctx: Context, out: dict[str, list[Result
         if not isinstance(results, list) or not all(isinstance(r, Result) for r in results):
             raise TypeError(f"check {name} returned {type(results).__name__}, not a list of results")
     except Exception as exc:  # noqa: BLE001 - our bug or an unexpected probe error: unknown, never a drain
-        log.exception("check %s failed internally", name)
+        _log().exception("check %s failed internally", name)
         results = [unknown(name, f"internal error: {type(exc).__name__}: {exc}")]
     elapsed = (time.perf_counter() - start) * 1000
     for r in results:
@@ -127,7 +135,7 @@ def run(cfg: Any, profile: str, *, node: str, replay: str | None = None, system:
     try:
         counters.save()
     except OSError as exc:
-        log.warning("cannot save check counters in %s: %s", state_dir, exc)
+        _log().warning("cannot save check counters in %s: %s", state_dir, exc)
     if all(not t.is_alive() for t in threads):
         system.close()
     return Report(node=node, profile=profile, results=results, duration_ms=(time.perf_counter() - start) * 1000,

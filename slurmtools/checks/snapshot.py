@@ -151,9 +151,10 @@ def record(*, root: str = "/", interval: float = 0.0, nvml: Any = None) -> dict[
     """A snapshot of this machine. With INTERVAL, counters are read twice that many seconds apart."""
     if nvml is None:
         try:
-            import pynvml as nvml
+            import pynvml
         except ImportError:  # pragma: no cover - nvidia-ml-py is a dependency
-            nvml = None
+            pynvml = None
+        nvml = pynvml
     fs = sysmod.RootFs(root)
 
     def once() -> dict[str, Any]:

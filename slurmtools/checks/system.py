@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any, Protocol
+
+from slurmtools._plain import Plain
 
 TEMPERATURE_GPU = 0
 MEMORY_ERROR_TYPE_UNCORRECTED = 1
@@ -105,7 +106,7 @@ class FakeNvml:
         self.errors: dict[str, str] = dict(data.get("errors") or {})
 
     @property
-    def NVMLError(self) -> type[BaseException]:  # noqa: N802 - pynvml's name, so recorders can use either
+    def NVMLError(self) -> type[BaseException]:
         import pynvml
 
         return pynvml.NVMLError  # type: ignore[no-any-return]
@@ -210,16 +211,18 @@ class FakeNvml:
         return int(counters[link][counter])
 
 
-@dataclass
-class System:
-    """The machine as the checks see it. Build with `real()` or `from_snapshot()`."""
+class System(Plain):
+    """The machine as the checks see it. Build with `real()` or `from_snapshot()`. ``nvml_source``: a
+    FakeNvml, or None for the real pynvml (imported on first use); ``replay``: the snapshot file."""
 
-    fs: Fs
-    nvml_source: Any = None          # a FakeNvml, or None for the real pynvml (imported on first use)
-    snapshot: dict[str, Any] | None = None
-    replay: str = ""                 # the snapshot file, when replaying
-    _nvml: Any = field(default=None, repr=False)
-    _init: tuple[bool, BaseException | None] | None = field(default=None, repr=False)
+    def __init__(self, fs: Fs, nvml_source: Any = None, snapshot: dict[str, Any] | None = None,
+                 replay: str = "") -> None:
+        self.fs = fs
+        self.nvml_source = nvml_source
+        self.snapshot = snapshot
+        self.replay = replay
+        self._nvml: Any = None
+        self._init: tuple[bool, BaseException | None] | None = None
 
     @property
     def nvml(self) -> Any:
@@ -233,7 +236,7 @@ class System:
         return self._nvml
 
     @property
-    def NVMLError(self) -> type[BaseException]:  # noqa: N802 - mirrors pynvml's name
+    def NVMLError(self) -> type[BaseException]:
         """pynvml's base error (imported only when an `except` clause needs it)."""
         import pynvml
 

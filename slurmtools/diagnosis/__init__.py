@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from slurmtools.diagnosis.findings import Finding
+if TYPE_CHECKING:
+    from slurmtools.diagnosis.findings import Finding
 
 __all__ = ["Finding", "diagnose"]
 
@@ -26,3 +27,12 @@ def diagnose(kernel_data: bytes, *, exit_code: int | None = None, exit_signal: i
     if exit_f is not None:
         findings.append(exit_f)
     return sorted(findings, key=lambda f: (-f.rank(), f.line or 0))
+
+
+def __getattr__(name: str) -> Any:
+    """`Finding` on first use: the prolog imports `sources` from this package and needs no dataclass."""
+    if name == "Finding":
+        from slurmtools.diagnosis.findings import Finding
+
+        return Finding
+    raise AttributeError(name)

@@ -17,9 +17,10 @@ import json
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+from slurmtools._plain import Plain
 
 DEFAULT_MAX_BYTES = 64 << 20
 
@@ -28,16 +29,17 @@ class SourceError(RuntimeError):
     pass
 
 
-@dataclass
-class Marker:
-    source: str
-    time: float            # wall clock at job start (epoch seconds)
-    mono: float            # CLOCK_MONOTONIC at job start (what kmsg stamps use)
-    inode: int | None = None
-    offset: int | None = None
+class Marker(Plain):
+    def __init__(self, source: str, time: float, mono: float, inode: int | None = None,
+                 offset: int | None = None) -> None:
+        self.source = source
+        self.time = time            # wall clock at job start (epoch seconds)
+        self.mono = mono            # CLOCK_MONOTONIC at job start (what kmsg stamps use)
+        self.inode = inode
+        self.offset = offset
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self))
+        return json.dumps(vars(self))
 
     @classmethod
     def from_json(cls, text: str) -> Marker:

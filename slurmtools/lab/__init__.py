@@ -164,7 +164,8 @@ class Lab:
     def set_snapshot(self, node: str, name: str) -> Path:
         src = snapshot_dir()
         if src is None or not (src / f"{name}.json").is_file():
-            raise LabError(f"no snapshot {name!r} (the lab's health checks need the source tree's tests/data/snapshots)")
+            raise LabError(f"no snapshot {name!r} (the lab's health checks need the source tree's "
+                           "tests/data/snapshots)")
         dest = self.snapshot(node)
         tmp = dest.with_suffix(".tmp")
         shutil.copyfile(src / f"{name}.json", tmp)

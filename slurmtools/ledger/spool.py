@@ -16,11 +16,11 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from slurmtools._plain import Plain
 from slurmtools.timeutil import aware
 
 VERSION = 1
@@ -47,17 +47,16 @@ def make_key(*parts: Any) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:40]
 
 
-@dataclass
-class Event:
+class Event(Plain):
     """One ledger event. `key` makes shipping idempotent; a random one is made if none is given."""
 
-    type: str
-    data: dict[str, Any]
-    cluster: str = "default"
-    time: datetime = field(default_factory=now)
-    key: str = ""
-
-    def __post_init__(self) -> None:
+    def __init__(self, type: str, data: dict[str, Any], cluster: str = "default",
+                 time: datetime | None = None, key: str = "") -> None:
+        self.type = type
+        self.data = data
+        self.cluster = cluster
+        self.time = now() if time is None else time
+        self.key = key
         if self.type not in EVENT_TYPES:
             raise ValueError(f"unknown event type {self.type!r}")
         if not self.key:
