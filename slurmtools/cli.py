@@ -338,9 +338,11 @@ def snapshot_record(path: str, interval: float) -> None:
 
 
 def _register() -> None:
+    from slurmtools.exclusions_cli import exclude_group
     from slurmtools.ledger.cli import ledger_group
 
     main.add_command(ledger_group)
+    main.add_command(exclude_group)
 
 
 _register()

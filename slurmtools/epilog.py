@@ -159,9 +159,9 @@ def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
     events += [finding_event(f, cfg, node, job_id, job_num, restart) for f in findings]
     _spool(events, cfg)
     if top is not None and cfg.get("diagnosis.drain"):
-        decision, event = safety.request_drain(node, top.category, cause_text(top), job_id=job_id, actor="epilog",
-                                               cfg=cfg, evidence={"finding": top.to_dict()})
-        _spool([event], cfg)
+        decision, drain_events = safety.request_drain(node, top.category, cause_text(top), job_id=job_id,
+                                                      actor="epilog", cfg=cfg, evidence={"finding": top.to_dict()})
+        _spool(drain_events, cfg)
         if decision.outcome in {"breaker_open", "error"}:
             print(f"slurmtools epilog: not drained: {decision.detail}")
     api.flush_in_background()

@@ -69,9 +69,10 @@ def act(cfg: Any, report: runner.Report, *, job_id: str | None, job_gpus: set[in
         assert worst is not None
         others = len(report.failures) - 1
         cause = f"{worst.check}: {worst.reason}" + (f" (+{others} more)" if others > 0 else "")
-        decision, event = safety.request_drain(report.node, worst.category, cause, job_id=job_id, actor=actor,
-                                               cfg=cfg, evidence={"failures": [r.to_dict() for r in report.failures]})
-        events.append(event)
+        decision, drain_events = safety.request_drain(report.node, worst.category, cause, job_id=job_id,
+                                                      actor=actor, cfg=cfg,
+                                                      evidence={"failures": [r.to_dict() for r in report.failures]})
+        events.extend(drain_events)
         print(f"slurmtools {actor}: {report.node} failed the health gate: {cause}; drain: {decision.outcome}"
               f"{' (' + decision.detail + ')' if decision.detail else ''}")
         if decision.outcome in NODE_OUT and (job_gpus is None or runner.touches_job(report, job_gpus)):

@@ -17,9 +17,10 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from slurmtools.ledger.spool import Event
+from slurmtools.ledger.spool import Event, make_key
 
 log = logging.getLogger(__name__)
 
@@ -60,9 +61,12 @@ def breaker_limit(total_nodes: int, fraction: float, minimum: int) -> int:
 
 
 def request_drain(node: str, category: str, cause: str, *, job_id: str | int | None, actor: str, cfg: Any,
-                  slurm: Any = None, evidence: dict[str, Any] | None = None) -> tuple[DrainDecision, Event]:
-    """Drain NODE with our reason unless a safety rail says no. Returns the decision and its ledger event
-    (the caller spools it with its other events)."""
+                  slurm: Any = None, evidence: dict[str, Any] | None = None,
+                  ttl_s: float | None = None, record_exclusion: bool = True) -> tuple[DrainDecision, list[Event]]:
+    """Drain NODE with our reason unless a safety rail says no. Returns the decision and its ledger events
+    (the caller spools them with its other events): the node_state change, applied or not, and, when
+    the node was drained, the exclusion that now keeps it out (scope drain, source ACTOR, until TTL_S
+    seconds, default `exclusions.auto_ttl`), which `slurmtools exclude` lists, syncs and ends."""
     prefix = cfg.get("general.reason_prefix")
     reason = make_reason(prefix, category, cause, job_id)
     decision = _decide(node, reason, prefix, cfg, slurm)
@@ -73,7 +77,23 @@ def request_drain(node: str, category: str, cause: str, *, job_id: str | int | N
                   cluster=cfg.cluster)
     level = logging.WARNING if decision.outcome in {"breaker_open", "error"} else logging.INFO
     log.log(level, "drain %s: %s (%s) %s", node, decision.outcome, reason, decision.detail)
-    return decision, event
+    events = [event]
+    if decision.applied and record_exclusion:
+        ttl = float(cfg.get("exclusions.auto_ttl") if ttl_s is None else ttl_s)
+        events.append(exclusion_event(cfg, node, "drain", reason, actor, ttl_s=ttl, start=event.time,
+                                      evidence={"job_id": job_id, "node_state_key": event.key, **(evidence or {})}))
+    return decision, events
+
+
+def exclusion_event(cfg: Any, node: str, scope: str, reason: str, source: str, *, ttl_s: float | None,
+                    start: datetime | None = None, evidence: dict[str, Any] | None = None) -> Event:
+    """The ledger event that opens an exclusion (ended later by an `exclusion_end` naming its key)."""
+    start = start or datetime.now(UTC)
+    expires = start + timedelta(seconds=ttl_s) if ttl_s else None
+    return Event("exclusion", {"node": node, "scope": scope, "reason": reason, "source": source,
+                               "start": start.isoformat(), "expires": expires.isoformat() if expires else None,
+                               "details": evidence or {}},
+                 cluster=cfg.cluster, time=start, key=make_key("exclusion", cfg.cluster, node, start.isoformat()))
 
 
 def _decide(node: str, reason: str, prefix: str, cfg: Any, slurm: Any) -> DrainDecision:
@@ -109,3 +129,42 @@ def _decide(node: str, reason: str, prefix: str, cfg: Any, slurm: Any) -> DrainD
     except SlurmError as exc:
         return DrainDecision(node, reason, False, "error", str(exc))
     return DrainDecision(node, reason, True, "drained")
+
+
+def request_resume(node: str, *, cfg: Any, slurm: Any, actor: str, why: str) -> tuple[DrainDecision, Event]:
+    """Resume NODE only if it carries our reason (an admin's drain is untouchable); observe mode and the
+    kill switch record the decision and change nothing. Returns the decision and its node_state event."""
+    prefix = cfg.get("general.reason_prefix")
+    decision = _decide_resume(node, prefix, cfg, slurm)
+    event = Event("node_state", {"node": node, "action": "resume", "actor": actor, "reason": why,
+                                 "applied": decision.applied,
+                                 "details": {"outcome": decision.outcome, "detail": decision.detail,
+                                             "previous_reason": decision.reason}},
+                  cluster=cfg.cluster)
+    log.info("resume %s: %s %s", node, decision.outcome, decision.detail)
+    return decision, event
+
+
+def _decide_resume(node: str, prefix: str, cfg: Any, slurm: Any) -> DrainDecision:
+    from slurmtools.slurm import SlurmError
+
+    try:
+        found = slurm.nodes([node])
+    except SlurmError as exc:
+        return DrainDecision(node, "", False, "error", f"cannot read node state: {exc}")
+    me = next((n for n in found if n.name == node), None)
+    if me is None:
+        return DrainDecision(node, "", False, "error", "Slurm does not know this node")
+    if not (me.drain or me.state == "down"):
+        return DrainDecision(node, me.reason or "", False, "not_drained", "")
+    if not is_ours(me.reason, prefix):
+        return DrainDecision(node, me.reason or "", False, "not_ours", f"drained by someone else: {me.reason!r}")
+    if not cfg.get("general.enabled"):
+        return DrainDecision(node, me.reason, False, "disabled", "general.enabled = false")
+    if cfg.get("general.observe"):
+        return DrainDecision(node, me.reason, False, "observe", "observe mode: recorded, not resumed")
+    try:
+        slurm.resume([node])
+    except SlurmError as exc:
+        return DrainDecision(node, me.reason, False, "error", str(exc))
+    return DrainDecision(node, me.reason, True, "resumed")

@@ -428,7 +428,7 @@ def test_failing_gate_drains_with_our_reason_and_fails_the_job(gate: dict[str, A
     assert ("reason=slurmtools: hardware: gpu: GPU 3 (0000:5d:00.0): row remapping failed (12 uncorrectable rows) "
             "[job 77]") in drain[0]
     types = [(e["type"], e.get("verdict") or e.get("action")) for e in events(gate["tmp"])]
-    assert types == [("gate_run", "fail"), ("node_state", "drain")]
+    assert types == [("gate_run", "fail"), ("node_state", "drain"), ("exclusion", None)]
 
 
 def test_failed_gpu_outside_the_job_drains_but_lets_the_job_start(gate: dict[str, Any]) -> None:

@@ -170,13 +170,15 @@ def test_admin_drain_is_untouchable_and_breaker_stops_mass_drains(lab_like: dict
     assert decision.outcome == "not_ours" and calls(lab_like) == []
     ours = [(f"n{i}", "idle", ["DRAIN"], f"slurmtools: hardware: xid [job {i}]") for i in (1, 2)]
     (lab_like["bin"] / "sinfo.json").write_text(sinfo_json(ours + [(f"n{i}", "idle", [], "") for i in range(3, 11)]))
-    decision, event = safety.request_drain("n3", "hardware", "x", job_id=3, actor="t", cfg=cfg, slurm=slurm)
+    decision, events = safety.request_drain("n3", "hardware", "x", job_id=3, actor="t", cfg=cfg, slurm=slurm)
     assert decision.outcome == "breaker_open" and not decision.applied and calls(lab_like) == []
-    assert "circuit breaker" in event.data["details"]["detail"]
+    assert "circuit breaker" in events[0].data["details"]["detail"]
+    assert [e.type for e in events] == ["node_state"]      # refused: no exclusion
     rest = [(f"n{i}", "idle", [], "") for i in range(2, 11)]
     (lab_like["bin"] / "sinfo.json").write_text(sinfo_json(ours[:1] + rest))
-    decision, _ = safety.request_drain("n3", "hardware", "x", job_id=3, actor="t", cfg=cfg, slurm=slurm)
+    decision, events = safety.request_drain("n3", "hardware", "x", job_id=3, actor="t", cfg=cfg, slurm=slurm)
     assert decision.outcome == "drained" and calls(lab_like)[1] == "nodename=n3"
+    assert [(e.type, e.data.get("scope")) for e in events] == [("node_state", None), ("exclusion", "drain")]
 
 
 def test_reason_protocol() -> None:

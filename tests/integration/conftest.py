@@ -18,6 +18,13 @@ from slurmtools.slurm import CliSlurm, JobInfo
 T = TypeVar("T")
 
 
+def end_exclusions(nodes: list[str]) -> None:
+    """Ship what the hooks spooled, then end the nodes' exclusions (and resume those we drained)."""
+    subprocess.run(["slurmtools", "ledger", "flush", "--quiet"], capture_output=True, check=False)
+    subprocess.run(["slurmtools", "exclude", "remove", ",".join(nodes), "--reason", "test cleanup"],
+                   capture_output=True, check=False)
+
+
 @pytest.fixture(scope="session")
 def lab() -> Iterator[Lab]:
     the_lab = Lab(say=lambda msg: print(f"lab: {msg}"))
@@ -27,6 +34,7 @@ def lab() -> Iterator[Lab]:
     config.reset()
     # The lab's state outlives a run: start from no node drained by slurmtools.
     slurm = CliSlurm(timeout=30)
+    end_exclusions([n.name for n in slurm.nodes()])
     leftover = [n.name for n in slurm.nodes() if n.drain and n.reason.startswith("slurmtools:")]
     if leftover:
         slurm.resume(leftover)
@@ -80,6 +88,8 @@ def resume_after(slurm: CliSlurm) -> Iterator[list[str]]:
     """Nodes a test drains; resumed afterwards so tests stay independent."""
     nodes: list[str] = []
     yield nodes
+    if nodes:
+        end_exclusions(nodes)   # drains now open exclusions: end them, or `exclude sync` would drain again
     still = [n.name for n in slurm.nodes(nodes) if n.drain] if nodes else []
     if still:  # resuming a node that is not drained is an error in Slurm
         slurm.resume(still)

@@ -1,0 +1,171 @@
+"""Exclusions: which nodes are kept out of jobs, why, by whom, until when; and keeping Slurm in step.
+
+The ledger is the record (table `exclusions`). Scope `drain`: the node is drained in Slurm with our
+reason (every drain we make opens one, see `safety.request_drain`). Scope `soft`: the node stays
+schedulable, but resubmissions, `slurmtools sbatch` and the job_submit plugin avoid it.
+
+Rules: we never resume or re-reason a node whose current reason is not ours; a node we drained is
+resumed only when no active drain exclusion is left on it.
+"""
+
+from __future__ import annotations
+
+import getpass
+import grp
+import os
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import or_, select
+from sqlalchemy.orm import Session
+
+from slurmtools import safety
+from slurmtools.ledger import models
+from slurmtools.ledger.spool import Event, make_key
+
+
+class PermissionDenied(RuntimeError):
+    pass
+
+
+def require_admin(cfg: Any) -> str:
+    """The acting admin's name; raises PermissionDenied unless root or in exclusions.admin_group."""
+    user = getpass.getuser()
+    if os.geteuid() == 0:
+        return user
+    group = str(cfg.get("exclusions.admin_group") or "")
+    if group:
+        try:
+            g = grp.getgrnam(group)
+        except KeyError:
+            raise PermissionDenied(f"admin group {group!r} does not exist") from None
+        if user in g.gr_mem or g.gr_gid in os.getgroups():
+            return user
+    raise PermissionDenied("only root" + (f" or members of {group!r}" if group else "") +
+                           " may change exclusions (anyone may list them)")
+
+
+def active(session: Session, cluster: str, now: datetime | None = None,
+           nodes: list[str] | None = None) -> list[models.Exclusion]:
+    """Exclusions in force: not ended, not expired."""
+    now = now or datetime.now(UTC)
+    X = models.Exclusion
+    stmt = select(X).where(X.cluster == cluster, X.end.is_(None), or_(X.expires.is_(None), X.expires > now))
+    if nodes:
+        stmt = stmt.where(X.node.in_(nodes))
+    return list(session.scalars(stmt.order_by(X.node, X.start)))
+
+
+def listing(session: Session, cluster: str, *, include_ended: bool = False) -> list[models.Exclusion]:
+    X = models.Exclusion
+    if not include_ended:
+        return active(session, cluster)
+    return list(session.scalars(select(X).where(X.cluster == cluster).order_by(X.node, X.start)))
+
+
+def to_dict(x: models.Exclusion, now: datetime | None = None) -> dict[str, Any]:
+    now = now or datetime.now(UTC)
+    expired = x.end is None and x.expires is not None and x.expires <= now
+    return {"node": x.node, "scope": x.scope, "reason": x.reason, "source": x.source,
+            "start": x.start.isoformat(), "expires": x.expires.isoformat() if x.expires else None,
+            "end": x.end.isoformat() if x.end else None, "outcome": x.outcome or ("expired" if expired else None),
+            "active": x.end is None and not expired, "key": x.idempotency_key, "evidence": x.details}
+
+
+def end_event(cfg: Any, x: models.Exclusion, outcome: str, why: str = "") -> Event:
+    now = datetime.now(UTC)
+    return Event("exclusion_end", {"exclusion_key": x.idempotency_key, "node": x.node, "end": now.isoformat(),
+                                   "outcome": outcome, "why": why},
+                 cluster=cfg.cluster, key=make_key("exclusion_end", x.idempotency_key))
+
+
+def add(cfg: Any, slurm: Any, nodes: list[str], reason: str, *, user: str, ttl_s: float | None,
+        soft: bool) -> tuple[list[dict[str, Any]], list[Event]]:
+    """Exclude NODES. Returns what happened per node and the events to record."""
+    results, events = [], []
+    source = f"admin:{user}"
+    for node in nodes:
+        if soft:
+            events.append(safety.exclusion_event(cfg, node, "soft", reason, source, ttl_s=ttl_s))
+            results.append({"node": node, "scope": "soft", "outcome": "excluded"})
+            continue
+        decision, evs = safety.request_drain(node, "admin", reason, job_id=None, actor=source, cfg=cfg, slurm=slurm,
+                                             ttl_s=ttl_s or 0.0)
+        events.extend(evs)
+        if decision.outcome == "already_ours":   # drained by us already: the admin's exclusion still counts
+            events.append(safety.exclusion_event(cfg, node, "drain", decision.reason, source, ttl_s=ttl_s))
+        results.append({"node": node, "scope": "drain", "outcome": decision.outcome, "detail": decision.detail})
+    return results, events
+
+
+def remove(cfg: Any, slurm: Any, session: Session, nodes: list[str], *, user: str,
+           why: str = "") -> tuple[list[dict[str, Any]], list[Event]]:
+    """End the active exclusions of NODES; resume those we drained (never a node whose reason is not ours)."""
+    results, events = [], []
+    current: dict[str, list[models.Exclusion]] = {}
+    for x in active(session, cfg.cluster, nodes=nodes):
+        current.setdefault(x.node, []).append(x)
+    states = {n.name: n for n in slurm.nodes(nodes)}
+    for node in nodes:
+        mine = current.get(node, [])
+        for x in mine:
+            events.append(end_event(cfg, x, "removed", why or f"removed by {user}"))
+        outcome = "ended" if mine else "not_excluded"
+        info = states.get(node)
+        if info is not None and (info.drain or info.state == "down") and any(x.scope == "drain" for x in mine):
+            decision, ev = safety.request_resume(node, cfg=cfg, slurm=slurm, actor=f"admin:{user}",
+                                                 why=why or "exclusion removed")
+            events.append(ev)
+            outcome = f"ended, {decision.outcome}"
+        results.append({"node": node, "outcome": outcome, "exclusions": len(mine)})
+    return results, events
+
+
+def sync(cfg: Any, slurm: Any, session: Session, now: datetime | None = None) -> tuple[list[dict[str, Any]],
+                                                                                        list[Event]]:
+    """Reconcile the ledger and Slurm. Nothing changed → nothing done, nothing recorded.
+
+    * an exclusion past its expiry is ended (`expired`); its node is resumed if we drained it and no
+      other drain exclusion is left;
+    * a node drained with our reason and no active drain exclusion, for longer than `sync_grace`
+      (the exclusion may still be unshipped in a node's spool), is resumed;
+    * an active drain exclusion whose node is not drained is drained again (through the safety rails).
+    """
+    now = now or datetime.now(UTC)
+    prefix = cfg.get("general.reason_prefix")
+    grace = timedelta(seconds=float(cfg.get("exclusions.sync_grace")))
+    X = models.Exclusion
+    open_rows = list(session.scalars(select(X).where(X.cluster == cfg.cluster, X.end.is_(None))))
+    expired = [x for x in open_rows if x.expires is not None and x.expires <= now]
+    live = [x for x in open_rows if x not in expired]
+    drain_live = {x.node for x in live if x.scope == "drain"}
+    actions: list[dict[str, Any]] = []
+    events: list[Event] = []
+    for x in expired:
+        events.append(end_event(cfg, x, "expired"))
+        actions.append({"node": x.node, "action": "end", "outcome": "expired", "scope": x.scope})
+    nodes = slurm.nodes()
+    for n in nodes:
+        drained = n.drain or n.state == "down"
+        if not drained or not safety.is_ours(n.reason, prefix) or n.name in drain_live:
+            continue
+        had_expired = any(x.node == n.name and x.scope == "drain" for x in expired)
+        old_enough = n.reason_time is not None and now - n.reason_time >= grace
+        if had_expired or old_enough:
+            decision, ev = safety.request_resume(n.name, cfg=cfg, slurm=slurm, actor="sync",
+                                                 why="expired" if had_expired else "no active exclusion")
+            events.append(ev)
+            actions.append({"node": n.name, "action": "resume", "outcome": decision.outcome})
+    by_name = {n.name: n for n in nodes}
+    for node in sorted(drain_live):
+        info = by_name.get(node)
+        if info is None or info.drain or info.state == "down":
+            continue
+        x = next(x for x in live if x.node == node and x.scope == "drain")
+        cause = x.reason[len(prefix):].strip() if x.reason.startswith(prefix) else x.reason
+        category, _, rest = cause.partition(": ")
+        decision, evs = safety.request_drain(node, category if rest else "excluded", rest or cause, job_id=None,
+                                             actor="sync", cfg=cfg, slurm=slurm, record_exclusion=False)
+        events.extend(evs)
+        actions.append({"node": node, "action": "drain", "outcome": decision.outcome})
+    return actions, events

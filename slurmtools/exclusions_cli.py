@@ -1,0 +1,178 @@
+"""`slurmtools exclude ...`: the admin CLI for exclusions (see slurmtools/exclusions.py)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from slurmtools.cli import _config, emit_json, fail
+
+
+def _nodes(hostlist: str) -> list[str]:
+    from slurmtools.slurm.parse import expand
+
+    try:
+        nodes = list(expand(hostlist))
+    except Exception as exc:  # noqa: BLE001 - python-hostlist's errors, as a clear message
+        fail(f"not a valid hostlist: {hostlist!r} ({exc})")
+    if not nodes:
+        fail(f"not a valid hostlist: {hostlist!r}")
+    return nodes
+
+
+def _admin(cfg: Any) -> str:
+    from slurmtools.exclusions import PermissionDenied, require_admin
+
+    try:
+        return require_admin(cfg)
+    except PermissionDenied as exc:
+        fail(str(exc), 1)
+
+
+def _slurm(cfg: Any) -> Any:
+    from slurmtools.slurm import get_client
+
+    return get_client(cfg)
+
+
+def _report(rows: list[dict[str, Any]], as_json: bool, record: dict[str, Any] | None) -> None:
+    if as_json:
+        emit_json({"results": rows, "ledger": record})
+        return
+    for row in rows:
+        click.echo("  ".join(f"{k}={v}" for k, v in row.items() if v not in (None, "")))
+
+
+@click.group("exclude")
+def exclude_group() -> None:
+    """Keep nodes out of jobs (drained, or softly avoided), list and reconcile exclusions."""
+
+
+@exclude_group.command("add")
+@click.argument("hostlist")
+@click.option("--reason", required=True, help="Why (shown in sinfo -R after our prefix).")
+@click.option("--ttl", help="Expire after this long (90m, 12h, 7d); default exclusions.admin_ttl.")
+@click.option("--soft", is_flag=True, help="Do not drain: only resubmissions and wrapped/plugged jobs avoid it.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def exclude_add(hostlist: str, reason: str, ttl: str | None, soft: bool, as_json: bool) -> None:
+    """Exclude the nodes of HOSTLIST (n[1-3],gpu017)."""
+    from slurmtools import exclusions
+    from slurmtools.ledger.cli import _spool_and_flush
+    from slurmtools.slurm import SlurmError
+    from slurmtools.timeutil import parse_duration
+
+    cfg = _config()
+    user = _admin(cfg)
+    nodes = _nodes(hostlist)
+    if not reason.strip():
+        fail("--reason must say why")
+    try:
+        ttl_s = parse_duration(ttl).total_seconds() if ttl else float(cfg.get("exclusions.admin_ttl")) or None
+    except ValueError as exc:
+        fail(str(exc))
+    try:
+        rows, events = exclusions.add(cfg, _slurm(cfg), nodes, reason, user=user, ttl_s=ttl_s, soft=soft)
+    except SlurmError as exc:
+        fail(str(exc))
+    record = _spool_and_flush(events, quiet=as_json) if events else None
+    _report(rows, as_json, record)
+    if any(r["outcome"] in ("breaker_open", "error", "not_ours") for r in rows):
+        sys.exit(1)
+
+
+@exclude_group.command("remove")
+@click.argument("hostlist")
+@click.option("--reason", "why", default="", help="Why the exclusion ends (recorded).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def exclude_remove(hostlist: str, why: str, as_json: bool) -> None:
+    """End the exclusions of HOSTLIST and resume the nodes we drained (never an admin's drain)."""
+    from slurmtools import exclusions
+    from slurmtools.ledger.cli import _session, _spool_and_flush
+    from slurmtools.slurm import SlurmError
+
+    cfg = _config()
+    user = _admin(cfg)
+    nodes = _nodes(hostlist)
+    with _session() as session:
+        try:
+            rows, events = exclusions.remove(cfg, _slurm(cfg), session, nodes, user=user, why=why)
+        except SlurmError as exc:
+            fail(str(exc))
+    record = _spool_and_flush(events, quiet=as_json) if events else None
+    _report(rows, as_json, record)
+
+
+@exclude_group.command("list")
+@click.option("--all", "include_ended", is_flag=True, help="Include ended and expired exclusions.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def exclude_list(include_ended: bool, as_json: bool) -> None:
+    """Exclusions in force (anyone may list)."""
+    from slurmtools import exclusions
+    from slurmtools.ledger.cli import _session
+
+    cfg = _config()
+    with _session() as session:
+        rows = [exclusions.to_dict(x) for x in exclusions.listing(session, cfg.cluster, include_ended=include_ended)]
+    if as_json:
+        emit_json(rows)
+        return
+    if not rows:
+        click.echo("no exclusions")
+    for r in rows:
+        until = (r["end"] and f"ended {r['end'][:19]} ({r['outcome']})") or (
+            f"until {r['expires'][:19]}" if r["expires"] else "no expiry")
+        click.echo(f"{r['node']:<12} {r['scope']:<6} {r['source']:<18} since {r['start'][:19]}  {until}  {r['reason']}")
+
+
+@exclude_group.command("history")
+@click.argument("node")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def exclude_history(node: str, as_json: bool) -> None:
+    """Every exclusion and drain/resume of NODE, oldest first."""
+    from sqlalchemy import select
+
+    from slurmtools import exclusions
+    from slurmtools.ledger import models
+    from slurmtools.ledger.cli import _session
+
+    cfg = _config()
+    X, S = models.Exclusion, models.NodeStateChange
+    with _session() as session:
+        excl = [exclusions.to_dict(x) for x in session.scalars(
+            select(X).where(X.cluster == cfg.cluster, X.node == node).order_by(X.start))]
+        changes = [{"time": c.time.isoformat(), "action": c.action, "actor": c.actor, "reason": c.reason,
+                    "applied": c.applied, "outcome": (c.details or {}).get("outcome")}
+                   for c in session.scalars(select(S).where(S.cluster == cfg.cluster, S.node == node).order_by(S.time))]
+    if as_json:
+        emit_json({"node": node, "exclusions": excl, "state_changes": changes})
+        return
+    for r in excl:
+        click.echo(f"exclusion {r['start'][:19]} {r['scope']} {r['source']}: {r['reason']} "
+                   f"[{'active' if r['active'] else (r['outcome'] or 'ended')}]")
+    for c in changes:
+        click.echo(f"{c['time'][:19]} {c['action']:<7} {c['actor']:<16} {c['outcome'] or ''} {c['reason']}")
+
+
+@exclude_group.command("sync")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def exclude_sync(as_json: bool) -> None:
+    """Reconcile the ledger and Slurm (expired exclusions, drains without one, exclusions not drained)."""
+    from slurmtools import exclusions
+    from slurmtools.ledger.cli import _session, _spool_and_flush
+    from slurmtools.slurm import SlurmError
+
+    cfg = _config()
+    _admin(cfg)
+    with _session() as session:
+        try:
+            actions, events = exclusions.sync(cfg, _slurm(cfg), session)
+        except SlurmError as exc:
+            fail(str(exc))
+    record = _spool_and_flush(events, quiet=as_json) if events else None
+    if as_json:
+        emit_json({"actions": actions, "ledger": record})
+        return
+    click.echo("in sync: nothing to do" if not actions else "\n".join(
+        f"{a['node']}: {a['action']} -> {a['outcome']}" for a in actions))
