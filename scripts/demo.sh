@@ -39,12 +39,17 @@ for _ in $(seq 50); do slurmtools ledger events --job "$job" 2>/dev/null | grep 
 slurmtools ledger events --job "$job"
 say "the cluster, through slurmtools"
 slurmtools nodes
+say "the exclusion the drain opened"
+slurmtools ledger flush --quiet || true
+slurmtools exclude list
 scancel "$job" 2>/dev/null || true
-scontrol update nodename="$node" state=resume
+say "the node is repaired: end the exclusion (resumes only a node slurmtools drained)"
+slurmtools exclude remove "$node" --reason "demo: repaired"
 cat <<'EOT'
 
-(The demo resumed the node afterwards.) Still being built: the requeue controller that resubmits
-the job away from the faulty node, the prolog health gates, the sbatch wrapper and reports.
+Still being built: the requeue controller that resubmits the job away from the faulty node, the
+sbatch wrapper and reports. Try the prolog gate: `slurmtools lab inject n3 row-remap-failure`, then
+jobs that land on n3 are requeued elsewhere (`slurmtools lab inject n3 healthy` restores it).
 Use the lab yourself:   eval "$(slurmtools lab env)"; sinfo; slurmtools nodes; slurmtools ledger events
 Stop it:                slurmtools lab down
 EOT
