@@ -22,9 +22,9 @@ def _duration_seconds(text: str) -> float | None:
     if len(text) < 2 or text[-1] not in _UNITS:
         return None
     number = text[:-1].strip()
-    if not number or number.startswith(("+", "-")) or not number.replace(".", "", 1).isdigit() \
-            or not number.isascii():
-        return None
+    whole, dot, frac = number.partition(".")
+    if not (number.isascii() and whole.isdigit() and (not dot or frac.isdigit())):
+        return None   # what \d+(\.\d+)? accepts: "1.5", not "1.", ".5", "-1", "1e3"
     return float(number) * _UNITS[text[-1]]
 
 

@@ -44,7 +44,7 @@ def cuda_version(raw: int) -> str:
 
 
 def run(system: sysmod.System, ctx: Context) -> list[Result]:
-    hw, _s = ctx.hardware, ctx.settings
+    hw = ctx.hardware
     expected = int(hw["gpus"])
     pci = pci_gpus(system.fs)
     err = system.nvml_init()

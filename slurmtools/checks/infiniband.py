@@ -32,7 +32,7 @@ def ports(fs: sysmod.Fs, exclude: list[str]) -> list[tuple[str, str]]:
 
 
 def run(system: sysmod.System, ctx: Context) -> list[Result]:
-    hw, _s = ctx.hardware, ctx.settings
+    hw = ctx.hardware
     fs = system.fs
     found = ports(fs, list(hw["ib_exclude"]))
     want_layer = str(hw["ib_link_layer"]).lower()
@@ -52,7 +52,7 @@ def run(system: sysmod.System, ctx: Context) -> list[Result]:
 
 
 def _port(fs: sysmod.Fs, ctx: Context, dev: str, port: str) -> list[Result]:
-    hw, _s = ctx.hardware, ctx.settings
+    hw = ctx.hardware
     base = f"{ROOT}/{dev}/ports/{port}"
     name = f"{dev}/{port}"
     state = _value(fs.read(f"{base}/state"))
