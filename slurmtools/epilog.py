@@ -23,7 +23,7 @@ from slurmtools.config import this_node
 from slurmtools.diagnosis import diagnose, policy, sources
 from slurmtools.diagnosis.findings import Finding
 from slurmtools.ledger import api
-from slurmtools.ledger.spool import Event, SpoolError, make_key
+from slurmtools.ledger.spool import Event, make_key, record_or_report
 from slurmtools.slurm.types import ExitStatus
 
 log = logging.getLogger(__name__)
@@ -169,7 +169,4 @@ def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
 
 
 def _spool(events: list[Event], cfg: Any) -> None:
-    try:
-        api.record(events, cfg)
-    except SpoolError as exc:  # nowhere durable to write: say so in the slurmd log, still exit 0
-        print(f"slurmtools epilog: cannot spool {len(events)} event(s): {exc}")
+    record_or_report(cfg.get("ledger.spool_dir"), events, "epilog")

@@ -15,21 +15,13 @@ the node (no new jobs) but lets this job start.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Mapping
 from typing import Any
 
 from slurmtools import config
 from slurmtools.checks import FAIL, runner
 from slurmtools.config import this_node
-from slurmtools.ledger.spool import Event, Spool, SpoolError
-
-
-def _log() -> Any:
-    """The module's logger, imported on first use (logging costs ~6 ms of a healthy prolog's start)."""
-    import logging
-
-    return logging.getLogger(__name__)
+from slurmtools.ledger.spool import Event, record_or_report
 
 #: The hook's exit code for "this job must not start here" (prolog.d/ turns it into 1; any other
 #: non-zero code is an error of ours and becomes 0 there).
@@ -50,10 +42,7 @@ def gate_event(cfg: Any, report: runner.Report, job_id: str | None) -> Event:
 
 
 def _spool(cfg: Any, events: list[Event]) -> None:
-    try:
-        Spool(cfg.get("ledger.spool_dir")).write_many(events)
-    except SpoolError as exc:  # recorded nowhere: say so where the admin looks (slurmd log)
-        print(f"slurmtools: cannot spool {len(events)} events: {exc}", file=sys.stderr)
+    record_or_report(cfg.get("ledger.spool_dir"), events, "prolog")
 
 
 def act(cfg: Any, report: runner.Report, *, job_id: str | None, job_gpus: set[int] | None,
@@ -101,10 +90,7 @@ def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
         print(f"slurmtools prolog: cannot record the kernel-log marker: {exc}")
     job_gpus = runner.parse_gpus(env.get("SLURM_JOB_GPUS"))
     report = runner.run(cfg, "prolog", node=node, job_gpus=job_gpus)
-    try:
-        runner.write_status(cfg.node(node)["state_dir"], report)
-    except OSError as exc:
-        _log().warning("cannot cache the gate status: %s", exc)
+    runner.write_status(cfg.node(node)["state_dir"], report)
     return act(cfg, report, job_id=env.get("SLURM_JOB_ID"), job_gpus=job_gpus, actor="prolog")
 
 
@@ -117,9 +103,6 @@ def healthcheck(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
     report = runner.read_status(state_dir, float(cfg.get("checks.health_max_age")))
     if report is None or report.verdict == FAIL:   # a failure is re-checked: it may have been repaired
         report = runner.run(cfg, "health", node=node)
-        try:
-            runner.write_status(state_dir, report)
-        except OSError as exc:
-            _log().warning("cannot cache the gate status: %s", exc)
+        runner.write_status(state_dir, report)
         act(cfg, report, job_id=None, job_gpus=None, actor="healthcheck")
     return 0

@@ -158,14 +158,20 @@ def parse_gpus(text: str | None) -> set[int]:
     return {int(p) for p in (text or "").split(",") if p.strip().isdigit()}
 
 
-def write_status(state_dir: str, report: Report) -> None:
-    """The last gate result, for HealthCheckProgram and `slurmtools nodes` (write, rename)."""
-    os.makedirs(state_dir, exist_ok=True)
-    path = os.path.join(state_dir, STATUS_FILE)
-    tmp = f"{path}.{os.getpid()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(report.to_dict(), fh, separators=(",", ":"))
-    os.replace(tmp, path)
+def write_status(state_dir: str, report: Report) -> bool:
+    """Cache the last gate result, for HealthCheckProgram (write, rename). A cache: a failure is logged,
+    never raised (the gate's verdict stands without it)."""
+    try:
+        os.makedirs(state_dir, exist_ok=True)
+        path = os.path.join(state_dir, STATUS_FILE)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(report.to_dict(), fh, separators=(",", ":"))
+        os.replace(tmp, path)
+    except OSError as exc:
+        _log().warning("cannot cache the gate status in %s: %s", state_dir, exc)
+        return False
+    return True
 
 
 def read_status(state_dir: str, max_age: float | None = None) -> Report | None:

@@ -189,6 +189,17 @@ class Spool:
         return {"pending": n(self.pending, ".json"), "tmp": n(self.tmp), "bad": n(self.bad, ".json")}
 
 
+def record_or_report(spool_dir: str | os.PathLike[str], events: list[Event], who: str) -> bool:
+    """Spool EVENTS as one batch, for a hook that has nowhere else durable to write: if the spool fails,
+    say so where the admin looks (a hook's output lands in the slurmd log) and go on."""
+    try:
+        Spool(spool_dir).write_many(events)
+    except SpoolError as exc:
+        print(f"slurmtools {who}: cannot spool {len(events)} event(s): {exc}")
+        return False
+    return True
+
+
 def _fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
