@@ -105,15 +105,10 @@ def _decide(node: str, reason: str, prefix: str, cfg: Any, slurm: Any) -> DrainD
         from slurmtools.slurm import get_client
 
         slurm = get_client(cfg)
-    from slurmtools.slurm import SlurmError
-
-    try:
-        nodes = slurm.nodes()
-    except SlurmError as exc:
-        return DrainDecision(node, reason, False, "error", f"cannot read node states: {exc}")
-    me = next((n for n in nodes if n.name == node), None)
-    if me is None:
-        return DrainDecision(node, reason, False, "error", "Slurm does not know this node")
+    found = _read_nodes(slurm, node, reason, None)   # all of them: the breaker counts our drains
+    if isinstance(found, DrainDecision):
+        return found
+    nodes, me = found
     if me.drain or me.state == "down":
         if is_ours(me.reason, prefix):
             return DrainDecision(node, reason, False, "already_ours", f"already drained: {me.reason}")
@@ -124,6 +119,8 @@ def _decide(node: str, reason: str, prefix: str, cfg: Any, slurm: Any) -> DrainD
         return DrainDecision(node, reason, False, "breaker_open",
                              f"circuit breaker: {ours} of {len(nodes)} nodes already drained by slurmtools "
                              f"(limit {limit}); not draining more")
+    from slurmtools.slurm import SlurmError
+
     try:
         slurm.drain([node], reason)
     except SlurmError as exc:
@@ -145,16 +142,26 @@ def request_resume(node: str, *, cfg: Any, slurm: Any, actor: str, why: str) -> 
     return decision, event
 
 
-def _decide_resume(node: str, prefix: str, cfg: Any, slurm: Any) -> DrainDecision:
+def _read_nodes(slurm: Any, node: str, reason: str,
+                names: list[str] | None) -> tuple[list[Any], Any] | DrainDecision:
+    """Slurm's view of NAMES (None: all nodes) and of NODE among them, or the error decision."""
     from slurmtools.slurm import SlurmError
 
     try:
-        found = slurm.nodes([node])
+        nodes = slurm.nodes(names) if names else slurm.nodes()
     except SlurmError as exc:
-        return DrainDecision(node, "", False, "error", f"cannot read node state: {exc}")
-    me = next((n for n in found if n.name == node), None)
+        return DrainDecision(node, reason, False, "error", f"cannot read node states: {exc}")
+    me = next((n for n in nodes if n.name == node), None)
     if me is None:
-        return DrainDecision(node, "", False, "error", "Slurm does not know this node")
+        return DrainDecision(node, reason, False, "error", "Slurm does not know this node")
+    return nodes, me
+
+
+def _decide_resume(node: str, prefix: str, cfg: Any, slurm: Any) -> DrainDecision:
+    found = _read_nodes(slurm, node, "", [node])
+    if isinstance(found, DrainDecision):
+        return found
+    _, me = found
     if not (me.drain or me.state == "down"):
         return DrainDecision(node, me.reason or "", False, "not_drained", "")
     if not is_ours(me.reason, prefix):
@@ -163,6 +170,8 @@ def _decide_resume(node: str, prefix: str, cfg: Any, slurm: Any) -> DrainDecisio
         return DrainDecision(node, me.reason, False, "disabled", "general.enabled = false")
     if cfg.get("general.observe"):
         return DrainDecision(node, me.reason, False, "observe", "observe mode: recorded, not resumed")
+    from slurmtools.slurm import SlurmError
+
     try:
         slurm.resume([node])
     except SlurmError as exc:

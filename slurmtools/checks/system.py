@@ -107,6 +107,7 @@ class FakeNvml:
 
     @property
     def NVMLError(self) -> type[BaseException]:
+        """pynvml's base error, so code written against pynvml can catch the fake's errors."""
         import pynvml
 
         return pynvml.NVMLError  # type: ignore[no-any-return]
@@ -237,10 +238,8 @@ class System(Plain):
 
     @property
     def NVMLError(self) -> type[BaseException]:
-        """pynvml's base error (imported only when an `except` clause needs it)."""
-        import pynvml
-
-        return pynvml.NVMLError  # type: ignore[no-any-return]
+        """pynvml's base error, from the NVML in use (looked up only when an `except` clause needs it)."""
+        return self.nvml.NVMLError  # type: ignore[no-any-return]
 
     def nvml_init(self) -> BaseException | None:
         """Initialise NVML once (thread-safe enough: a second init is harmless). The error, or None."""
