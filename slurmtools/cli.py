@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sys
 from typing import Any, NoReturn
 
@@ -325,11 +324,10 @@ def snapshot_record(path: str, interval: float) -> None:
     from slurmtools.checks import snapshot
 
     data = snapshot.record(interval=interval)
-    tmp = f"{path}.tmp"
+    from slurmtools.fsutil import write_atomic
+
     try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=1, sort_keys=True)
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps(data, indent=1, sort_keys=True))
     except OSError as exc:
         fail(f"cannot write {path}: {exc.strerror}")
     gpus = len((data.get("nvml") or {}).get("devices") or [])

@@ -221,12 +221,11 @@ def _write_cache(fingerprint: list[list[Any]], data: dict[str, Any], defaults: d
     path = _cache_file()
     if path is None:
         return
-    tmp = f"{path}.{os.getpid()}.tmp"
+    from slurmtools.fsutil import write_atomic
+
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump({"fingerprint": fingerprint, "data": data, "defaults": defaults, "sources": sources}, fh)
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps({"fingerprint": fingerprint, "data": data, "defaults": defaults,
+                                       "sources": sources}), mode=0o600)
     except OSError:
         pass  # a cache: the next run parses again
 

@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from slurmtools._plain import Plain
+from slurmtools.fsutil import write_atomic
 
 
 class Observation(Plain):
@@ -75,7 +76,4 @@ class Counters:
             current.update(self.updated)
             cutoff = self.now - 30 * 86400      # forget counters not seen for a month (hardware swapped)
             current = {k: v for k, v in current.items() if float(v.get("t", 0)) >= cutoff}
-            tmp = f"{self.path}.{os.getpid()}.tmp"
-            with open(tmp, "w", encoding="utf-8") as fh:
-                json.dump(current, fh, separators=(",", ":"))
-            os.replace(tmp, self.path)
+            write_atomic(self.path, json.dumps(current, separators=(",", ":")))

@@ -18,6 +18,7 @@ from slurmtools._plain import Plain
 from slurmtools.checks import CHECKS, FAIL, OK, UNKNOWN, WARN, Context, Result, unknown
 from slurmtools.checks.counters import Counters
 from slurmtools.checks.system import System, system_for
+from slurmtools.fsutil import write_atomic
 
 
 def _log() -> Any:
@@ -163,11 +164,7 @@ def write_status(state_dir: str, report: Report) -> bool:
     never raised (the gate's verdict stands without it)."""
     try:
         os.makedirs(state_dir, exist_ok=True)
-        path = os.path.join(state_dir, STATUS_FILE)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(report.to_dict(), fh, separators=(",", ":"))
-        os.replace(tmp, path)
+        write_atomic(os.path.join(state_dir, STATUS_FILE), json.dumps(report.to_dict(), separators=(",", ":")))
     except OSError as exc:
         _log().warning("cannot cache the gate status in %s: %s", state_dir, exc)
         return False
