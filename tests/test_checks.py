@@ -22,6 +22,8 @@ from slurmtools.checks import system as sysmod
 from slurmtools.cli import main
 from slurmtools.ledger.spool import Spool
 
+from .test_epilog import sinfo_json
+
 SNAPS = Path(__file__).parent / "data" / "snapshots"
 FAULTS = {  # snapshot -> (failing check, words its reason must hold)
     "gpu-missing": ("gpu", "missing from NVML"),
@@ -373,10 +375,8 @@ def test_check_cli_bad_snapshot_is_a_clear_error(tmp_path: Path) -> None:
 
 # ------------------------------------------------------------------------------- the prolog gate
 def sinfo(nodes: list[tuple[str, str]]) -> str:
-    return json.dumps({"errors": [], "nodes": [
-        {"name": n, "state": "idle", "state_flags": ["DRAIN"] if r else [], "reason": r,
-         "reason_set_by_user": "root" if r else None, "reason_changed_at": 0, "partitions": ["gpu"],
-         "gres": "gpu:8"} for n, r in nodes]})
+    """Idle nodes, drained where a reason is given (the epilog tests' fake sinfo output)."""
+    return sinfo_json([(n, "idle", ["DRAIN"] if r else [], r) for n, r in nodes])
 
 
 @pytest.fixture
