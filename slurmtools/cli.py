@@ -81,16 +81,22 @@ def config_check(path: str | None) -> None:
 @main.command("nodes")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def nodes_cmd(as_json: bool) -> None:
-    """Each node with its Slurm state, flags and reason."""
+    """Each node with its Slurm state, flags and reason, and the circuit breaker's state."""
+    from slurmtools import safety
     from slurmtools.slurm import SlurmError, get_client
 
+    cfg = _config()
     try:
-        nodes = get_client(_config()).nodes()
+        slurm = get_client(cfg)
+        nodes = slurm.nodes()
+        breaker = safety.breaker_status(cfg, slurm)
     except SlurmError as exc:
         fail(str(exc))
     if as_json:
         emit_json([n.to_dict() for n in nodes])
         return
+    if breaker["open"]:
+        click.echo(f"CIRCUIT BREAKER OPEN: {breaker['detail']}", err=True)
     rows = [("NODE", "STATE", "FLAGS", "REASON")]
     for n in nodes:
         reason = n.reason or ""
@@ -336,11 +342,13 @@ def snapshot_record(path: str, interval: float) -> None:
 
 
 def _register() -> None:
+    from slurmtools.controller.cli import controller_group
     from slurmtools.exclusions_cli import exclude_group
     from slurmtools.ledger.cli import ledger_group
 
     main.add_command(ledger_group)
     main.add_command(exclude_group)
+    main.add_command(controller_group)
 
 
 _register()

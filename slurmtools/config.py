@@ -29,6 +29,7 @@ ENV_OVERRIDES: dict[str, str] = {
 CHOICES: dict[str, tuple[str, ...]] = {
     "slurm.backend": ("auto", "cli", "pyslurm"),
     "general.log_level": ("debug", "info", "warning", "error"),
+    "controller.retry_on": ("node", "any"),
     "xid_override.action": ("", "none", "restart_app", "investigate", "reset_gpu", "reboot_node", "drain_node"),
     "xid_override.category": ("", "hardware", "driver", "network", "filesystem", "application", "unknown"),
     "xid_override.severity": ("", "info", "warning", "error", "critical"),

@@ -37,6 +37,16 @@ def epilog_slurmd() -> int:
     return epilog.run()
 
 
+def epilog_slurmctld() -> int:
+    """On the slurmctld host: queue the ended attempt for the controller, and nothing else (fast)."""
+    from slurmtools import config
+    from slurmtools.controller import queue
+
+    cfg = config.get()
+    queue.enqueue(cfg.get("controller.queue_dir"), queue.item_from_env(os.environ, cfg.cluster))
+    return 0
+
+
 def healthcheck() -> int:
     from slurmtools import prolog
 
@@ -45,7 +55,7 @@ def healthcheck() -> int:
 
 #: SLURM_SCRIPT_CONTEXT (or the hook's argument) -> handler.
 HANDLERS: dict[str, Callable[[], int]] = {"prolog_slurmd": prolog_slurmd, "epilog_slurmd": epilog_slurmd,
-                                          "healthcheck": healthcheck}
+                                          "epilog_slurmctld": epilog_slurmctld, "healthcheck": healthcheck}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -60,6 +60,19 @@ def breaker_limit(total_nodes: int, fraction: float, minimum: int) -> int:
     return max(minimum, math.floor(total_nodes * fraction))
 
 
+def breaker_status(cfg: Any, slurm: Any) -> dict[str, Any]:
+    """How close the circuit breaker is: nodes drained with our reason now, the limit, and whether it is
+    open (no further drain will be made). `slurmtools nodes` and the controller report it."""
+    prefix = cfg.get("general.reason_prefix")
+    nodes = slurm.nodes()
+    ours = sorted(n.name for n in nodes if (n.drain or n.state == "down") and is_ours(n.reason, prefix))
+    limit = breaker_limit(len(nodes), cfg.get("safety.max_drain_fraction"), cfg.get("safety.min_drain_nodes"))
+    is_open = len(ours) >= limit
+    detail = (f"{len(ours)} of {len(nodes)} nodes drained by slurmtools (limit {limit})" +
+              ("; no further drains until some are resumed" if is_open else ""))
+    return {"open": is_open, "drained_by_us": ours, "total": len(nodes), "limit": limit, "detail": detail}
+
+
 def request_drain(node: str, category: str, cause: str, *, job_id: str | int | None, actor: str, cfg: Any,
                   slurm: Any = None, evidence: dict[str, Any] | None = None,
                   ttl_s: float | None = None, record_exclusion: bool = True) -> tuple[DrainDecision, list[Event]]:

@@ -165,6 +165,17 @@ def _findings(conn: Connection, events: list[Event], seen: Seen) -> None:
                  _full_rows(models.Finding, rows))
 
 
+def _merge_details(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """One level deep: each node's epilog adds its own entry under details["epilog"]."""
+    out = dict(old)
+    for key, value in new.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = {**out[key], **value}
+        else:
+            out[key] = value
+    return out
+
+
 def _attempt(conn: Connection, event: Event, seen: Seen) -> None:
     """Merge an attempt: hooks see no submit time, sacct does; both describe one row."""
     A = models.JobAttempt
@@ -193,7 +204,7 @@ def _attempt(conn: Connection, event: Event, seen: Seen) -> None:
         fixed = {"idempotency_key", "cluster", "job_id", "restart_count", "details", "source"}
         merged = {k: v for k, v in row.items() if v is not None and k not in fixed}
         if row.get("details"):
-            merged["details"] = {**(existing["details"] or {}), **row["details"]}
+            merged["details"] = _merge_details(existing["details"] or {}, row["details"])
         if row.get("source"):
             merged["source"] = "+".join(sorted({*str(existing["source"]).split("+"), row["source"]}))
         conn.execute(update(A).where(T.c.id == existing["id"]).values(**merged))

@@ -1,0 +1,128 @@
+"""`slurmtools controller run|once|status`."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from typing import Any
+
+import click
+
+from slurmtools.cli import _config, emit_json, fail
+
+
+def _controller(no_recovery: bool) -> Any:
+    from slurmtools.controller.engine import Controller
+    from slurmtools.slurm import SlurmError
+
+    cfg = _config()
+    try:
+        return Controller(cfg, recovery=False if no_recovery else None)
+    except SlurmError as exc:
+        fail(str(exc))
+
+
+@click.group("controller")
+def controller_group() -> None:
+    """The requeue controller: classify ended jobs, retry them away from faulty nodes, return nodes to service."""
+
+
+@controller_group.command("once")
+@click.option("--json", "as_json", is_flag=True, help="Print the pass's report as JSON.")
+@click.option("--no-recovery", is_flag=True, help="Do not deep-check or resume excluded nodes in this pass.")
+def controller_once(as_json: bool, no_recovery: bool) -> None:
+    """One pass over the queue. Exit 0; 1 when an action failed (alert) or an item errored; 3 when the
+    circuit breaker is open (drains are being refused)."""
+    report = _controller(no_recovery).once()
+    if as_json:
+        emit_json(report)
+    else:
+        for d in report["decisions"]:
+            click.echo(f"job {d['job_id']}.{d['restart_count']}: {d['classification']} -> {d['decision']} "
+                       f"[{d['status']}] {d['reason']}" + (f" exclude={d['excluded_nodes']}" if d["excluded_nodes"]
+                                                          else ""))
+        for w in report["waiting"]:
+            click.echo(f"job {w['job_id']}.{w['restart_count']}: waiting for epilogs of "
+                       + ",".join(w["missing_epilogs"]))
+        for r in report["running"]:
+            click.echo(f"job {r['job_id']}: attempt {r['restart_count']} running on {r['nodes']}")
+        for row in report["lemons"] + report["recovery"]:
+            click.echo("  ".join(f"{k}={v}" for k, v in row.items()))
+        for e in report["errors"]:
+            click.echo(f"error: {e}", err=True)
+        for a in report["alerts"]:
+            click.echo(f"ALERT: {a}", err=True)
+        if report["breaker"]["open"]:
+            click.echo(f"CIRCUIT BREAKER OPEN: {report['breaker']['detail']}", err=True)
+    if report["alerts"] or report["errors"]:
+        sys.exit(1)
+    if report["breaker"]["open"]:
+        sys.exit(3)
+
+
+@controller_group.command("run")
+@click.option("--interval", type=float, help="Seconds between passes (default controller.poll_interval).")
+@click.option("--no-recovery", is_flag=True, help="Never deep-check or resume excluded nodes.")
+def controller_run(interval: float | None, no_recovery: bool) -> None:
+    """Run until SIGTERM/SIGINT (a systemd service on the slurmctld host)."""
+    import logging
+
+    if not logging.getLogger().handlers or logging.getLogger().level > logging.WARNING:
+        logging.getLogger().setLevel(logging.WARNING)
+    controller = _controller(no_recovery)
+    stop = {"now": False}
+
+    def _stop(signum: int, frame: Any) -> None:
+        stop["now"] = True
+
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
+    cfg = controller.cfg
+    click.echo(f"slurmtools controller: watching {cfg.get('controller.queue_dir')}", err=True)
+    controller.run(interval or float(cfg.get("controller.poll_interval")), lambda: stop["now"])
+
+
+@controller_group.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--limit", type=int, default=20, show_default=True, help="How many recent decisions.")
+def controller_status(as_json: bool, limit: int) -> None:
+    """The queue, the most recent decisions with their step timestamps, and the circuit breaker."""
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    from slurmtools import safety
+    from slurmtools.controller import queue
+    from slurmtools.ledger import api, models
+    from slurmtools.slurm import SlurmError, get_client
+
+    cfg = _config()
+    CD = models.ControllerDecision
+    try:
+        with Session(api.engine_for(cfg)) as s:
+            rows = list(s.scalars(select(CD).where(CD.cluster == cfg.cluster).order_by(CD.id.desc()).limit(limit)))
+    except Exception as exc:  # noqa: BLE001 - a database we cannot read, as a clear message
+        fail(f"cannot read the ledger: {exc.__class__.__name__}: {str(exc).splitlines()[0]}", 1)
+    try:
+        breaker = safety.breaker_status(cfg, get_client(cfg))
+    except SlurmError as exc:
+        breaker = {"open": None, "detail": f"unknown: {exc}"}
+    steps = ("t_ended", "t_detected", "t_decided", "t_requeued", "t_released", "t_verified", "t_running")
+    decisions = [{"job_id": d.job_id, "restart_count": d.restart_count, "classification": d.classification,
+                  "decision": d.decision, "status": d.status, "reason": d.reason, "excluded_nodes": d.excluded_nodes,
+                  **{k: getattr(d, k).isoformat() if getattr(d, k) else None for k in steps}} for d in rows]
+    queued = [item for _, item in queue.pending(cfg.get("controller.queue_dir"))]
+    if as_json:
+        emit_json({"queue": queued, "decisions": decisions, "breaker": breaker})
+        return
+    click.echo(f"queue: {len(queued)} attempt(s) waiting; circuit breaker: "
+               f"{'OPEN' if breaker['open'] else 'closed'} ({breaker['detail']})")
+    for d in decisions:
+        latency = ""
+        if d["t_running"] and d["t_ended"]:
+            from datetime import datetime
+
+            secs = (datetime.fromisoformat(str(d["t_running"])) -
+                    datetime.fromisoformat(str(d["t_ended"]))).total_seconds()
+            latency = f" running again after {secs:.0f}s"
+        click.echo(f"job {d['job_id']}.{d['restart_count']}: {d['classification']} -> {d['decision']} "
+                   f"[{d['status']}] {d['reason']}{latency}")

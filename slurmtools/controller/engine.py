@@ -1,0 +1,492 @@
+"""The requeue controller: for each ended attempt EpilogSlurmctld queued, gather the evidence, classify,
+decide, act, verify, and audit every step in `controller_decisions`; then follow retried jobs until
+they run, flag lemon nodes, and return excluded nodes to service after deep checks.
+
+Idempotent by construction: the decision row (key: cluster, job, restart count) is written before
+anything is done, and acting reads the job back first. A controller killed at any point and started
+again finishes the flow without requeueing twice: a job whose restart count already moved on is not
+requeued again. A queue file is removed only once its decision is final.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import subprocess
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from slurmtools import exclusions, safety
+from slurmtools.controller import policy, queue
+from slurmtools.diagnosis.findings import NODE_TRUST
+from slurmtools.ledger import api, models
+from slurmtools.ledger.spool import Event, make_key
+from slurmtools.slurm import SlurmError, collect, expand
+from slurmtools.slurm.types import ExitStatus, JobInfo
+
+log = logging.getLogger(__name__)
+
+CD = models.ControllerDecision
+FINAL_STATUSES = frozenset({"done", "failed", "observed"})
+AUTO_SOURCES = frozenset({"prolog", "epilog", "controller", "sync"})
+
+
+def decision_key(cluster: str, job_id: int, restart_count: int) -> str:
+    return make_key("decision", cluster, job_id, restart_count)
+
+
+def chain_key(cluster: str, job_id: int) -> str:
+    """A retry chain is named by its job id (requeues keep it); `slurmtools sbatch` uses the same key."""
+    return make_key("chain", cluster, job_id)
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _held(job: JobInfo) -> bool:
+    return job.state == "PENDING" and "held" in job.state_reason.lower()
+
+
+class Controller:
+    def __init__(self, cfg: Any, *, slurm: Any = None, engine: Any = None, rng: random.Random | None = None,
+                 recovery: bool | None = None,
+                 deep_check: Callable[[str], tuple[str, dict[str, Any]]] | None = None) -> None:
+        from slurmtools.slurm import get_client
+
+        self.cfg = cfg
+        self.cluster = cfg.cluster
+        self.slurm = slurm or get_client(cfg)
+        self.engine = engine or api.engine_for(cfg)
+        self.rules = policy.Rules.from_config(cfg)
+        self.rng = rng or random.Random()
+        self.queue_dir = str(cfg.get("controller.queue_dir"))
+        self.recovery = bool(cfg.get("controller.recovery")) if recovery is None else recovery
+        self.deep_check = deep_check or self._deep_check_command
+        self._jobs: dict[int, JobInfo] | None = None
+        self._last_recovery = 0.0
+
+    # ------------------------------------------------------------------ the pass
+    def once(self) -> dict[str, Any]:
+        """One pass: the queue, the follow-ups, lemons, recovery. Returns what happened."""
+        report: dict[str, Any] = {"decisions": [], "waiting": [], "errors": [], "alerts": [], "running": [],
+                                  "lemons": [], "recovery": []}
+        self._jobs = None
+        items = queue.pending(self.queue_dir)
+        if items:
+            self._ship()
+        for path, item in items:
+            try:
+                result = self.process(item)
+            except Exception as exc:
+                log.exception("controller: job %s: %s", item.get("job_id"), exc)
+                report["errors"].append({"job_id": item.get("job_id"), "error": f"{type(exc).__name__}: {exc}"})
+                continue
+            if result.get("waiting"):
+                report["waiting"].append(result)
+                continue
+            report["decisions"].append(result)
+            if result.get("alert"):
+                report["alerts"].append(result["alert"])
+            if result.get("status") in FINAL_STATUSES:
+                queue.done(path)
+        try:
+            report["running"] = self.follow_up()
+            report["lemons"] = self.lemons([n for r in report["decisions"] for n in r.get("implicated", [])])
+            if self.recovery:
+                report["recovery"] = self.recover()
+        except Exception as exc:
+            log.exception("controller: %s", exc)
+            report["errors"].append({"error": f"{type(exc).__name__}: {exc}"})
+        report["breaker"] = self.breaker()
+        return report
+
+    def run(self, interval: float, should_stop: Callable[[], bool]) -> None:
+        while not should_stop():
+            started = time.monotonic()
+            try:
+                report = self.once()
+                for d in report["decisions"]:
+                    log.warning("controller: job %s.%s: %s %s (%s)", d["job_id"], d["restart_count"],
+                                d["classification"], d["decision"], d["reason"])
+                for a in report["alerts"]:
+                    log.error("controller: ALERT: %s", a)
+                if report["breaker"]["open"]:
+                    log.error("controller: circuit breaker open: %s", report["breaker"]["detail"])
+            except Exception as exc:
+                log.exception("controller: pass failed: %s", exc)
+            left = interval - (time.monotonic() - started)
+            while left > 0 and not should_stop():
+                time.sleep(min(left, 0.2))
+                left -= 0.2
+
+    # ------------------------------------------------------------ Slurm and ledger
+    def _ship(self) -> None:
+        """Ship what this host spooled (the node epilogs on a one-host lab; our own events)."""
+        try:
+            api.flush(self.cfg)
+        except Exception as exc:  # noqa: BLE001 - the evidence wait covers a slow ledger
+            log.warning("controller: ledger flush failed: %s", exc)
+
+    def _job(self, job_id: int, fresh: bool = False) -> JobInfo | None:
+        if self._jobs is None or fresh:
+            self._jobs = {j.job_id: j for j in self.slurm.jobs()}
+        return self._jobs.get(int(job_id))
+
+    def _record(self, events: list[Event]) -> None:
+        if not events:
+            return
+        api.record(events, self.cfg)
+        self._ship()
+
+    # ------------------------------------------------------------- one attempt
+    def process(self, item: dict[str, Any]) -> dict[str, Any]:
+        job_id, restart = int(item["job_id"]), int(item.get("restart_count") or 0)
+        key = decision_key(self.cluster, job_id, restart)
+        with Session(self.engine, expire_on_commit=False) as s:
+            d = s.scalar(select(CD).where(CD.idempotency_key == key))
+            if d is not None and d.status in FINAL_STATUSES:
+                return self._summary(d)
+            if d is not None and d.status == "acting":     # a restart mid-flow: finish, never requeue twice
+                return self._act(s, d)
+            nodes = list(expand(item.get("nodes") or ""))
+            waited = time.time() - float(item.get("enqueued") or 0)
+            reported = self._epilogs_reported(s, job_id, restart)
+            missing = sorted(set(nodes) - reported)
+            if missing and waited < float(self.cfg.get("controller.evidence_wait")):
+                return {"waiting": True, "job_id": job_id, "restart_count": restart, "missing_epilogs": missing}
+            d = self._decide(s, item, nodes, missing, key)
+            if d.status == "acting":
+                return self._act(s, d)
+            return self._summary(d)
+
+    def _epilogs_reported(self, s: Session, job_id: int, restart: int) -> set[str]:
+        A = models.JobAttempt
+        rows = s.scalars(select(A).where(A.cluster == self.cluster, A.job_id == job_id, A.restart_count == restart))
+        return {node for row in rows for node in ((row.details or {}).get("epilog") or {})}
+
+    def _evidence(self, s: Session, job_id: int, restart: int) -> list[policy.Evidence]:
+        F = models.Finding
+        rows = s.scalars(select(F).where(F.cluster == self.cluster, F.job_id == job_id,
+                                         F.restart_count == restart).order_by(F.id))
+        return [policy.Evidence(node=f.node, kind=f.kind, category=f.category, action=f.action, trust=f.trust,
+                               message=f.message, superseded=bool((f.details or {}).get("superseded_by")),
+                               do_not_requeue=bool((f.details or {}).get("do_not_requeue")), id=f.id)
+               for f in rows]
+
+    def _gate_failures(self, s: Session, job_id: int, nodes: list[str]) -> list[tuple[str, str]]:
+        G = models.GateRun
+        rows = s.scalars(select(G).where(G.cluster == self.cluster, G.job_id == job_id, G.verdict == "fail"))
+        return [(g.node, g.failed_checks) for g in rows if not nodes or g.node in nodes]
+
+    def _chain(self, s: Session, job_id: int, ask: policy.RetryAsk | None, user: str) -> models.RetryChain | None:
+        C = models.RetryChain
+        chain = s.scalar(select(C).where(C.idempotency_key == chain_key(self.cluster, job_id)))
+        if chain is None and ask is not None and not ask.opted_out:
+            chain = C(idempotency_key=chain_key(self.cluster, job_id), cluster=self.cluster, root_job_id=job_id,
+                      user=user or None, created=_now(), max_retries=ask.max_retries, retry_on=ask.retry_on,
+                      status="active", retries_used=0, details={"marker": ask.marker(), "source": "comment"})
+            s.add(chain)
+            s.flush()
+        return chain
+
+    def _decide(self, s: Session, item: dict[str, Any], nodes: list[str], missing: list[str], key: str) -> Any:
+        job_id, restart = int(item["job_id"]), int(item.get("restart_count") or 0)
+        job = self._job(job_id)
+        same = job is not None and job.restart_count == restart
+        state = job.state if same and job is not None and job.finished else None
+        exit_: ExitStatus | None = None
+        if item.get("exit_raw") is not None:
+            exit_ = ExitStatus.from_wait_status(int(item["exit_raw"]))
+        elif same and job is not None:
+            exit_ = job.exit
+        findings = self._evidence(s, job_id, restart)
+        down: list[str] = []
+        if state in self.rules.node_fault_states:
+            down = [n.name for n in self.slurm.nodes(nodes) if n.state == "down" or not n.responding]
+        attempt = policy.Attempt(job_id, restart, nodes, state, exit_, item.get("comment") or "")
+        cls = policy.classify(attempt, findings, self.rules, gate_failures=self._gate_failures(s, job_id, nodes),
+                              down_nodes=down)
+        comment = item.get("comment") or (job.comment if job else "")
+        ask = policy.parse_marker(comment, int(self.cfg.get("controller.max_retries")),
+                                  str(self.cfg.get("controller.retry_on")))
+        chain = self._chain(s, job_id, ask, item.get("user") or (job.user if job else ""))
+        if ask is None and chain is not None:           # recorded by `slurmtools sbatch`
+            ask = policy.RetryAsk(chain.max_retries, chain.retry_on)
+        soft = sorted({x.node for x in exclusions.active(s, self.cluster) if x.scope == "soft"})
+        dec = policy.decide(cls, ask, chain.retries_used if chain else 0,
+                            already_excluded=list(job.excluded_nodes) if job else [], soft_excluded=soft,
+                            base=float(self.cfg.get("controller.backoff")),
+                            maximum=float(self.cfg.get("controller.backoff_max")),
+                            jitter=float(self.cfg.get("controller.backoff_jitter")), rng=self.rng)
+        acting = self.cfg.get("general.enabled") and not self.cfg.get("general.observe")
+        if dec.action == "retry" and job is None:
+            dec = policy.Decision("no_retry", "the job left slurmctld's memory (MinJobAge) before it could be "
+                                              "requeued; resubmit it", chain_status="failed")
+        status = ("acting" if acting else "observed") if dec.action == "retry" else "done"
+        now = _now()
+        ended = job.end_time if same and job is not None and job.end_time else None
+        detected = datetime.fromtimestamp(float(item.get("enqueued") or time.time()), tz=UTC)
+        d = CD(idempotency_key=key, cluster=self.cluster, job_id=job_id, restart_count=restart,
+               chain_id=chain.id if chain else None, classification=cls.kind, decision=dec.action,
+               reason=dec.reason[:2000], excluded_nodes=collect(dec.exclude) if dec.exclude else "",
+               status=status, t_ended=ended or detected, t_detected=detected, t_decided=now,
+               details={"classification": cls.to_dict(), "decision": dec.to_dict(),
+                        "ask": ask.marker() if ask else None, "state": state, "exit": str(exit_) if exit_ else None,
+                        "missing_epilogs": missing, "item": item})
+        s.add(d)
+        if chain is not None:
+            if dec.action == "retry" and acting:
+                chain.retries_used += 1
+            chain.status = dec.chain_status
+        A = models.JobAttempt
+        for att in s.scalars(select(A).where(A.cluster == self.cluster, A.job_id == job_id,
+                                             A.restart_count == restart)):
+            att.chain_id = chain.id if chain else att.chain_id
+        s.commit()
+        return d
+
+    def _act(self, s: Session, d: Any) -> dict[str, Any]:
+        """requeuehold -> exclude + StartTime -> release -> verify; every step timestamped."""
+        exclude = list(expand(d.excluded_nodes)) if d.excluded_nodes else []
+        delay = float((d.details or {}).get("decision", {}).get("delay_s") or 0)
+        tries = int((d.details or {}).get("act_tries", 0)) + 1
+        details = dict(d.details or {})
+        details["act_tries"] = tries
+        limit = int(self.cfg.get("controller.verify_attempts"))
+        alert = None
+        try:
+            job = self._job(d.job_id, fresh=True)
+            if job is None:
+                raise SlurmError("the job left slurmctld's memory (MinJobAge) before it could be requeued")
+            if job.restart_count == d.restart_count:
+                if not job.finished:
+                    raise SlurmError(f"job still in state {job.state} for attempt {d.restart_count}")
+                self.slurm.requeue(d.job_id, hold=True)
+                d.t_requeued = _now()
+            elif d.t_requeued is None:
+                details["requeued_by"] = "slurm"
+            s.commit()   # the requeue is on record before anything else can fail
+            start = "now" if delay <= 0 else f"now+{round(delay)}"
+            self.slurm.update_job(d.job_id, excluded_nodes=exclude or None, start_time=start)
+            job = self._job(d.job_id, fresh=True)
+            if job is not None and _held(job):
+                self.slurm.release(d.job_id)
+            d.t_released = _now()
+            job = self._job(d.job_id, fresh=True)
+            problems = self._verify(d, job, exclude)
+            if problems:
+                raise SlurmError("verify: " + "; ".join(problems))
+            d.t_verified = _now()
+            d.status = "done"
+            details.pop("last_error", None)
+        except SlurmError as exc:
+            details["last_error"] = str(exc)
+            details.setdefault("errors", []).append({"time": _now().isoformat(), "error": str(exc)[:500]})
+            if tries >= limit:
+                d.status = "failed"
+                alert = f"job {d.job_id}: requeue did not take after {tries} tries: {exc}"
+                log.error("controller: ALERT: %s", alert)
+            else:
+                log.warning("controller: job %s: %s (try %d of %d)", d.job_id, exc, tries, limit)
+        d.details = details
+        s.commit()
+        out = self._summary(d)
+        if alert:
+            out["alert"] = alert
+        return out
+
+    @staticmethod
+    def _verify(d: Any, job: JobInfo | None, exclude: list[str]) -> list[str]:
+        if job is None:
+            return ["the job is gone"]
+        problems = []
+        if job.restart_count <= d.restart_count:
+            problems.append(f"restart count still {job.restart_count}")
+        if _held(job):
+            problems.append(f"still held ({job.state_reason})")
+        missing = sorted(set(exclude) - set(job.excluded_nodes))
+        if missing:
+            problems.append("not excluded: " + ",".join(missing))
+        return problems
+
+    @staticmethod
+    def _summary(d: Any) -> dict[str, Any]:
+        cls = (d.details or {}).get("classification") or {}
+        return {"job_id": d.job_id, "restart_count": d.restart_count, "classification": d.classification,
+                "decision": d.decision, "reason": d.reason, "excluded_nodes": d.excluded_nodes, "status": d.status,
+                "implicated": cls.get("implicated", []), "error": (d.details or {}).get("last_error")}
+
+    # ------------------------------------------------------------ follow-ups
+    def follow_up(self) -> list[dict[str, Any]]:
+        """Stamp t_running on retries whose next attempt has started (the recovery latency's end)."""
+        since = _now() - timedelta(days=1)
+        out: list[dict[str, Any]] = []
+        with Session(self.engine, expire_on_commit=False) as s:
+            rows = list(s.scalars(select(CD).where(CD.cluster == self.cluster, CD.decision == "retry",
+                                                   CD.status == "done", CD.t_running.is_(None),
+                                                   CD.t_decided >= since).limit(500)))
+            if not rows:
+                return out
+            for d in rows:
+                job = self._job(d.job_id)
+                if job is None or job.restart_count <= d.restart_count or job.state == "PENDING":
+                    continue
+                d.t_running = job.start_time or _now()
+                out.append({"job_id": d.job_id, "restart_count": job.restart_count, "nodes": collect(job.nodes),
+                            "t_running": d.t_running.isoformat()})
+            s.commit()
+        return out
+
+    def breaker(self) -> dict[str, Any]:
+        return safety.breaker_status(self.cfg, self.slurm)
+
+    # ------------------------------------------------------------------- lemons
+    def lemons(self, nodes: list[str]) -> list[dict[str, Any]]:
+        """A node with `lemon_findings` node faults (distinct attempts) within `lemon_window` gets a lemon
+        exclusion, `lemon_ttl` long, doubled for each earlier lemon exclusion (up to `lemon_ttl_max`)."""
+        if not nodes:
+            return []
+        cfg = self.cfg
+        need = int(cfg.get("controller.lemon_findings"))
+        window = float(cfg.get("controller.lemon_window"))
+        since = _now() - timedelta(seconds=window)
+        F, X = models.Finding, models.Exclusion
+        out: list[dict[str, Any]] = []
+        events: list[Event] = []
+        with Session(self.engine) as s:
+            for node in sorted(set(nodes)):
+                rows = s.execute(select(F.job_id, F.restart_count, F.action, F.trust, F.details).where(
+                    F.cluster == self.cluster, F.node == node, F.time >= since)).all()
+                faults = {(r.job_id, r.restart_count) for r in rows if r.trust in NODE_TRUST
+                          and r.action in self.rules.node_fault_actions and not (r.details or {}).get("superseded_by")}
+                if len(faults) < need:
+                    continue
+                lemon_xs = [x for x in s.scalars(select(X).where(X.cluster == self.cluster, X.node == node))
+                            if (x.details or {}).get("lemon")]
+                if any(x in exclusions.active(s, self.cluster, nodes=[node]) for x in lemon_xs):
+                    continue
+                ttl = min(float(cfg.get("controller.lemon_ttl")) * 2 ** len(lemon_xs),
+                          float(cfg.get("controller.lemon_ttl_max")))
+                cause = f"lemon node: {len(faults)} node faults within {window / 86400:g} days"
+                evidence = {"lemon": True, "faults": len(faults), "earlier_lemon_exclusions": len(lemon_xs)}
+                decision, evs = safety.request_drain(node, "lemon", cause, job_id=None, actor="controller",
+                                                     cfg=cfg, slurm=self.slurm, evidence=evidence, ttl_s=ttl)
+                events += evs
+                if decision.outcome == "already_ours":  # drained for the fault itself: the lemon TTL still holds
+                    events.append(safety.exclusion_event(cfg, node, "drain", decision.reason, "controller",
+                                                         ttl_s=ttl, evidence=evidence))
+                out.append({"node": node, "faults": len(faults), "ttl_s": ttl, "outcome": decision.outcome})
+        self._record(events)
+        return out
+
+    # ---------------------------------------------------------------- recovery
+    def _state_path(self) -> str:
+        return os.path.join(self.queue_dir, "state", "recovery.json")
+
+    def _load_state(self) -> dict[str, Any]:
+        try:
+            with open(self._state_path(), encoding="utf-8") as fh:
+                data = json.load(fh)
+            return data if isinstance(data, dict) else {}
+        except (OSError, ValueError):
+            return {}
+
+    def _save_state(self, state: dict[str, Any]) -> None:
+        from slurmtools.fsutil import write_atomic
+
+        os.makedirs(os.path.dirname(self._state_path()), exist_ok=True)
+        write_atomic(self._state_path(), json.dumps(state, sort_keys=True))
+
+    def _deep_check_command(self, node: str) -> tuple[str, dict[str, Any]]:
+        argv = [str(a).replace("{node}", node) for a in self.cfg.get("controller.deep_check_command")]
+        try:
+            proc = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                                  timeout=float(self.cfg.get("controller.deep_check_timeout")))
+        except subprocess.TimeoutExpired:
+            return "unknown", {"error": "deep check timed out"}
+        except OSError as exc:
+            return "unknown", {"error": f"cannot run {argv[0]}: {exc}"}
+        verdict = {0: "ok", 1: "fail"}.get(proc.returncode, "unknown")
+        try:
+            results = json.loads(proc.stdout)
+            failed = [r.get("check") for r in results if r.get("status") == "fail"]
+        except (ValueError, AttributeError, TypeError):
+            failed = []
+        return verdict, {"rc": proc.returncode, "failed": failed, "stderr": proc.stderr[-500:]}
+
+    def recover(self, force: bool = False) -> list[dict[str, Any]]:
+        """Deep-check nodes under an automatic drain exclusion; resume them after `recovery_passes` passes
+        in a row and close their exclusions as `confirmed` (a deep check failed, or the node had node
+        faults after it was drained) or `refuted` (nothing found since)."""
+        interval = float(self.cfg.get("controller.recovery_interval"))
+        now_m = time.monotonic()
+        if not force and now_m - self._last_recovery < min(interval, 10.0):
+            return []
+        self._last_recovery = now_m
+        prefix = self.cfg.get("general.reason_prefix")
+        need = int(self.cfg.get("controller.recovery_passes"))
+        state = self._load_state()
+        out: list[dict[str, Any]] = []
+        events: list[Event] = []
+        F = models.Finding
+        with Session(self.engine) as s:
+            by_node: dict[str, list[models.Exclusion]] = {}
+            for x in exclusions.active(s, self.cluster):
+                by_node.setdefault(x.node, []).append(x)
+            candidates = {n: xs for n, xs in by_node.items()
+                          if all(x.scope == "drain" and x.source in AUTO_SOURCES and not (x.details or {}).get("lemon")
+                                 for x in xs)}
+            for node in list(state):
+                if node not in candidates:
+                    del state[node]
+            if not candidates:
+                self._save_state(state)
+                return out
+            infos = {n.name: n for n in self.slurm.nodes(sorted(candidates))}
+            for node, xs in sorted(candidates.items()):
+                info = infos.get(node)
+                if info is None or not info.drained or not safety.is_ours(info.reason, prefix):
+                    continue   # busy (draining), resumed behind our back (sync's job), or an admin's drain
+                keys = sorted(x.idempotency_key for x in xs)
+                st = state.get(node)
+                if not st or st.get("exclusions") != keys:
+                    st = state[node] = {"exclusions": keys, "passes": 0, "failed": False, "last": 0.0}
+                if time.time() - float(st["last"]) < interval and not force:
+                    continue
+                verdict, info_ = self.deep_check(node)
+                st["last"] = time.time()
+                if verdict == "ok":
+                    st["passes"] += 1
+                elif verdict == "fail":
+                    st["passes"], st["failed"] = 0, True
+                events.append(Event("node_state", {"node": node, "action": "deep_check", "actor": "controller",
+                                                   "reason": f"deep check: {verdict}", "applied": True,
+                                                   "details": {"verdict": verdict, "passes": st["passes"],
+                                                               **info_}}, cluster=self.cluster))
+                row = {"node": node, "verdict": verdict, "passes": st["passes"]}
+                if st["passes"] >= need:
+                    start = min(x.start for x in xs)
+                    later = s.scalar(select(func.count()).select_from(F).where(
+                        F.cluster == self.cluster, F.node == node, F.time > start, F.trust.in_(NODE_TRUST),
+                        F.action.in_(self.rules.node_fault_actions))) or 0
+                    outcome = "confirmed" if st["failed"] or later else "refuted"
+                    decision, ev = safety.request_resume(node, cfg=self.cfg, slurm=self.slurm, actor="controller",
+                                                         why=f"passed {need} deep checks ({outcome})")
+                    events.append(ev)
+                    if decision.applied or decision.outcome == "not_drained":
+                        events += [exclusions.end_event(self.cfg, x, outcome, f"passed {need} deep checks")
+                                   for x in xs]
+                        del state[node]
+                    row.update({"resumed": decision.outcome, "outcome": outcome, "later_faults": later})
+                out.append(row)
+        self._save_state(state)
+        self._record(events)
+        return out
