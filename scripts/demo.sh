@@ -16,10 +16,17 @@ eval "$(slurmtools lab env)"
 say "the cluster, through slurmtools"
 slurmtools nodes
 
-say "a 2-node job with 2 GPUs per node"
+say "start the requeue controller (on a real cluster: a service on the slurmctld host)"
+slurmtools controller run --no-recovery --interval 0.5 > "$SLURMTOOLS_LAB_DIR/log/controller-demo.log" 2>&1 &
+ctl=$!
+trap 'kill $ctl 2>/dev/null || true' EXIT
+echo "controller pid $ctl; EpilogSlurmctld queues every ended job for it in $SLURMTOOLS_LAB_DIR/controller"
+
+say "a 2-node job with 2 GPUs per node that asks for automatic retries (--comment slurmtools=retry:2)"
 work=$(mktemp -d /tmp/slurmtools-demo.XXXXXX); chmod 755 "$work"
-job=$(sbatch --parsable -D "$work" -o "$work/job.out" -N2 --gres=gpu:2 --requeue \
-      --wrap 'srun --kill-on-bad-exit=1 bash -c "echo attempt \${SLURM_RESTART_COUNT:-0} on \$SLURMD_NODENAME GPUs \$CUDA_VISIBLE_DEVICES; sleep 600"')
+job=$(sbatch --parsable -D "$work" -o "$work/job.out" --open-mode=append -N2 --gres=gpu:2 --requeue \
+      --comment "demo slurmtools=retry:2" \
+      --wrap 'srun --kill-on-bad-exit=1 bash -c "echo attempt \${SLURM_RESTART_COUNT:-0} on \$SLURMD_NODENAME GPUs \$CUDA_VISIBLE_DEVICES; [ \${SLURM_RESTART_COUNT:-0} = 0 ] && sleep 600; sleep 5"')
 echo "submitted job $job"
 for _ in $(seq 100); do [ "$(squeue -h -j "$job" -o %T)" = RUNNING ] && break; sleep 0.2; done
 sleep 1  # let srun start the tasks on both nodes
@@ -42,13 +49,18 @@ slurmtools nodes
 say "the exclusion the drain opened"
 slurmtools ledger flush --quiet || true
 slurmtools exclude list
-scancel "$job" 2>/dev/null || true
+say "the controller requeued job $job (same id) with $node excluded; it runs on healthy nodes"
+for _ in $(seq 150); do [ "$(squeue -h -j "$job" -o %T)" = RUNNING ] && break; sleep 0.2; done
+scontrol show job "$job" | grep -E "JobState|Restarts|ExcNodeList| NodeList"
+for _ in $(seq 100); do [ "$(squeue -h -j "$job" -o %T 2>/dev/null)" = COMPLETED ] && break; sleep 0.3; done
+echo; echo "the job's output, both attempts (--open-mode=append):"; cat "$work/job.out"
+say "the controller's decisions, with how long the job was down"
+slurmtools controller status --limit 3
 say "the node is repaired: end the exclusion (resumes only a node slurmtools drained)"
 slurmtools exclude remove "$node" --reason "demo: repaired"
 cat <<'EOT'
 
-Still being built: the requeue controller that resubmits the job away from the faulty node, the
-sbatch wrapper and reports. Try the prolog gate: `slurmtools lab inject n3 row-remap-failure`, then
+Still being built: the sbatch wrapper, the Slurm plugins and reports. Try the prolog gate: `slurmtools lab inject n3 row-remap-failure`, then
 jobs that land on n3 are requeued elsewhere (`slurmtools lab inject n3 healthy` restores it).
 Use the lab yourself:   eval "$(slurmtools lab env)"; sinfo; slurmtools nodes; slurmtools ledger events
 Stop it:                slurmtools lab down

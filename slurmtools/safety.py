@@ -7,9 +7,12 @@ Every drain, from the prolog, the epilog or the controller, goes through `reques
 * observe mode (or the global kill switch) records the decision and changes nothing;
 * a circuit breaker refuses to drain when too many nodes already carry our reason (default: more
   than 10 % of the cluster, at least 2 nodes), so a bad check or config cannot drain the cluster;
+  drains made at the same moment on many nodes are read back after `safety.settle` seconds, and
+  those past the limit undo themselves;
 * every decision, applied or not, is recorded in the ledger (node_state events through the spool).
 
-It costs one Slurm read (`sinfo --json`) and at most one write, on the unhealthy path only.
+It costs two Slurm reads (`sinfo --json`), at most one write and the settle time, on the unhealthy
+path only.
 """
 
 from __future__ import annotations
@@ -138,7 +141,38 @@ def _decide(node: str, reason: str, prefix: str, cfg: Any, slurm: Any) -> DrainD
         slurm.drain([node], reason)
     except SlurmError as exc:
         return DrainDecision(node, reason, False, "error", str(exc))
-    return DrainDecision(node, reason, True, "drained")
+    return _settle(node, reason, prefix, cfg, slurm, limit)
+
+
+def _settle(node: str, reason: str, prefix: str, cfg: Any, slurm: Any, limit: int) -> DrainDecision:
+    """Concurrent drains (epilogs on many nodes at once) each saw the breaker closed. Look again once they
+    have landed; every node orders our drains the same way (oldest reason time first, then name) and the
+    ones past the limit undo their own drain."""
+    settle = float(cfg.get("safety.settle"))
+    if settle <= 0:
+        return DrainDecision(node, reason, True, "drained")
+    import time
+
+    time.sleep(settle)
+    found = _read_nodes(slurm, node, reason, None)
+    if isinstance(found, DrainDecision):   # cannot look again: the drain stands (it passed the breaker)
+        return DrainDecision(node, reason, True, "drained", f"not re-checked: {found.detail}")
+    nodes, _ = found
+    far = datetime.max.replace(tzinfo=UTC)
+    ours = sorted((n for n in nodes if (n.drain or n.state == "down") and is_ours(n.reason, prefix)),
+                  key=lambda n: (n.reason_time or far, n.name))
+    late = [n.name for n in ours[limit:]]
+    if node not in late:
+        return DrainDecision(node, reason, True, "drained")
+    from slurmtools.slurm import SlurmError
+
+    detail = (f"circuit breaker: {len(ours)} of {len(nodes)} nodes drained by slurmtools at once (limit {limit}); "
+              "this drain was among the last and is undone")
+    try:
+        slurm.resume([node])
+    except SlurmError as exc:
+        return DrainDecision(node, reason, True, "drained", f"{detail}, but the resume failed: {exc}")
+    return DrainDecision(node, reason, False, "breaker_open", detail)
 
 
 def request_resume(node: str, *, cfg: Any, slurm: Any, actor: str, why: str) -> tuple[DrainDecision, Event]:

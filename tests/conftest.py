@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,3 +23,31 @@ def _isolated_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setattr(config, "DEFAULT_PATH", str(tmp_path / "absent.toml"))
     config.reset()
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> dict[str, Any]:
+    """A configuration (SQLite ledger, spool, controller queue; no drain settle) and an in-memory Slurm."""
+    from slurmtools import config
+
+    from .fakes import FakeSlurm
+
+    cfg_file = tmp_path / "slurmtools.toml"
+    cfg_file.write_text(f"""
+[general]
+cluster = "t"
+[ledger]
+url = "sqlite:///{tmp_path}/ledger.db"
+spool_dir = "{tmp_path}/spool"
+[safety]
+settle = 0.0
+[controller]
+queue_dir = "{tmp_path}/queue"
+evidence_wait = 30.0
+recovery_interval = 0.0
+""")
+    from slurmtools.ledger import api
+
+    cfg = config.load(cfg_file, env={})
+    api.flush(cfg)   # creates the ledger's schema
+    return {"cfg": cfg, "slurm": FakeSlurm(), "path": cfg_file, "tmp": tmp_path}

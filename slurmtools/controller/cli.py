@@ -31,8 +31,8 @@ def controller_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the pass's report as JSON.")
 @click.option("--no-recovery", is_flag=True, help="Do not deep-check or resume excluded nodes in this pass.")
 def controller_once(as_json: bool, no_recovery: bool) -> None:
-    """One pass over the queue. Exit 0; 1 when an action failed (alert) or an item errored; 3 when the
-    circuit breaker is open (drains are being refused)."""
+    """One pass over the queue. Exit 0; 3 when the circuit breaker is open (drains are being refused);
+    else 1 when an action failed or needs a human (alert) or an item errored."""
     report = _controller(no_recovery).once()
     if as_json:
         emit_json(report)
@@ -54,10 +54,10 @@ def controller_once(as_json: bool, no_recovery: bool) -> None:
             click.echo(f"ALERT: {a}", err=True)
         if report["breaker"]["open"]:
             click.echo(f"CIRCUIT BREAKER OPEN: {report['breaker']['detail']}", err=True)
-    if report["alerts"] or report["errors"]:
-        sys.exit(1)
     if report["breaker"]["open"]:
         sys.exit(3)
+    if report["alerts"] or report["errors"]:
+        sys.exit(1)
 
 
 @controller_group.command("run")

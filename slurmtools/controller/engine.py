@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 
 CD = models.ControllerDecision
 FINAL_STATUSES = frozenset({"done", "failed", "observed"})
+#: States of an attempt that got as far as running (a retry cancelled while pending never ran).
+STARTED = frozenset({"RUNNING", "COMPLETING", "COMPLETED", "FAILED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"})
 AUTO_SOURCES = frozenset({"prolog", "epilog", "controller", "sync"})
 
 
@@ -165,7 +167,11 @@ class Controller:
             d = self._decide(s, item, nodes, missing, key)
             if d.status == "acting":
                 return self._act(s, d)
-            return self._summary(d)
+            out = self._summary(d)
+            if (d.details or {}).get("alert"):
+                out["alert"] = d.details["alert"]
+                log.error("controller: ALERT: %s", out["alert"])
+            return out
 
     def _epilogs_reported(self, s: Session, job_id: int, restart: int) -> set[str]:
         A = models.JobAttempt
@@ -227,6 +233,14 @@ class Controller:
                             maximum=float(self.cfg.get("controller.backoff_max")),
                             jitter=float(self.cfg.get("controller.backoff_jitter")), rng=self.rng)
         acting = self.cfg.get("general.enabled") and not self.cfg.get("general.observe")
+        alert = None
+        if dec.action == "retry" and len(cls.implicated) > 1:
+            limit = safety.breaker_limit(len(self.slurm.nodes()), self.cfg.get("safety.max_drain_fraction"),
+                                         self.cfg.get("safety.min_drain_nodes"))
+            if len(cls.implicated) > limit:   # a shared cause (fabric, filesystem, our config): a human decides
+                alert = (f"job {job_id}: {len(cls.implicated)} nodes implicated at once (circuit breaker limit "
+                         f"{limit}); not retried, nothing excluded")
+                dec = policy.Decision("no_retry", "circuit breaker: " + alert, chain_status="failed")
         if dec.action == "retry" and job is None:
             dec = policy.Decision("no_retry", "the job left slurmctld's memory (MinJobAge) before it could be "
                                               "requeued; resubmit it", chain_status="failed")
@@ -240,7 +254,7 @@ class Controller:
                status=status, t_ended=ended or detected, t_detected=detected, t_decided=now,
                details={"classification": cls.to_dict(), "decision": dec.to_dict(),
                         "ask": ask.marker() if ask else None, "state": state, "exit": str(exit_) if exit_ else None,
-                        "missing_epilogs": missing, "item": item})
+                        "missing_epilogs": missing, "item": item, **({"alert": alert} if alert else {})})
         s.add(d)
         if chain is not None:
             if dec.action == "retry" and acting:
@@ -337,9 +351,10 @@ class Controller:
                 return out
             for d in rows:
                 job = self._job(d.job_id)
-                if job is None or job.restart_count <= d.restart_count or job.state == "PENDING":
+                if job is None or job.restart_count <= d.restart_count or job.state not in STARTED \
+                        or job.start_time is None:
                     continue
-                d.t_running = job.start_time or _now()
+                d.t_running = job.start_time
                 out.append({"job_id": d.job_id, "restart_count": job.restart_count, "nodes": collect(job.nodes),
                             "t_running": d.t_running.isoformat()})
             s.commit()
@@ -352,10 +367,10 @@ class Controller:
     def lemons(self, nodes: list[str]) -> list[dict[str, Any]]:
         """A node with `lemon_findings` node faults (distinct attempts) within `lemon_window` gets a lemon
         exclusion, `lemon_ttl` long, doubled for each earlier lemon exclusion (up to `lemon_ttl_max`)."""
-        if not nodes:
-            return []
         cfg = self.cfg
         need = int(cfg.get("controller.lemon_findings"))
+        if not nodes or need <= 0:
+            return []
         window = float(cfg.get("controller.lemon_window"))
         since = _now() - timedelta(seconds=window)
         F, X = models.Finding, models.Exclusion

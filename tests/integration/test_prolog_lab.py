@@ -41,9 +41,11 @@ def test_row_remap_failure_on_n3_requeues_the_job_elsewhere(lab: Lab, slurm: Cli
     assert n3.drain
     assert n3.reason == (f"slurmtools: hardware: gpu: GPU 3 (0000:5d:00.0): row remapping failed (12 uncorrectable "
                          f"rows) [job {moved[0].job_id}]")
-    # The failing prolog read node states once and drained once; every healthy prolog made no Slurm call.
+    # The failing prolog read node states, drained once, read them again (safety.settle: the breaker's
+    # re-check); every healthy prolog made no Slurm call.
     prolog_calls = [c.split(maxsplit=3)[1:] for c in calls_since(lab, offset) if " prolog_slurmd " in c]
-    assert [(node, tool.split()[0]) for node, _, tool in prolog_calls] == [("n3", "sinfo"), ("n3", "scontrol")]
+    assert [(node, tool.split()[0]) for node, _, tool in prolog_calls] == [("n3", "sinfo"), ("n3", "scontrol"),
+                                                                           ("n3", "sinfo")]
     rows = wait_until("the failed gate run in the ledger", lambda: [
         r for r in ledger_rows(lab, models.GateRun, node="n3", job_id=moved[0].job_id)
         if isinstance(r, models.GateRun) and r.verdict == "fail"])

@@ -1,0 +1,82 @@
+"""Fakes at the Slurm interface for unit tests of what acts on Slurm (the controller, exclusions, safety).
+The integration tests run the same code on the real lab."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import UTC, datetime
+from typing import Any
+
+from slurmtools.slurm import JobInfo, NodeInfo, SlurmCommandError
+from slurmtools.slurm.types import ExitStatus
+
+KILLED = ExitStatus(0, 9)
+
+
+class FakeSlurm:
+    """Slurm 22.05's behaviour for what the controller does: a finished job requeued held gets
+    restart+1 and PENDING/JobHeldUser; update sets ExcNodeList; release clears the hold."""
+
+    name = "fake"
+
+    def __init__(self, nodes: int = 4) -> None:
+        self.node_list = {f"n{i}": NodeInfo(f"n{i}", "idle") for i in range(1, nodes + 1)}
+        self.jobs_by_id: dict[int, JobInfo] = {}
+        self.calls: list[tuple[Any, ...]] = []
+        self.fail_next: dict[str, int] = {}
+        self.ignore_exclude = False
+
+    def _maybe_fail(self, what: str) -> None:
+        if self.fail_next.get(what, 0) > 0:
+            self.fail_next[what] -= 1
+            raise SlurmCommandError(["scontrol", what], 1, f"{what} failed (injected)")
+
+    def add_job(self, job_id: int, state: str = "FAILED", nodes: tuple[str, ...] = ("n1", "n2"),
+                comment: str = "", exit_: ExitStatus = KILLED) -> None:
+        self.jobs_by_id[job_id] = JobInfo(job_id, state=state, nodes=nodes, comment=comment, exit=exit_,
+                                          requeue=True, end_time=datetime.now(UTC))
+
+    def nodes(self, names: list[str] | None = None) -> list[NodeInfo]:
+        return [n for n in self.node_list.values() if names is None or n.name in names]
+
+    def jobs(self, **_: Any) -> list[JobInfo]:
+        return list(self.jobs_by_id.values())
+
+    def job(self, job_id: int) -> JobInfo | None:
+        return self.jobs_by_id.get(job_id)
+
+    def drain(self, nodes: list[str], reason: str) -> None:
+        self.calls.append(("drain", tuple(nodes), reason))
+        for n in nodes:
+            self.node_list[n] = dataclasses.replace(self.node_list[n], flags=("DRAIN",), reason=reason)
+
+    def resume(self, nodes: list[str]) -> None:
+        self.calls.append(("resume", tuple(nodes)))
+        for n in nodes:
+            self.node_list[n] = dataclasses.replace(self.node_list[n], flags=(), reason="")
+
+    def requeue(self, job_id: int, *, hold: bool = False) -> None:
+        self._maybe_fail("requeue")
+        self.calls.append(("requeue", job_id, hold))
+        j = self.jobs_by_id[job_id]
+        self.jobs_by_id[job_id] = dataclasses.replace(j, state="PENDING", restart_count=j.restart_count + 1,
+                                                      state_reason="JobHeldUser" if hold else "BeginTime")
+
+    def update_job(self, job_id: int, *, excluded_nodes: list[str] | None = None, start_time: str | None = None,
+                   comment: str | None = None) -> None:
+        self._maybe_fail("update")
+        self.calls.append(("update", job_id, tuple(excluded_nodes or ()), start_time))
+        if excluded_nodes and not self.ignore_exclude:
+            self.jobs_by_id[job_id] = dataclasses.replace(self.jobs_by_id[job_id],
+                                                          excluded_nodes=tuple(excluded_nodes))
+
+    def release(self, job_id: int) -> None:
+        self.calls.append(("release", job_id))
+        self.jobs_by_id[job_id] = dataclasses.replace(self.jobs_by_id[job_id], state_reason="None")
+
+    def start(self, job_id: int, nodes: tuple[str, ...]) -> None:
+        self.jobs_by_id[job_id] = dataclasses.replace(self.jobs_by_id[job_id], state="RUNNING", nodes=nodes,
+                                                      start_time=datetime.now(UTC))
+
+    def actions(self) -> list[tuple[Any, ...]]:
+        return [c for c in self.calls if c[0] in {"requeue", "update", "release"}]

@@ -1,0 +1,394 @@
+"""The requeue controller: the pure rules (policy), the queue, and the engine against an in-memory Slurm
+that behaves like 22.05 does for requeuehold/update/release (tests/integration/test_controller_lab.py
+runs the same flow on the real lab)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from slurmtools import config
+from slurmtools.controller import policy, queue
+from slurmtools.controller.engine import Controller
+from slurmtools.ledger import api, models
+from slurmtools.ledger.spool import Event
+from slurmtools.slurm.types import ExitStatus
+
+from .fakes import FakeSlurm
+
+DATA = Path(__file__).parent / "data" / "hook-env"   # recorded on the lab (shared/reference/slurm-hook-env)
+RULES = policy.Rules(node_fault_actions=frozenset({"reset_gpu", "reboot_node", "drain_node"}),
+                     node_fault_states=frozenset({"NODE_FAIL", "BOOT_FAIL"}),
+                     final_states=frozenset({"CANCELLED", "COMPLETED", "DEADLINE", "PREEMPTED"}),
+                     node_fault_exit_codes=frozenset({42}))
+
+
+def ev(node: str | None = "n1", action: str = "drain_node", trust: str = "kernel", **kw: Any) -> policy.Evidence:
+    return policy.Evidence(node=node, kind=kw.pop("kind", "xid"), category=kw.pop("category", "hardware"),
+                           action=action, trust=trust, message=kw.pop("message", "XID 79"), **kw)
+
+
+def attempt(state: str | None = "FAILED", code: int = 0, sig: int = 9, nodes: str = "n1,n2") -> policy.Attempt:
+    return policy.Attempt(7, 0, nodes.split(","), state, ExitStatus(code, sig))
+
+
+# ---------------------------------------------------------------------------------- policy
+@pytest.mark.parametrize(("comment", "expected"), [
+    ("", None),
+    ("my run", None),
+    ("slurmtools=retry", policy.RetryAsk(3, "node")),
+    ("exp-12 slurmtools=retry:5", policy.RetryAsk(5, "node")),
+    ("a,slurmtools=retry:1:any;b", policy.RetryAsk(1, "any")),
+    ("slurmtools=retry:x", None),
+    ("slurmtools=retry:2:sometimes", None),
+    ("slurmtools=retryish", None),
+    ("slurmtools=retry:2 slurmtools=off", policy.RetryAsk(0, "node", opted_out=True)),
+])
+def test_parse_marker(comment: str, expected: policy.RetryAsk | None) -> None:
+    assert policy.parse_marker(comment) == expected
+
+
+def test_marker_round_trips() -> None:
+    ask = policy.RetryAsk(4, "any")
+    assert policy.parse_marker(f"x {ask.marker()}") == ask
+
+
+def test_kernel_fault_implicates_its_node_only() -> None:
+    cls = policy.classify(attempt(), [ev("n2", id=5), ev("n1", action="none", kind="oom", id=6)], RULES)
+    assert (cls.kind, cls.implicated, cls.evidence) == ("node_fault", ["n2"], [5])
+
+
+def test_job_output_never_implicates_a_node() -> None:
+    cls = policy.classify(attempt(code=1, sig=0), [ev("n1", trust="job", kind="nccl", category="network")], RULES)
+    assert (cls.kind, cls.implicated) == ("app_fault", [])
+
+
+def test_superseded_and_foreign_findings_do_not_count() -> None:
+    assert policy.classify(attempt(code=1, sig=0), [ev("n1", superseded=True), ev("n9")], RULES).kind == "app_fault"
+
+
+def test_no_requeue_exit_code_wins_over_node_faults() -> None:
+    cls = policy.classify(attempt(code=93, sig=0), [ev("n1")], RULES)
+    assert cls.kind == "no_requeue"
+
+
+def test_cancelled_is_final() -> None:
+    assert policy.classify(attempt("CANCELLED", 0, 15), [ev("n1")], RULES).kind == "final"
+
+
+def test_completed_is_success_even_when_slurm_forgot_the_state() -> None:
+    assert policy.classify(attempt("COMPLETED", 0, 0), [], RULES).kind == "success"
+    assert policy.classify(attempt(None, 0, 0), [], RULES).kind == "success"
+
+
+def test_node_fail_state_implicates_the_down_nodes() -> None:
+    cls = policy.classify(attempt("NODE_FAIL", 0, 0), [], RULES, down_nodes=["n2"])
+    assert (cls.kind, cls.implicated) == ("node_fault", ["n2"])
+
+
+def test_failed_gate_is_a_node_fault() -> None:
+    cls = policy.classify(attempt(), [], RULES, gate_failures=[("n1", "gpu")])
+    assert (cls.kind, cls.implicated) == ("node_fault", ["n1"])
+
+
+def test_site_exit_code_is_a_node_fault_without_exclusion() -> None:
+    cls = policy.classify(attempt(code=42, sig=0), [], RULES)
+    assert (cls.kind, cls.implicated) == ("node_fault", [])
+
+
+def test_unknown_when_nothing_explains() -> None:
+    assert policy.classify(policy.Attempt(7, 0, ["n1"], None, None), [], RULES).kind == "unknown"
+
+
+NODE = policy.Classification("node_fault", "XID 79", ["n2"])
+APP = policy.Classification("app_fault", "exit 1")
+
+
+def test_decide_node_fault_retries_away_from_the_node_keeping_existing_exclusions() -> None:
+    d = policy.decide(NODE, policy.RetryAsk(3), 0, already_excluded=["n4"], soft_excluded=["n3"])
+    assert (d.action, d.exclude, d.delay_s) == ("retry", ["n2", "n3", "n4"], 0.0)
+    assert "retry 1 of 3" in d.reason
+
+
+@pytest.mark.parametrize(("cls", "ask", "used", "action", "chain"), [
+    (NODE, None, 0, "no_retry", "ended"),                                  # not managed
+    (NODE, policy.RetryAsk(0, opted_out=True), 0, "no_retry", "ended"),
+    (APP, policy.RetryAsk(3, "node"), 0, "no_retry", "failed"),            # app faults: not by default
+    (APP, policy.RetryAsk(3, "any"), 0, "retry", "active"),
+    (APP, policy.RetryAsk(3, "any"), 3, "no_retry", "failed"),             # budget spent
+    (NODE, policy.RetryAsk(2), 2, "no_retry", "failed"),
+    (policy.Classification("no_requeue", "93"), policy.RetryAsk(3, "any"), 0, "no_retry", "ended"),
+    (policy.Classification("success", ""), policy.RetryAsk(3), 0, "no_retry", "completed"),
+])
+def test_decide(cls: policy.Classification, ask: policy.RetryAsk | None, used: int, action: str, chain: str) -> None:
+    d = policy.decide(cls, ask, used)
+    assert (d.action, d.chain_status) == (action, chain)
+
+
+def test_backoff_doubles_caps_and_jitters() -> None:
+    rng = random.Random(1)
+    assert policy.backoff(0, 0.0, 600, 0.2, rng) == 0.0
+    assert [policy.backoff(n, 10, 60, 0.0, rng) for n in range(4)] == [10, 20, 40, 60]
+    spread = [policy.backoff(1, 10, 600, 0.2, rng) for _ in range(200)]
+    assert 16 <= min(spread) < 18 and 22 < max(spread) <= 24
+
+
+# ----------------------------------------------------------------------------------- queue
+def reference_env(name: str) -> dict[str, str]:
+    pairs = (line.split("=", 1) for line in (DATA / name).read_text().splitlines() if "=" in line)
+    return dict(pairs)
+
+
+def test_queue_item_from_a_real_epilog_slurmctld_environment(tmp_path: Path) -> None:
+    env = reference_env("epilog_slurmctld-gpujob-exit3-ctld.env")
+    item = queue.item_from_env(env, "lab")
+    assert (item["job_id"], item["restart_count"], item["exit_raw"], item["nodes"]) == (16, 0, 768, "n[1-2]")
+    path = queue.enqueue(str(tmp_path / "q"), item)
+    assert Path(path).name == "16.0.json"
+    assert [i["job_id"] for _, i in queue.pending(str(tmp_path / "q"))] == [16]
+    queue.done(path)
+    assert queue.pending(str(tmp_path / "q")) == []
+
+
+def test_queue_rejects_a_bad_env_and_quarantines_a_bad_file(tmp_path: Path) -> None:
+    with pytest.raises(queue.QueueError, match="SLURM_JOB_ID"):
+        queue.item_from_env({}, "lab")
+    (tmp_path / "3.0.json").write_text("{not json")
+    assert queue.pending(str(tmp_path)) == []
+    assert (tmp_path / "bad" / "3.0.json").exists()
+
+
+# ---------------------------------------------------------------------------------- engine
+def controller(w: dict[str, Any], **kw: Any) -> Controller:
+    return Controller(w["cfg"], slurm=w["slurm"], rng=random.Random(0), recovery=kw.pop("recovery", False), **kw)
+
+
+def ended(w: dict[str, Any], job_id: int = 7, restart: int = 0, nodes: str = "n[1-2]", comment: str = "",
+          exit_raw: int = 9, epilogs: tuple[str, ...] = ("n1", "n2"), xid_on: str | None = "n2",
+          enqueued: float | None = None) -> None:
+    """What the hooks leave behind: each node's epilog attempt (+ an XID 79 finding), the queue item."""
+    cfg = w["cfg"]
+    events = [Event("attempt", {"job_id": job_id, "restart_count": restart, "nodes": nodes, "source": "epilog",
+                                "details": {"epilog": {n: {"findings": int(n == xid_on)}}}},
+                    cluster=cfg.cluster, key=f"att-{job_id}-{restart}-{n}") for n in epilogs]
+    if xid_on:
+        events.append(Event("finding", {"node": xid_on, "job_id": job_id, "restart_count": restart,
+                                        "source": "kernel", "kind": "xid", "xid": 79, "category": "hardware",
+                                        "severity": "critical", "action": "drain_node", "trust": "kernel",
+                                        "message": "GPU has fallen off the bus"}, cluster=cfg.cluster))
+    api.record(events, cfg)
+    api.flush(cfg)
+    item = {"job_id": job_id, "restart_count": restart, "exit_raw": exit_raw, "nodes": nodes, "comment": comment,
+            "user": "alice", "enqueued": enqueued if enqueued is not None else datetime.now(UTC).timestamp()}
+    queue.enqueue(cfg.get("controller.queue_dir"), item)
+
+
+def decisions(w: dict[str, Any]) -> list[models.ControllerDecision]:
+    with Session(api.engine_for(w["cfg"])) as s:
+        return list(s.scalars(select(models.ControllerDecision).order_by(models.ControllerDecision.id)))
+
+
+def test_node_fault_is_requeued_held_excluded_released_and_verified(world: dict[str, Any]) -> None:
+    world["slurm"].add_job(7, comment="slurmtools=retry:2")
+    ended(world, comment="slurmtools=retry:2")
+    report = controller(world).once()
+    assert report["decisions"][0]["status"] == "done" and not report["alerts"]
+    assert world["slurm"].actions() == [("requeue", 7, True), ("update", 7, ("n2",), "now"), ("release", 7)]
+    (d,) = decisions(world)
+    assert (d.classification, d.decision, d.excluded_nodes, d.status) == ("node_fault", "retry", "n2", "done")
+    assert d.t_detected <= d.t_decided <= d.t_requeued <= d.t_released <= d.t_verified
+    assert queue.pending(world["cfg"].get("controller.queue_dir")) == []
+    with Session(api.engine_for(world["cfg"])) as s:
+        chain = s.scalar(select(models.RetryChain))
+        assert chain is not None and (chain.root_job_id, chain.retries_used, chain.max_retries) == (7, 1, 2)
+        att = s.scalar(select(models.JobAttempt))
+        assert att is not None and att.chain_id == chain.id and set(att.details["epilog"]) == {"n1", "n2"}
+    world["slurm"].start(7, ("n3", "n4"))
+    running = controller(world).once()["running"]
+    assert [(r["job_id"], r["restart_count"], r["nodes"]) for r in running] == [(7, 1, "n[3-4]")]
+    assert decisions(world)[0].t_running is not None
+    assert controller(world).once()["decisions"] == []        # nothing queued, nothing done twice
+
+
+def test_waits_for_every_epilog_then_decides_without_the_missing_one(world: dict[str, Any]) -> None:
+    world["slurm"].add_job(7, comment="slurmtools=retry")
+    ended(world, comment="slurmtools=retry", epilogs=("n1",), xid_on=None)
+    report = controller(world).once()
+    assert report["waiting"][0]["missing_epilogs"] == ["n2"] and world["slurm"].actions() == []
+    path = Path(world["cfg"].get("controller.queue_dir")) / "7.0.json"
+    item = json.loads(path.read_text())
+    item["enqueued"] -= 31                                   # past controller.evidence_wait
+    path.write_text(json.dumps(item))
+    (d,) = controller(world).once()["decisions"]
+    assert (d["classification"], d["decision"]) == ("app_fault", "no_retry")
+    assert decisions(world)[0].details["missing_epilogs"] == ["n2"]
+
+
+def test_unmanaged_job_is_recorded_not_requeued(world: dict[str, Any]) -> None:
+    world["slurm"].add_job(7)
+    ended(world)
+    (d,) = controller(world).once()["decisions"]
+    assert (d["classification"], d["decision"], d["status"]) == ("node_fault", "no_retry", "done")
+    assert "not managed" in d["reason"] and world["slurm"].actions() == []
+
+
+def test_restart_mid_flow_never_requeues_twice(world: dict[str, Any]) -> None:
+    slurm = world["slurm"]
+    slurm.add_job(7, comment="slurmtools=retry")
+    ended(world, comment="slurmtools=retry")
+    slurm.fail_next["update"] = 1                              # dies after the requeue, before the exclusion
+    first = controller(world).once()
+    assert first["decisions"][0]["status"] == "acting"
+    assert decisions(world)[0].t_requeued is not None
+    second = controller(world).once()                          # a fresh controller: the restart
+    assert second["decisions"][0]["status"] == "done"
+    assert [c[0] for c in slurm.actions()] == ["requeue", "update", "release"]
+    assert slurm.job(7).restart_count == 1 and slurm.job(7).excluded_nodes == ("n2",)
+
+
+def test_an_exclusion_that_does_not_take_is_retried_then_alerted(world: dict[str, Any]) -> None:
+    slurm = world["slurm"]
+    slurm.add_job(7, comment="slurmtools=retry")
+    slurm.ignore_exclude = True
+    ended(world, comment="slurmtools=retry")
+    reports = [controller(world).once() for _ in range(3)]
+    assert [r["decisions"][0]["status"] for r in reports] == ["acting", "acting", "failed"]
+    assert "not excluded: n2" in reports[-1]["alerts"][0]
+    assert [c[0] for c in slurm.actions()].count("requeue") == 1
+    assert queue.pending(world["cfg"].get("controller.queue_dir")) == []
+
+
+def test_observe_mode_decides_and_records_but_acts_on_nothing(world: dict[str, Any]) -> None:
+    text = world["path"].read_text().replace('cluster = "t"', 'cluster = "t"\nobserve = true')
+    world["path"].write_text(text)
+    world["cfg"] = config.load(world["path"], env={})
+    world["slurm"].add_job(7, comment="slurmtools=retry")
+    ended(world, comment="slurmtools=retry")
+    (d,) = controller(world).once()["decisions"]
+    assert (d["decision"], d["status"]) == ("retry", "observed") and world["slurm"].actions() == []
+
+
+def test_slurm_requeued_job_only_gets_the_exclusion(world: dict[str, Any]) -> None:
+    slurm = world["slurm"]
+    slurm.add_job(7, comment="slurmtools=retry")
+    slurm.requeue(7, hold=False)                              # NODE_FAIL + --requeue: Slurm did it itself
+    slurm.calls.clear()
+    ended(world, comment="slurmtools=retry")
+    (d,) = controller(world).once()["decisions"]
+    assert d["status"] == "done" and [c[0] for c in slurm.actions()] == ["update"]
+    assert decisions(world)[0].details["requeued_by"] == "slurm"
+
+
+def test_budget_is_counted_across_attempts(world: dict[str, Any]) -> None:
+    slurm = world["slurm"]
+    slurm.add_job(7, comment="slurmtools=retry:1")
+    ended(world, comment="slurmtools=retry:1")
+    assert controller(world).once()["decisions"][0]["decision"] == "retry"
+    slurm.jobs_by_id[7] = dataclasses.replace(slurm.job(7), state="FAILED", state_reason="")
+    ended(world, restart=1, nodes="n[3-4]", epilogs=("n3", "n4"), xid_on="n3", comment="slurmtools=retry:1")
+    (d,) = controller(world).once()["decisions"]
+    assert (d["decision"], d["reason"]) == ("no_retry", "retry budget spent (1 of 1 used)")
+    with Session(api.engine_for(world["cfg"])) as s:
+        chain = s.scalar(select(models.RetryChain))
+        assert chain is not None and chain.status == "failed"
+
+
+def test_lemon_node_gets_a_longer_exclusion(world: dict[str, Any]) -> None:
+    slurm = world["slurm"]
+    for job in (7, 8):
+        slurm.add_job(job)
+        ended(world, job_id=job)
+    assert controller(world).once()["lemons"] == []            # two faults: not yet
+    slurm.add_job(9)
+    ended(world, job_id=9)
+    (lemon,) = controller(world).once()["lemons"]
+    assert (lemon["node"], lemon["faults"], lemon["ttl_s"], lemon["outcome"]) == ("n2", 3, 86400.0, "drained")
+    assert slurm.node_list["n2"].reason.startswith("slurmtools: lemon: lemon node: 3 node faults")
+
+
+def test_recovery_resumes_after_passes_and_judges_the_drain(world: dict[str, Any]) -> None:
+    from slurmtools import safety
+
+    slurm = world["slurm"]
+    world["path"].write_text(world["path"].read_text().replace("[safety]", "[safety]\nmin_drain_nodes = 3"))
+    cfg = world["cfg"] = config.load(world["path"], env={})
+    verdicts = {"n1": ["ok", "ok"], "n2": ["fail", "ok", "ok"]}
+    for node in ("n1", "n2"):
+        _, evs = safety.request_drain(node, "hardware", "XID 79", job_id=7, actor="epilog", cfg=cfg, slurm=slurm)
+        api.record(evs, cfg)
+    _, evs = safety.request_drain("n3", "admin", "PSU", job_id=None, actor="admin:root", cfg=cfg, slurm=slurm)
+    api.record(evs, cfg)
+    api.flush(cfg)
+    c = controller(world, recovery=True, deep_check=lambda node: (verdicts[node].pop(0), {}))
+    rounds = [c.recover(force=True) for _ in range(3)]
+    assert [(r["node"], r["verdict"], r["passes"]) for r in rounds[0]] == [("n1", "ok", 1), ("n2", "fail", 0)]
+    assert rounds[1][0] == {"node": "n1", "verdict": "ok", "passes": 2, "resumed": "resumed", "outcome": "refuted",
+                            "later_faults": 0}
+    assert rounds[2][0]["outcome"] == "confirmed"             # n2 failed a deep check on the way
+    assert slurm.node_list["n3"].drain                        # an admin's exclusion waits for the admin
+    with Session(api.engine_for(cfg)) as s:
+        outcomes = {x.node: x.outcome for x in s.scalars(select(models.Exclusion))}
+    assert outcomes == {"n1": "refuted", "n2": "confirmed", "n3": None}
+
+
+def test_breaker_status(world: dict[str, Any]) -> None:
+    from slurmtools import safety
+
+    slurm, cfg = world["slurm"], world["cfg"]
+    assert safety.breaker_status(cfg, slurm)["open"] is False
+    slurm.drain(["n1", "n2"], "slurmtools: hardware: x")
+    status = safety.breaker_status(cfg, slurm)
+    assert (status["open"], status["drained_by_us"], status["limit"]) == (True, ["n1", "n2"], 2)
+
+
+
+class RacingSlurm(FakeSlurm):
+    """Drains of several nodes landing at the same second, as epilogs on every node at once do."""
+
+    def __init__(self, together: list[str]) -> None:
+        super().__init__()
+        self.together = together
+
+    def drain(self, nodes: list[str], reason: str) -> None:
+        when = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+        for n in self.together:
+            self.node_list[n] = dataclasses.replace(self.node_list[n], flags=("DRAIN",), reason=reason,
+                                                    reason_time=when)
+        self.calls.append(("drain", tuple(nodes), reason))
+
+
+@pytest.mark.parametrize(("me", "kept"), [("n1", True), ("n2", True), ("n3", False), ("n4", False)])
+def test_simultaneous_drains_past_the_limit_undo_themselves(world: dict[str, Any], me: str, kept: bool) -> None:
+    from slurmtools import safety
+
+    world["path"].write_text(world["path"].read_text().replace("settle = 0.0", "settle = 0.01"))
+    cfg = config.load(world["path"], env={})
+    slurm = RacingSlurm(["n1", "n2", "n3", "n4"])
+    decision, events = safety.request_drain(me, "hardware", "XID 79", job_id=1, actor="epilog", cfg=cfg, slurm=slurm)
+    assert decision.applied is kept and decision.outcome == ("drained" if kept else "breaker_open")
+    assert slurm.node_list[me].drain is kept
+    assert [e.type for e in events] == (["node_state", "exclusion"] if kept else ["node_state"])
+
+
+def test_mass_implication_is_not_retried(world: dict[str, Any]) -> None:
+    slurm = world["slurm"]
+    slurm.add_job(7, nodes=("n1", "n2", "n3", "n4"), comment="slurmtools=retry")
+    cfg = world["cfg"]
+    events = [Event("finding", {"node": n, "job_id": 7, "restart_count": 0, "source": "kernel", "kind": "xid",
+                                "xid": 79, "category": "hardware", "severity": "critical", "action": "drain_node",
+                                "trust": "kernel", "message": "XID 79"}, cluster=cfg.cluster)
+              for n in ("n1", "n2", "n3")]
+    api.record(events, cfg)
+    ended(world, nodes="n[1-4]", epilogs=("n1", "n2", "n3", "n4"), xid_on="n4", comment="slurmtools=retry")
+    report = controller(world).once()
+    (d,) = report["decisions"]
+    assert d["decision"] == "no_retry" and "4 nodes implicated at once" in d["reason"]
+    assert report["alerts"] and slurm.actions() == []
