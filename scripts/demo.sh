@@ -60,7 +60,8 @@ say "the node is repaired: end the exclusion (resumes only a node slurmtools dra
 slurmtools exclude remove "$node" --reason "demo: repaired"
 cat <<'EOT'
 
-Still being built: the sbatch wrapper, the Slurm plugins and reports. Try the prolog gate: `slurmtools lab inject n3 row-remap-failure`, then
+Still being built: the sbatch wrapper, the Slurm plugins and reports.
+Try the prolog gate: `slurmtools lab inject n3 row-remap-failure`, then
 jobs that land on n3 are requeued elsewhere (`slurmtools lab inject n3 healthy` restores it).
 Use the lab yourself:   eval "$(slurmtools lab env)"; sinfo; slurmtools nodes; slurmtools ledger events
 Stop it:                slurmtools lab down
