@@ -341,6 +341,51 @@ def snapshot_record(path: str, interval: float) -> None:
                + (f", NVML error {data['nvml']['errors']}" if (data.get("nvml") or {}).get("errors") else ""))
 
 
+# ----------------------------------------------------------------------------------- sbatch
+@main.command("sbatch", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False,
+                                          "help_option_names": []})
+@click.argument("argv", nargs=-1, type=click.UNPROCESSED)
+def sbatch_cmd(argv: tuple[str, ...]) -> None:
+    """sbatch with exclusions, automatic retries and a checkpoint signal: `slurmtools sbatch [sbatch options]
+    [--max-retries N] [--retry-on node|any] [--checkpoint-signal SIG] [--checkpoint-grace SECONDS] script
+    [args...]`. Everything else goes to sbatch unchanged; the job id is printed as sbatch prints it."""
+    import os
+    import subprocess
+
+    from slurmtools import sbatch
+    from slurmtools.controller.policy import RETRY_ON, RetryAsk
+
+    if argv and argv[0] in ("-h", "--help"):
+        click.echo(sbatch_cmd.help or "")
+        return
+    cfg = _config()
+    bin_dir = cfg.get("slurm.bin_dir")
+    exe = os.path.join(bin_dir, "sbatch") if bin_dir else "sbatch"
+    opts = sbatch.value_options(exe)
+    try:
+        ours, rest = sbatch.take_ours(list(argv), *opts)
+        retries = int(ours.get("max-retries", cfg.get("controller.max_retries")))
+        on = ours.get("retry-on", "node")
+        if on not in RETRY_ON or retries < 0:
+            raise sbatch.WrapperError("--retry-on must be node or any, --max-retries a number >= 0")
+        grace = int(ours["checkpoint-grace"]) if "checkpoint-grace" in ours else None
+        plan = sbatch.build(rest, ask=RetryAsk(retries, on), excluded=sbatch.active_exclusions(cfg),
+                            ckpt_signal=ours.get("checkpoint-signal"), ckpt_grace=grace, sbatch=exe, value_opts=opts)
+    except (sbatch.WrapperError, ValueError) as exc:
+        fail(str(exc))
+    proc = subprocess.run(plan.argv, capture_output=True, text=True)
+    sys.stdout.write(proc.stdout)
+    sys.stderr.write(proc.stderr)
+    if proc.returncode != 0:
+        sys.exit(proc.returncode)
+    import re
+
+    found = re.search(r"(\d+)", proc.stdout)
+    if found and sbatch.record_submission(cfg, int(found.group(1)), plan, list(rest), os.getcwd()) is None:
+        click.echo("slurmtools sbatch: note: submission not recorded (controller.submit_dir not writable); "
+                   "retries still apply", err=True)
+
+
 def _register() -> None:
     from slurmtools.controller.cli import controller_group
     from slurmtools.exclusions_cli import exclude_group

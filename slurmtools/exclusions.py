@@ -63,6 +63,32 @@ def listing(session: Session, cluster: str, *, include_ended: bool = False) -> l
     return list(session.scalars(select(X).where(X.cluster == cluster).order_by(X.node, X.start)))
 
 
+def publish(cfg: Any, session: Session, now: datetime | None = None) -> bool:
+    """Write the active exclusions to `exclusions.data_file` (world-readable, write + fsync + rename) for
+    `slurmtools sbatch` and the job_submit plugin, which cannot read the database. Returns whether the
+    file changed (an unchanged set is not rewritten; `generated` says when it was last confirmed)."""
+    import json
+
+    from slurmtools.fsutil import write_atomic
+
+    now = now or datetime.now(UTC)
+    rows = [{"node": x.node, "scope": x.scope, "reason": x.reason, "source": x.source,
+             "expires_epoch": x.expires.timestamp() if x.expires else None}
+            for x in active(session, cfg.cluster, now)]
+    path = str(cfg.get("exclusions.data_file"))
+    try:
+        with open(path, encoding="utf-8") as fh:
+            old = json.load(fh)
+        if old.get("exclusions") == rows and now.timestamp() - float(old.get("generated_epoch", 0)) < 60:
+            return False
+    except (OSError, ValueError, AttributeError):
+        pass
+    data = {"version": 1, "cluster": cfg.cluster, "generated_epoch": now.timestamp(), "exclusions": rows}
+    os.makedirs(os.path.dirname(path) or ".", mode=0o755, exist_ok=True)
+    write_atomic(path, json.dumps(data, sort_keys=True, indent=1) + "\n", 0o644, durable=True)
+    return True
+
+
 def to_dict(x: models.Exclusion, now: datetime | None = None) -> dict[str, Any]:
     now = now or datetime.now(UTC)
     expired = x.end is None and x.expires is not None and x.expires <= now

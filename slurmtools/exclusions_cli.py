@@ -37,6 +37,18 @@ def _slurm(cfg: Any) -> Any:
     return get_client(cfg)
 
 
+def _publish(cfg: Any) -> None:
+    """Rewrite the published exclusions (for `slurmtools sbatch` and the job_submit plugin)."""
+    from slurmtools import exclusions
+    from slurmtools.ledger.cli import _session
+
+    try:
+        with _session() as session:
+            exclusions.publish(cfg, session)
+    except OSError as exc:
+        click.echo(f"slurmtools: warning: cannot publish the exclusions: {exc}", err=True)
+
+
 def _report(rows: list[dict[str, Any]], as_json: bool, record: dict[str, Any] | None) -> None:
     if as_json:
         emit_json({"results": rows, "ledger": record})
@@ -77,6 +89,7 @@ def exclude_add(hostlist: str, reason: str, ttl: str | None, soft: bool, as_json
     except SlurmError as exc:
         fail(str(exc))
     record = _spool_and_flush(events, quiet=as_json) if events else None
+    _publish(cfg)
     _report(rows, as_json, record)
     if any(r["outcome"] in ("breaker_open", "error", "not_ours") for r in rows):
         sys.exit(1)
@@ -101,6 +114,7 @@ def exclude_remove(hostlist: str, why: str, as_json: bool) -> None:
         except SlurmError as exc:
             fail(str(exc))
     record = _spool_and_flush(events, quiet=as_json) if events else None
+    _publish(cfg)
     _report(rows, as_json, record)
 
 
@@ -171,6 +185,7 @@ def exclude_sync(as_json: bool) -> None:
         except SlurmError as exc:
             fail(str(exc))
     record = _spool_and_flush(events, quiet=as_json) if events else None
+    _publish(cfg)
     if as_json:
         emit_json({"actions": actions, "ledger": record})
         return

@@ -74,6 +74,7 @@ class Controller:
         self.deep_check = deep_check or self._deep_check_command
         self._jobs: dict[int, JobInfo] | None = None
         self._last_recovery = 0.0
+        self._last_publish = 0.0
 
     # ------------------------------------------------------------------ the pass
     def once(self) -> dict[str, Any]:
@@ -81,6 +82,11 @@ class Controller:
         report: dict[str, Any] = {"decisions": [], "waiting": [], "errors": [], "alerts": [], "running": [],
                                   "lemons": [], "recovery": []}
         self._jobs = None
+        try:
+            report["submissions"] = self.ingest_submissions()
+        except Exception as exc:
+            log.exception("controller: submissions: %s", exc)
+            report["errors"].append({"error": f"submissions: {type(exc).__name__}: {exc}"})
         items = queue.pending(self.queue_dir)
         if items:
             self._ship()
@@ -107,8 +113,22 @@ class Controller:
         except Exception as exc:
             log.exception("controller: %s", exc)
             report["errors"].append({"error": f"{type(exc).__name__}: {exc}"})
+        report["published"] = self.publish()
         report["breaker"] = self.breaker()
         return report
+
+    def publish(self) -> bool:
+        """Keep the published exclusions current (epilog drains reach the ledger through the spool)."""
+        now_m = time.monotonic()
+        if now_m - self._last_publish < 5.0:
+            return False
+        self._last_publish = now_m
+        try:
+            with Session(self.engine) as s:
+                return exclusions.publish(self.cfg, s)
+        except OSError as exc:
+            log.warning("controller: cannot publish the exclusions: %s", exc)
+            return False
 
     def run(self, interval: float, should_stop: Callable[[], bool]) -> None:
         while not should_stop():
@@ -128,6 +148,61 @@ class Controller:
             while left > 0 and not should_stop():
                 time.sleep(min(left, 0.2))
                 left -= 0.2
+
+    def ingest_submissions(self) -> list[int]:
+        """Turn `slurmtools sbatch` records into retry chains. A record is believed only if its file
+        belongs to the job's user (users can write the drop directory, not each other's files)."""
+        import pwd
+
+        drop = str(self.cfg.get("controller.submit_dir"))
+        try:
+            names = sorted(n for n in os.listdir(drop) if n.endswith(".json"))
+        except OSError:
+            return []
+        done: list[int] = []
+        for name in names:
+            path = os.path.join(drop, name)
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+                with os.fdopen(fd, encoding="utf-8") as fh:
+                    st = os.fstat(fh.fileno())
+                    record = json.load(fh) if st.st_size < 4 << 20 else None
+                job_id = int(record["job_id"]) if isinstance(record, dict) else None
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                log.warning("controller: submission %s unreadable (%s); removed", name, exc)
+                queue.done(path)
+                continue
+            job = self._job(job_id) if job_id is not None else None
+            if job is None:
+                if time.time() - st.st_mtime > 3600:
+                    queue.done(path)
+                continue
+            try:
+                owner = pwd.getpwuid(st.st_uid).pw_name
+            except KeyError:
+                owner = str(st.st_uid)
+            if owner != job.user:
+                log.warning("controller: submission %s belongs to %s, job %s to %s; ignored", name, owner,
+                            job_id, job.user)
+                queue.done(path)
+                continue
+            assert record is not None and job_id is not None
+            with Session(self.engine) as s:
+                C = models.RetryChain
+                key = chain_key(self.cluster, job_id)
+                chain = s.scalar(select(C).where(C.idempotency_key == key))
+                if chain is None:
+                    chain = C(idempotency_key=key, cluster=self.cluster, root_job_id=job_id, user=job.user,
+                              created=_now(), status="active", retries_used=0)
+                    s.add(chain)
+                chain.max_retries = int(record.get("max_retries") or 0)
+                chain.retry_on = str(record.get("retry_on") or "node")
+                chain.details = {"source": "slurmtools sbatch",
+                                 **{k: record.get(k) for k in ("user_argv", "argv", "added", "cwd", "env", "script")}}
+                s.commit()
+            queue.done(path)
+            done.append(job_id)
+        return done
 
     # ------------------------------------------------------------ Slurm and ledger
     def _ship(self) -> None:

@@ -254,6 +254,9 @@ class Lab:
         for sub in ["etc", "state", "run", "log", "hooks", "faults", "fakedev", "spool-slurmtools", "bin"]:
             (self.root / sub).mkdir(parents=True, exist_ok=True)
         self.root.chmod(0o755)
+        submissions = self.root / "submissions"   # users drop `slurmtools sbatch` records: sticky, like /tmp
+        submissions.mkdir(exist_ok=True)
+        submissions.chmod(0o1733)
         for node in self.nodes:
             (self.root / "spool" / node.name).mkdir(parents=True, exist_ok=True)
             self.node_dir(node.name).mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,279 @@
+"""`slurmtools sbatch`: sbatch with exclusions, automatic retries and a checkpoint signal.
+
+Everything the user passes goes to sbatch unchanged, as an argv list (never through a shell); we only
+add: the active exclusions merged with the user's own `--exclude`, `--requeue`, `--open-mode=append`
+(unless the user chose), the retry marker the controller reads (in `--comment`, merged with the
+user's comment), and `--signal=B:SIG@GRACE` for `--checkpoint-signal`. The script's own `#SBATCH`
+lines count as the user's choices. Runs as the user: it reads the exclusions from the published data
+file (world-readable, no database credentials) and drops the submission record where the controller
+picks it up.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from slurmtools.controller.policy import OPT_OUT, RetryAsk
+
+#: Long options that take a value although 22.05's `sbatch --help` does not list them (or lists the
+#: value as optional: --wrap's is required).
+EXTRA_VALUE_LONG = frozenset({"open-mode", "wrap", "comment", "exclude", "nodelist", "signal", "chdir", "output",
+                              "error", "export", "gres", "partition", "account", "time", "job-name", "nodes",
+                              "ntasks", "dependency", "qos", "reservation", "constraint", "mem", "cpus-per-task",
+                              "gpus", "gpus-per-node", "array", "begin", "acctg-freq", "cpu-freq", "mail-type",
+                              "mail-user", "kill-on-invalid-dep", "mem-bind", "cpu-bind", "hint", "network",
+                              "prefer", "tres-per-task", "uid", "gid", "wckey", "switches"})
+EXTRA_VALUE_SHORT = frozenset("aAbcCdDeFGiJLmMnNopqStwx")
+_HELP_LINE = re.compile(r"^\s+(?:-(\w), )?--([\w-]+)(\[?=)?")
+
+
+class WrapperError(ValueError):
+    """Our own options are wrong (sbatch's are sbatch's business)."""
+
+
+def value_options(sbatch: str = "sbatch") -> tuple[frozenset[str], frozenset[str]]:
+    """(short, long) options that take a value: from the installed sbatch's --help, plus known extras."""
+    short, long = set(EXTRA_VALUE_SHORT), set(EXTRA_VALUE_LONG)
+    try:
+        text = subprocess.run([sbatch, "--help"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        text = ""
+    for line in text.splitlines():
+        m = _HELP_LINE.match(line)
+        if m and m.group(3) == "=":
+            if m.group(1):
+                short.add(m.group(1))
+            long.add(m.group(2))
+    return frozenset(short), frozenset(long)
+
+
+@dataclass
+class Parsed:
+    """The user's command line split: sbatch options (as given), the script and its arguments."""
+
+    options: list[str] = field(default_factory=list)
+    script_and_args: list[str] = field(default_factory=list)
+    values: dict[str, list[str]] = field(default_factory=dict)   # long name -> values, in order
+    flags: set[str] = field(default_factory=set)                 # long names given without a value
+
+
+SHORT_TO_LONG = {"x": "exclude", "w": "nodelist", "o": "output", "e": "error", "D": "chdir", "J": "job-name"}
+
+
+def split_argv(argv: Sequence[str], short_v: frozenset[str], long_v: frozenset[str]) -> Parsed:
+    """Find where sbatch's options end and the script begins, as sbatch's getopt would."""
+    p = Parsed()
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            p.script_and_args = list(argv[i + 1:])
+            return p
+        if not arg.startswith("-") or arg == "-":
+            p.script_and_args = list(argv[i:])
+            return p
+        p.options.append(arg)
+        if arg.startswith("--"):
+            name, eq, value = arg[2:].partition("=")
+            if eq:
+                p.values.setdefault(name, []).append(value)
+            elif name in long_v and i + 1 < len(argv):
+                i += 1
+                p.options.append(argv[i])
+                p.values.setdefault(name, []).append(argv[i])
+            else:
+                p.flags.add(name)
+        else:
+            letter = arg[1]
+            name = SHORT_TO_LONG.get(letter, letter)
+            if letter in short_v:
+                if len(arg) > 2:
+                    p.values.setdefault(name, []).append(arg[2:])
+                elif i + 1 < len(argv):
+                    i += 1
+                    p.options.append(argv[i])
+                    p.values.setdefault(name, []).append(argv[i])
+            else:
+                p.flags.add(name)
+        i += 1
+    return p
+
+
+def script_directives(path: str, short_v: frozenset[str], long_v: frozenset[str]) -> Parsed:
+    """The `#SBATCH` lines at the top of the script (sbatch stops at the first command)."""
+    found: list[str] = []
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for n, line in enumerate(fh):
+                line = line.strip()
+                if n == 0 and line.startswith("#!"):
+                    continue
+                if line.startswith("#SBATCH"):
+                    import shlex
+
+                    try:
+                        found += shlex.split(line[len("#SBATCH"):], comments=True)
+                    except ValueError:
+                        continue
+                elif line and not line.startswith("#"):
+                    break
+    except OSError:
+        return Parsed()
+    return split_argv(found, short_v, long_v)
+
+
+@dataclass
+class Plan:
+    argv: list[str]                 # what we run: sbatch + options + script + args
+    added: list[str]                # what we added, for --dry-run and the record
+    ask: RetryAsk | None
+    exclude: list[str]
+    script: str | None = None
+
+
+def build(user_argv: Sequence[str], *, ask: RetryAsk | None, excluded: Sequence[str], ckpt_signal: str | None,
+          ckpt_grace: int | None, sbatch: str = "sbatch",
+          value_opts: tuple[frozenset[str], frozenset[str]] | None = None) -> Plan:
+    from slurmtools.slurm.parse import collect, expand
+
+    short_v, long_v = value_opts or value_options(sbatch)
+    p = split_argv(user_argv, short_v, long_v)
+    script = p.script_and_args[0] if p.script_and_args else None
+    d = script_directives(script, short_v, long_v) if script and "wrap" not in p.values else Parsed()
+
+    def given(name: str) -> bool:
+        return name in p.values or name in p.flags or name in d.values or name in d.flags
+
+    added: list[str] = []
+    mine: set[str] = set()
+    for value in p.values.get("exclude") or d.values.get("exclude") or []:
+        try:
+            mine.update(expand(value))
+        except Exception as exc:  # noqa: BLE001 - python-hostlist's errors as a clear message
+            raise WrapperError(f"--exclude={value!r} is not a valid hostlist ({exc})") from None
+    exclude = sorted(mine | set(excluded))
+    options = list(p.options)
+    if set(exclude) != mine:        # ours to add: one merged list replaces the user's (theirs is in it)
+        options = _without(p, {"exclude"})
+        added.append(f"--exclude={collect(exclude)}")
+    if ask is not None and not ask.opted_out:
+        if not given("requeue") and not given("no-requeue"):
+            added.append("--requeue")
+        if not given("open-mode"):
+            added.append("--open-mode=append")
+        comment = (p.values.get("comment") or d.values.get("comment") or [""])[-1]
+        if OPT_OUT not in comment.split():
+            options = _without(p, {"comment"}, options)
+            added.append("--comment=" + " ".join(x for x in (comment, ask.marker()) if x))
+    if ckpt_signal:
+        if given("signal"):
+            raise WrapperError("--checkpoint-signal and sbatch's own --signal both set: use one")
+        added.append(f"--signal=B:{ckpt_signal}@{int(ckpt_grace or 120)}")
+    return Plan([sbatch, *options, *added, *p.script_and_args], added, ask, exclude,
+                None if "wrap" in p.values else script)
+
+
+def _without(p: Parsed, names: set[str], options: list[str] | None = None) -> list[str]:
+    """P's options minus every occurrence of the long options NAMES (and their short forms)."""
+    opts = list(p.options if options is None else options)
+    shorts = {f"-{s}" for s, long in SHORT_TO_LONG.items() if long in names}
+    out: list[str] = []
+    i = 0
+    while i < len(opts):
+        arg = opts[i]
+        name = arg[2:].partition("=")[0] if arg.startswith("--") else None
+        if name in names:
+            i += 1 if "=" in arg else 2
+            continue
+        if arg[:2] in shorts:
+            i += 1 if len(arg) > 2 else 2
+            continue
+        out.append(arg)
+        i += 1
+    return out
+
+
+#: Our own options (each takes a value), taken out of the option part of the command line.
+OURS = {"max-retries", "retry-on", "checkpoint-signal", "checkpoint-grace"}
+
+
+def take_ours(argv: Sequence[str], short_v: frozenset[str], long_v: frozenset[str]) -> tuple[dict[str, str],
+                                                                                            list[str]]:
+    """Split ARGV into our options and the rest (sbatch's options, the script, its arguments untouched)."""
+    ours: dict[str, str] = {}
+    rest: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--" or not arg.startswith("-") or arg == "-":
+            rest += argv[i:]
+            break
+        name, eq, value = arg[2:].partition("=") if arg.startswith("--") else ("", "", "")
+        if name in OURS:
+            if not eq:
+                if i + 1 >= len(argv):
+                    raise WrapperError(f"--{name} needs a value")
+                i += 1
+                value = argv[i]
+            ours[name] = value
+            i += 1
+            continue
+        rest.append(arg)
+        takes = (arg.startswith("--") and not eq and name in long_v) or (
+            not arg.startswith("--") and len(arg) == 2 and arg[1] in short_v)
+        if takes and i + 1 < len(argv):
+            i += 1
+            rest.append(argv[i])
+        i += 1
+    return ours, rest
+
+
+def active_exclusions(cfg: Any) -> list[str]:
+    """Nodes to avoid, from the published data file (readable by every user). Missing/stale: none."""
+    path = str(cfg.get("exclusions.data_file"))
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except (OSError, ValueError):
+        print(f"slurmtools sbatch: warning: cannot read the exclusions ({path}); submitting without them",
+              file=sys.stderr)
+        return []
+    now = time.time()
+    return sorted({x["node"] for x in data.get("exclusions", [])
+                   if not x.get("expires_epoch") or float(x["expires_epoch"]) > now})
+
+
+def record_submission(cfg: Any, job_id: int, plan: Plan, user_argv: Sequence[str], cwd: str) -> str | None:
+    """Drop the chain's root record for the controller (which checks that the file's owner is the job's
+    user before it believes it). Returns the path, or None when the drop directory is not usable."""
+    drop = str(cfg.get("controller.submit_dir"))
+    script = plan.script
+    copy = None
+    if script and os.path.isfile(script):
+        try:
+            with open(script, encoding="utf-8", errors="replace") as fh:
+                copy = fh.read(int(cfg.get("controller.script_copy_max_bytes")))
+        except OSError:
+            copy = None
+    keep = {k: v for k, v in os.environ.items() if k.startswith(("SLURM_", "SBATCH_", "CUDA_", "NCCL_"))
+            or k in {"PATH", "HOME", "USER", "LANG"}}
+    record = {"job_id": job_id, "uid": os.getuid(), "user_argv": list(user_argv), "argv": plan.argv,
+              "added": plan.added, "cwd": cwd, "env": keep, "script": copy, "time": time.time(),
+              "max_retries": plan.ask.max_retries if plan.ask else 0,
+              "retry_on": plan.ask.retry_on if plan.ask else "node"}
+    path = os.path.join(drop, f"{job_id}.json")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(record, fh)
+    except OSError:
+        return None
+    return path
