@@ -386,6 +386,57 @@ def sbatch_cmd(argv: tuple[str, ...]) -> None:
                    "retries still apply", err=True)
 
 
+# ----------------------------------------------------------------------------------- status
+def _job_status(job_id: int) -> dict[str, Any]:
+    from slurmtools import jobstatus
+    from slurmtools.ledger.cli import _session
+    from slurmtools.slurm import SlurmError, get_client
+
+    cfg = _config()
+    try:
+        job = get_client(cfg).job(job_id)
+    except SlurmError:
+        job = None   # the ledger still answers
+    try:
+        with _session() as session:
+            return jobstatus.chain(session, cfg.cluster, job_id, job)
+    except Exception as exc:  # noqa: BLE001 - no read access, database down: a clear message
+        fail(f"cannot read the ledger: {exc.__class__.__name__}: {str(exc).splitlines()[0]}", 1)
+
+
+@main.command("status")
+@click.argument("job_id", type=int)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def status_cmd(job_id: int, as_json: bool) -> None:
+    """A job's retry chain: every attempt, its nodes, times, exit, findings and what the controller did."""
+    data = _job_status(job_id)
+    if as_json:
+        emit_json(data)
+        return
+    c = data["chain"]
+    click.echo(f"job {job_id}: " + (f"chain {c['status']}, {c['retries_used']} of {c['max_retries']} retries used "
+                                    f"(retry on {c['retry_on']})" if c else "no retry chain"))
+    for a in data["attempts"]:
+        d = a["decision"] or {}
+        exit_ = f"signal {a['exit_signal']}" if a["exit_signal"] else f"exit {a['exit_code']}"
+        click.echo(f"  attempt {a['restart_count'] + 1}: {a['nodes'] or '?'} ended {a['end'] or '?'} {exit_}; "
+                   f"{d.get('classification', '-')} -> {d.get('decision', '-')}: {d.get('reason', '')}")
+        for f in a["findings"]:
+            click.echo(f"      {f['node']}: {f['category']} {f['kind']} {f['action']}: {f['message'][:100]}")
+    if data["now"]:
+        n = data["now"]
+        click.echo(f"  now: attempt {n['restart_count'] + 1} {n['state']} {n['nodes'] or n['reason']}")
+
+
+@main.command("why")
+@click.argument("job_id", type=int)
+def why_cmd(job_id: int) -> None:
+    """What happened to JOB_ID, in a few plain sentences."""
+    from slurmtools import jobstatus
+
+    click.echo(jobstatus.why(_job_status(job_id)))
+
+
 def _register() -> None:
     from slurmtools.controller.cli import controller_group
     from slurmtools.exclusions_cli import exclude_group

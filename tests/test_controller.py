@@ -392,3 +392,45 @@ def test_mass_implication_is_not_retried(world: dict[str, Any]) -> None:
     (d,) = report["decisions"]
     assert d["decision"] == "no_retry" and "4 nodes implicated at once" in d["reason"]
     assert report["alerts"] and slurm.actions() == []
+
+
+def test_status_and_why_tell_the_chain(world: dict[str, Any]) -> None:
+    from slurmtools import jobstatus
+
+    slurm, cfg = world["slurm"], world["cfg"]
+    slurm.add_job(7, comment="slurmtools=retry:2")
+    ended(world, comment="slurmtools=retry:2")
+    api.record([Event("node_state", {"node": "n2", "action": "drain", "actor": "epilog", "applied": True,
+                                     "reason": "slurmtools: hardware: XID 79", "details": {"job_id": "7"}},
+                      cluster=cfg.cluster)], cfg)
+    controller(world).once()
+    slurm.start(7, ("n3", "n4"))
+    with Session(api.engine_for(cfg)) as s:
+        status = jobstatus.chain(s, cfg.cluster, 7, slurm.job(7))
+    assert status["chain"] == {"max_retries": 2, "retry_on": "node", "retries_used": 1, "status": "active"}
+    (a,) = status["attempts"]
+    assert (a["nodes"], a["drained"], a["decision"]["decision"], a["findings"][0]["xid"]) == ("n[1-2]", ["n2"],
+                                                                                              "retry", 79)
+    text = jobstatus.why(status)
+    assert "Attempt 1 stopped at " in text and "on n[1-2]: XID 79 on n2." in text
+    assert "n2 was taken out of service. The controller requeued the job at " in text and "away from n2." in text
+    assert text.endswith("on n3,n4 and is running.")
+    with Session(api.engine_for(cfg)) as s:
+        assert jobstatus.why(jobstatus.chain(s, cfg.cluster, 99)) == "slurmtools has no record of job 99."
+
+
+def test_a_completing_job_is_waited_for_not_failed(world: dict[str, Any]) -> None:
+    slurm = world["slurm"]
+    slurm.add_job(7, state="COMPLETING", comment="slurmtools=retry")
+    ended(world, comment="slurmtools=retry")
+    first = controller(world).once()
+    assert first["waiting"][0]["completing"] and first["decisions"] == []
+    slurm.jobs_by_id[7] = dataclasses.replace(slurm.job(7), state="FAILED")
+    assert controller(world).once()["decisions"][0]["status"] == "done"
+    # decided while the job was still completing (evidence_wait ran out): acting waits, tries not spent
+    slurm.add_job(8, state="COMPLETING", comment="slurmtools=retry")
+    ended(world, job_id=8, comment="slurmtools=retry", enqueued=0.0)
+    for _ in range(4):
+        assert controller(world).once()["decisions"][0]["status"] == "acting"
+    slurm.jobs_by_id[8] = dataclasses.replace(slurm.job(8), state="FAILED")
+    assert controller(world).once()["decisions"][0]["status"] == "done"

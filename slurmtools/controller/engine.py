@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 
 CD = models.ControllerDecision
 FINAL_STATUSES = frozenset({"done", "failed", "observed"})
+#: How long acting waits for a job to leave COMPLETING (its epilogs) before it counts as a failure.
+COMPLETING_WAIT_S = 600.0
 #: States of an attempt that got as far as running (a retry cancelled while pending never ran).
 STARTED = frozenset({"RUNNING", "COMPLETING", "COMPLETED", "FAILED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"})
 AUTO_SOURCES = frozenset({"prolog", "epilog", "controller", "sync"})
@@ -237,8 +239,11 @@ class Controller:
             waited = time.time() - float(item.get("enqueued") or 0)
             reported = self._epilogs_reported(s, job_id, restart)
             missing = sorted(set(nodes) - reported)
-            if missing and waited < float(self.cfg.get("controller.evidence_wait")):
-                return {"waiting": True, "job_id": job_id, "restart_count": restart, "missing_epilogs": missing}
+            job = self._job(job_id)
+            completing = job is not None and job.restart_count == restart and job.state == "COMPLETING"
+            if (missing or completing) and waited < float(self.cfg.get("controller.evidence_wait")):
+                return {"waiting": True, "job_id": job_id, "restart_count": restart, "missing_epilogs": missing,
+                        "completing": completing}
             d = self._decide(s, item, nodes, missing, key)
             if d.status == "acting":
                 return self._act(s, d)
@@ -356,8 +361,17 @@ class Controller:
             if job is None:
                 raise SlurmError("the job left slurmctld's memory (MinJobAge) before it could be requeued")
             if job.restart_count == d.restart_count:
-                if not job.finished:
-                    raise SlurmError(f"job still in state {job.state} for attempt {d.restart_count}")
+                if job.state == "COMPLETING" or not job.finished:
+                    # epilogs still running (COMPLETING), or a state between: not a failed try, wait for it
+                    waited = (_now() - d.t_decided).total_seconds() if d.t_decided else 0.0
+                    if waited < COMPLETING_WAIT_S:
+                        details["act_tries"] = tries - 1
+                        details["waiting"] = f"job in state {job.state}"
+                        d.details = details
+                        s.commit()
+                        return self._summary(d)
+                    raise SlurmError(f"job still in state {job.state} for attempt {d.restart_count} after "
+                                     f"{waited:.0f}s")
                 self.slurm.requeue(d.job_id, hold=True)
                 d.t_requeued = _now()
             elif d.t_requeued is None:

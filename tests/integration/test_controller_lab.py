@@ -87,6 +87,12 @@ def test_node_fault_requeues_the_job_away_from_the_node(lab: Lab, slurm: CliSlur
     assert [r for r, _ in attempts] == [0, 1] and attempts[0][1] == chains[0].id
     calls = (lab.root / "log" / "slurm-calls.log").read_text().splitlines()
     assert sum(f"requeuehold {job_id}" in c for c in calls) == 1
+    status = json.loads(subprocess.run(["slurmtools", "status", str(job_id), "--json"], capture_output=True,
+                                       text=True, check=True).stdout)
+    assert status["chain"]["retries_used"] == 1 and status["attempts"][0]["drained"] == [bad]
+    why = subprocess.run(["slurmtools", "why", str(job_id)], capture_output=True, text=True, check=True).stdout
+    assert f": XID 79 on {bad} (GPU has fallen off the bus). {bad} was taken out of service. The controller " \
+           f"requeued the job at " in why and f"away from {bad}." in why, why
 
 
 def test_application_failure_retried_only_when_asked(lab: Lab, slurm: CliSlurm, jobs: list[int], workdir: Path,
