@@ -17,7 +17,7 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,56 +55,73 @@ def value_options(sbatch: str = "sbatch") -> tuple[frozenset[str], frozenset[str
     return frozenset(short), frozenset(long)
 
 
-@dataclass
-class Parsed:
-    """The user's command line split: sbatch options (as given), the script and its arguments."""
+@dataclass(frozen=True)
+class Opt:
+    """One sbatch option as the user gave it: ("-x", "n1"), ("--exclude=n1",) or ("--hold",)."""
 
-    options: list[str] = field(default_factory=list)
-    script_and_args: list[str] = field(default_factory=list)
-    values: dict[str, list[str]] = field(default_factory=dict)   # long name -> values, in order
-    flags: set[str] = field(default_factory=set)                 # long names given without a value
+    tokens: tuple[str, ...]
+    name: str               # the long name (short letters through SHORT_TO_LONG, else the letter)
+    value: str | None       # None: a flag (or a value option with nothing after it)
 
 
 SHORT_TO_LONG = {"x": "exclude", "w": "nodelist", "o": "output", "e": "error", "D": "chdir", "J": "job-name"}
 
 
-def split_argv(argv: Sequence[str], short_v: frozenset[str], long_v: frozenset[str]) -> Parsed:
-    """Find where sbatch's options end and the script begins, as sbatch's getopt would."""
-    p = Parsed()
+def scan(argv: Sequence[str], short_v: frozenset[str], long_v: frozenset[str]) -> tuple[list[Opt], int]:
+    """The options before the script, as sbatch's getopt reads them, and the index where they stop
+    (the script, `--`, or the end)."""
+    opts: list[Opt] = []
     i = 0
     while i < len(argv):
         arg = argv[i]
-        if arg == "--":
-            p.script_and_args = list(argv[i + 1:])
-            return p
-        if not arg.startswith("-") or arg == "-":
-            p.script_and_args = list(argv[i:])
-            return p
-        p.options.append(arg)
+        if arg == "--" or not arg.startswith("-") or arg == "-":
+            break
         if arg.startswith("--"):
             name, eq, value = arg[2:].partition("=")
-            if eq:
-                p.values.setdefault(name, []).append(value)
-            elif name in long_v and i + 1 < len(argv):
-                i += 1
-                p.options.append(argv[i])
-                p.values.setdefault(name, []).append(argv[i])
-            else:
-                p.flags.add(name)
+            takes, attached = name in long_v, value if eq else None
         else:
-            letter = arg[1]
-            name = SHORT_TO_LONG.get(letter, letter)
-            if letter in short_v:
-                if len(arg) > 2:
-                    p.values.setdefault(name, []).append(arg[2:])
-                elif i + 1 < len(argv):
-                    i += 1
-                    p.options.append(argv[i])
-                    p.values.setdefault(name, []).append(argv[i])
-            else:
-                p.flags.add(name)
+            name = SHORT_TO_LONG.get(arg[1], arg[1])
+            takes, attached = arg[1] in short_v, (arg[2:] if len(arg) > 2 else None)
+        if attached is not None and (takes or arg.startswith("--")):
+            opts.append(Opt((arg,), name, attached))
+        elif takes and i + 1 < len(argv):
+            opts.append(Opt((arg, argv[i + 1]), name, argv[i + 1]))
+            i += 1
+        else:
+            opts.append(Opt((arg,), name, None))
         i += 1
-    return p
+    return opts, i
+
+
+def flat(opts: Iterable[Opt]) -> list[str]:
+    return [t for o in opts for t in o.tokens]
+
+
+@dataclass
+class Parsed:
+    """The user's command line split: sbatch options (as given), the script and its arguments."""
+
+    opts: list[Opt] = field(default_factory=list)
+    script_and_args: list[str] = field(default_factory=list)
+
+    @property
+    def values(self) -> dict[str, list[str]]:
+        """Long name -> the values given, in order."""
+        out: dict[str, list[str]] = {}
+        for o in self.opts:
+            if o.value is not None:
+                out.setdefault(o.name, []).append(o.value)
+        return out
+
+    @property
+    def flags(self) -> set[str]:
+        return {o.name for o in self.opts if o.value is None}
+
+
+def split_argv(argv: Sequence[str], short_v: frozenset[str], long_v: frozenset[str]) -> Parsed:
+    """Find where sbatch's options end and the script begins, as sbatch's getopt would."""
+    opts, stop = scan(argv, short_v, long_v)
+    return Parsed(opts, list(argv[stop + 1:] if stop < len(argv) and argv[stop] == "--" else argv[stop:]))
 
 
 def script_directives(path: str, short_v: frozenset[str], long_v: frozenset[str]) -> Parsed:
@@ -160,9 +177,9 @@ def build(user_argv: Sequence[str], *, ask: RetryAsk | None, excluded: Sequence[
         except Exception as exc:  # noqa: BLE001 - python-hostlist's errors as a clear message
             raise WrapperError(f"--exclude={value!r} is not a valid hostlist ({exc})") from None
     exclude = sorted(mine | set(excluded))
-    options = list(p.options)
+    options = list(p.opts)
     if set(exclude) != mine:        # ours to add: one merged list replaces the user's (theirs is in it)
-        options = _without(p, {"exclude"})
+        options = [o for o in options if o.name != "exclude"]
         added.append(f"--exclude={collect(exclude)}")
     if ask is not None and not ask.opted_out:
         if not given("requeue") and not given("no-requeue"):
@@ -171,34 +188,14 @@ def build(user_argv: Sequence[str], *, ask: RetryAsk | None, excluded: Sequence[
             added.append("--open-mode=append")
         comment = (p.values.get("comment") or d.values.get("comment") or [""])[-1]
         if OPT_OUT not in comment.split():
-            options = _without(p, {"comment"}, options)
+            options = [o for o in options if o.name != "comment"]
             added.append("--comment=" + " ".join(x for x in (comment, ask.marker()) if x))
     if ckpt_signal:
         if given("signal"):
             raise WrapperError("--checkpoint-signal and sbatch's own --signal both set: use one")
         added.append(f"--signal=B:{ckpt_signal}@{int(ckpt_grace or 120)}")
-    return Plan([sbatch, *options, *added, *p.script_and_args], added, ask, exclude,
+    return Plan([sbatch, *flat(options), *added, *p.script_and_args], added, ask, exclude,
                 None if "wrap" in p.values else script)
-
-
-def _without(p: Parsed, names: set[str], options: list[str] | None = None) -> list[str]:
-    """P's options minus every occurrence of the long options NAMES (and their short forms)."""
-    opts = list(p.options if options is None else options)
-    shorts = {f"-{s}" for s, long in SHORT_TO_LONG.items() if long in names}
-    out: list[str] = []
-    i = 0
-    while i < len(opts):
-        arg = opts[i]
-        name = arg[2:].partition("=")[0] if arg.startswith("--") else None
-        if name in names:
-            i += 1 if "=" in arg else 2
-            continue
-        if arg[:2] in shorts:
-            i += 1 if len(arg) > 2 else 2
-            continue
-        out.append(arg)
-        i += 1
-    return out
 
 
 #: Our own options (each takes a value), taken out of the option part of the command line.
@@ -208,32 +205,14 @@ OURS = {"max-retries", "retry-on", "checkpoint-signal", "checkpoint-grace"}
 def take_ours(argv: Sequence[str], short_v: frozenset[str], long_v: frozenset[str]) -> tuple[dict[str, str],
                                                                                             list[str]]:
     """Split ARGV into our options and the rest (sbatch's options, the script, its arguments untouched)."""
+    opts, stop = scan(argv, short_v, long_v | OURS)
     ours: dict[str, str] = {}
-    rest: list[str] = []
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        if arg == "--" or not arg.startswith("-") or arg == "-":
-            rest += argv[i:]
-            break
-        name, eq, value = arg[2:].partition("=") if arg.startswith("--") else ("", "", "")
-        if name in OURS:
-            if not eq:
-                if i + 1 >= len(argv):
-                    raise WrapperError(f"--{name} needs a value")
-                i += 1
-                value = argv[i]
-            ours[name] = value
-            i += 1
-            continue
-        rest.append(arg)
-        takes = (arg.startswith("--") and not eq and name in long_v) or (
-            not arg.startswith("--") and len(arg) == 2 and arg[1] in short_v)
-        if takes and i + 1 < len(argv):
-            i += 1
-            rest.append(argv[i])
-        i += 1
-    return ours, rest
+    for o in opts:
+        if o.name in OURS:        # long options only: no short letter maps to these names
+            if o.value is None:
+                raise WrapperError(f"--{o.name} needs a value")
+            ours[o.name] = o.value
+    return ours, flat(o for o in opts if o.name not in OURS) + list(argv[stop:])
 
 
 def active_exclusions(cfg: Any) -> list[str]:
