@@ -58,6 +58,11 @@ def is_ours(reason: str | None, prefix: str) -> bool:
     return bool(reason) and str(reason).startswith(prefix)
 
 
+def drained_by_us(nodes: list[Any], prefix: str) -> list[Any]:
+    """The nodes drained (or down) with our reason: what the circuit breaker counts."""
+    return [n for n in nodes if (n.drain or n.state == "down") and is_ours(n.reason, prefix)]
+
+
 def breaker_limit(total_nodes: int, fraction: float, minimum: int) -> int:
     """How many nodes may carry our drain reason at once."""
     return max(minimum, math.floor(total_nodes * fraction))
@@ -68,7 +73,7 @@ def breaker_status(cfg: Any, slurm: Any) -> dict[str, Any]:
     open (no further drain will be made). `slurmtools nodes` and the controller report it."""
     prefix = cfg.get("general.reason_prefix")
     nodes = slurm.nodes()
-    ours = sorted(n.name for n in nodes if (n.drain or n.state == "down") and is_ours(n.reason, prefix))
+    ours = sorted(n.name for n in drained_by_us(nodes, prefix))
     limit = breaker_limit(len(nodes), cfg.get("safety.max_drain_fraction"), cfg.get("safety.min_drain_nodes"))
     is_open = len(ours) >= limit
     detail = (f"{len(ours)} of {len(nodes)} nodes drained by slurmtools (limit {limit})" +
@@ -129,7 +134,7 @@ def _decide(node: str, reason: str, prefix: str, cfg: Any, slurm: Any) -> DrainD
         if is_ours(me.reason, prefix):
             return DrainDecision(node, reason, False, "already_ours", f"already drained: {me.reason}")
         return DrainDecision(node, reason, False, "not_ours", f"drained by someone else: {me.reason!r}")
-    ours = sum(1 for n in nodes if (n.drain or n.state == "down") and is_ours(n.reason, prefix))
+    ours = len(drained_by_us(nodes, prefix))
     limit = breaker_limit(len(nodes), cfg.get("safety.max_drain_fraction"), cfg.get("safety.min_drain_nodes"))
     if ours + 1 > limit:
         return DrainDecision(node, reason, False, "breaker_open",
@@ -159,8 +164,7 @@ def _settle(node: str, reason: str, prefix: str, cfg: Any, slurm: Any, limit: in
         return DrainDecision(node, reason, True, "drained", f"not re-checked: {found.detail}")
     nodes, _ = found
     far = datetime.max.replace(tzinfo=UTC)
-    ours = sorted((n for n in nodes if (n.drain or n.state == "down") and is_ours(n.reason, prefix)),
-                  key=lambda n: (n.reason_time or far, n.name))
+    ours = sorted(drained_by_us(nodes, prefix), key=lambda n: (n.reason_time or far, n.name))
     late = [n.name for n in ours[limit:]]
     if node not in late:
         return DrainDecision(node, reason, True, "drained")

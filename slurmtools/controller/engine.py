@@ -244,7 +244,7 @@ class Controller:
             if (missing or completing) and waited < float(self.cfg.get("controller.evidence_wait")):
                 return {"waiting": True, "job_id": job_id, "restart_count": restart, "missing_epilogs": missing,
                         "completing": completing}
-            d = self._decide(s, item, nodes, missing, key)
+            d = self._decide(s, item, job, nodes, missing, key)
             if d.status == "acting":
                 return self._act(s, d)
             out = self._summary(d)
@@ -283,9 +283,9 @@ class Controller:
             s.flush()
         return chain
 
-    def _decide(self, s: Session, item: dict[str, Any], nodes: list[str], missing: list[str], key: str) -> Any:
+    def _decide(self, s: Session, item: dict[str, Any], job: JobInfo | None, nodes: list[str], missing: list[str],
+                key: str) -> Any:
         job_id, restart = int(item["job_id"]), int(item.get("restart_count") or 0)
-        job = self._job(job_id)
         same = job is not None and job.restart_count == restart
         state = job.state if same and job is not None and job.finished else None
         exit_: ExitStatus | None = None
@@ -475,7 +475,8 @@ class Controller:
                     continue
                 lemon_xs = [x for x in s.scalars(select(X).where(X.cluster == self.cluster, X.node == node))
                             if (x.details or {}).get("lemon")]
-                if any(x in exclusions.active(s, self.cluster, nodes=[node]) for x in lemon_xs):
+                if lemon_xs and any((x.details or {}).get("lemon")
+                                    for x in exclusions.active(s, self.cluster, nodes=[node])):
                     continue
                 ttl = min(float(cfg.get("controller.lemon_ttl")) * 2 ** len(lemon_xs),
                           float(cfg.get("controller.lemon_ttl_max")))
