@@ -25,6 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SNAPSHOT = ROOT / "tests/data/snapshots/healthy-8xh100.json"
+PROFILE = ROOT / "tests/data/snapshots/dgx-h100.profile.toml"
 CONFIG = """
 [ledger]
 spool_dir = "{tmp}/spool"
@@ -34,13 +35,7 @@ state_dir = "{tmp}/state"
 kernel_log = "file:{tmp}/kern.log"
 hardware = "dgx-h100"
 [hardware.dgx-h100]
-gpus = 8
-nvlinks_per_gpu = 18
-ib_ports = 8
-ib_rate_gbps = 400
-ib_link_layer = "InfiniBand"
-driver_version = "550.90.07"
-cuda_version = "12.4"
+{profile}
 mounts = ["/", "/raid", "/home"]
 writable = ["{tmp}"]
 disk_paths = ["{tmp}"]
@@ -73,7 +68,7 @@ def main() -> None:
         raise SystemExit("slurmtools-hook not found: pip install -e . first")
     with tempfile.TemporaryDirectory() as tmp:
         Path(tmp, "kern.log").touch()
-        Path(tmp, "cfg.toml").write_text(CONFIG.format(tmp=tmp, snapshot=SNAPSHOT))
+        Path(tmp, "cfg.toml").write_text(CONFIG.format(tmp=tmp, snapshot=SNAPSHOT, profile=PROFILE.read_text()))
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "SLURMTOOLS_CONFIG": f"{tmp}/cfg.toml",
                "SLURM_SCRIPT_CONTEXT": "prolog_slurmd", "SLURM_JOB_ID": "1234", "SLURMD_NODENAME": "gpu001",
                "SLURM_JOB_GPUS": "0,1,2,3,4,5,6,7"}

@@ -34,16 +34,7 @@ FAULTS = {  # snapshot -> (failing check, words its reason must hold)
     "ib-link-downed": ("infiniband", "mlx5_2/1: link went down 3 times"),
     "thermal-slowdown": ("gpu", "HW thermal slowdown"),
 }
-PROFILE = """
-[hardware.dgx-h100]
-gpus = 8
-nvlinks_per_gpu = 18
-ib_ports = 8
-ib_rate_gbps = 400
-ib_link_layer = "InfiniBand"
-driver_version = "550.90.07"
-cuda_version = "12.4"
-"""
+PROFILE = "[hardware.dgx-h100]\n" + (SNAPS / "dgx-h100.profile.toml").read_text()
 
 
 def healthy() -> dict[str, Any]:

@@ -270,7 +270,9 @@ class Lab:
         self._render("slurm.conf.j2", self.slurm_conf)
         self._render("gres.conf.j2", self.etc / "gres.conf")
         self._render("slurmdbd.conf.j2", self.etc / "slurmdbd.conf", mode=0o600, db_password=self._db_password())
-        self._render("slurmtools.toml.j2", self.etc / "slurmtools.toml", snapshots=snapshot_dir() is not None,
+        snaps = snapshot_dir()
+        self._render("slurmtools.toml.j2", self.etc / "slurmtools.toml", snapshots=snaps is not None,
+                     profile=(snaps / "dgx-h100.profile.toml").read_text() if snaps else "",
                      slurmtools=str(Path(sys.executable).parent / "slurmtools"))
         for tool in SLURM_TOOLS:   # logging shims: one line per call, with the calling hook's context
             shim = self.root / "bin" / tool
