@@ -67,11 +67,36 @@ def wait_until(what: str, probe: Callable[[], T | None], timeout: float = 60.0, 
 
 def wait_job(slurm: CliSlurm, job_id: int, pred: Callable[[JobInfo], bool], what: str,
              timeout: float = 60.0) -> JobInfo:
+    seen: list[str] = []
+
     def probe() -> JobInfo | None:
         job = slurm.job(job_id)
+        if job is not None:
+            seen[:] = [f"{job.state} ({job.state_reason or 'no reason'}) on {','.join(job.nodes) or '-'}"]
         return job if job is not None and pred(job) else None
 
-    return wait_until(f"job {job_id} {what}", probe, timeout)
+    try:
+        return wait_until(f"job {job_id} {what}", probe, timeout)
+    except AssertionError as e:   # say what the job was doing, and what the cluster was doing
+        nodes = "; ".join(f"{n.name} {'+'.join((n.state, *n.flags))} {n.reason}".strip() for n in slurm.nodes())
+        queue = subprocess.run(["squeue", "-h", "-o", "%i %T %r %N"], capture_output=True, text=True).stdout
+        raise AssertionError(f"{e}; last seen {seen[0] if seen else 'nothing'}; nodes: {nodes}; "
+                             f"queue: {' | '.join(queue.splitlines())}") from None
+
+
+def wait_idle(slurm: CliSlurm, timeout: float = 120.0) -> None:
+    """Until no job is left and every node is idle: for tests that need the whole cluster (earlier tests'
+    cancelled jobs may still be running their epilogs)."""
+    def idle() -> bool:
+        queue = subprocess.run(["squeue", "-h", "-o", "%i"], capture_output=True, text=True).stdout.split()
+        return not queue and all(not n.drain and n.state == "idle" and not n.flags for n in slurm.nodes())
+
+    try:
+        wait_until("an idle cluster", idle, timeout, every=0.5)
+    except AssertionError as e:
+        nodes = "; ".join(f"{n.name} {'+'.join((n.state, *n.flags))} {n.reason}".strip() for n in slurm.nodes())
+        queue = subprocess.run(["squeue", "-h", "-o", "%i %T %r %N"], capture_output=True, text=True).stdout
+        raise AssertionError(f"{e}; nodes: {nodes}; queue: {' | '.join(queue.splitlines())}") from None
 
 
 @pytest.fixture

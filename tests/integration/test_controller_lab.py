@@ -17,7 +17,7 @@ from slurmtools.lab import Lab
 from slurmtools.ledger import models
 from slurmtools.slurm import CliSlurm
 
-from .conftest import wait_job, wait_until
+from .conftest import wait_idle, wait_job, wait_until
 from .test_epilog_lab import ledger_rows
 
 
@@ -115,6 +115,7 @@ def test_faults_everywhere_trip_the_circuit_breaker(lab: Lab, slurm: CliSlurm, j
                                                     resume_after: list[str]) -> None:
     nodes = [n.name for n in slurm.nodes()]
     resume_after.extend(nodes)
+    wait_idle(slurm)
     job_id = submit(slurm, jobs, workdir, f"-N{len(nodes)}", "--ntasks-per-node=1", "--requeue", "--comment",
                     "slurmtools=retry", "--wrap", "srun sleep 300")
     wait_job(slurm, job_id, lambda j: j.state == "RUNNING", "running")
