@@ -441,8 +441,10 @@ def _register() -> None:
     from slurmtools.controller.cli import controller_group
     from slurmtools.exclusions_cli import exclude_group
     from slurmtools.ledger.cli import ledger_group
+    from slurmtools.plugins.cli import plugins_group
 
     main.add_command(ledger_group)
+    main.add_command(plugins_group)
     main.add_command(exclude_group)
     main.add_command(controller_group)
 

@@ -30,13 +30,18 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "slurm.backend": ("auto", "cli", "pyslurm"),
     "general.log_level": ("debug", "info", "warning", "error"),
     "controller.retry_on": ("node", "any"),
+    "plugins.partition_defaults.retry_on": ("node", "any"),
+    "partition_defaults.retry_on": ("node", "any"),
+    "plugins.partition_defaults.open_mode": ("", "append", "truncate"),
+    "partition_defaults.open_mode": ("", "append", "truncate"),
     "xid_override.action": ("", "none", "restart_app", "investigate", "reset_gpu", "reboot_node", "drain_node"),
     "xid_override.category": ("", "hardware", "driver", "network", "filesystem", "application", "unknown"),
     "xid_override.severity": ("", "info", "warning", "error", "critical"),
 }
 
 #: Tables whose sub-tables are free-form names, each validated against another table.
-NAMED_TABLES: dict[str, str] = {"nodes": "node", "xid": "xid_override", "hardware": "hardware_profile"}
+NAMED_TABLES: dict[str, str] = {"nodes": "node", "xid": "xid_override", "hardware": "hardware_profile",
+                                "plugins.partitions": "partition_defaults"}
 
 
 class ConfigError(ValueError):

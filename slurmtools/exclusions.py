@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import getpass
 import grp
+import logging
 import os
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -22,6 +23,8 @@ from sqlalchemy.orm import Session
 from slurmtools import safety
 from slurmtools.ledger import models
 from slurmtools.ledger.spool import Event, make_key
+
+log = logging.getLogger(__name__)
 
 
 class PermissionDenied(RuntimeError):
@@ -64,11 +67,12 @@ def listing(session: Session, cluster: str, *, include_ended: bool = False) -> l
 
 
 def publish(cfg: Any, session: Session, now: datetime | None = None) -> bool:
-    """Write the active exclusions to `exclusions.data_file` (world-readable, write + fsync + rename) for
-    `slurmtools sbatch` and the job_submit plugin, which cannot read the database. Returns whether the
-    file changed (an unchanged set is not rewritten; `generated` says when it was last confirmed)."""
+    """Write the active exclusions to `exclusions.data_file` (JSON, for `slurmtools sbatch`) and to
+    `exclusions.plugin_file` (for the Lua plugins): world-readable, write + fsync + rename. Returns whether
+    they were rewritten: an unchanged set is rewritten only after 60 s, so `generated` says how fresh it is."""
     import json
 
+    from slurmtools import plugins
     from slurmtools.fsutil import write_atomic
 
     now = now or datetime.now(UTC)
@@ -76,16 +80,22 @@ def publish(cfg: Any, session: Session, now: datetime | None = None) -> bool:
              "expires_epoch": x.expires.timestamp() if x.expires else None}
             for x in active(session, cfg.cluster, now)]
     path = str(cfg.get("exclusions.data_file"))
+    lua_path = str(cfg.get("exclusions.plugin_file"))
     try:
         with open(path, encoding="utf-8") as fh:
             old = json.load(fh)
-        if old.get("exclusions") == rows and now.timestamp() - float(old.get("generated_epoch", 0)) < 60:
+        if old.get("exclusions") == rows and now.timestamp() - float(old.get("generated_epoch", 0)) < 60 \
+                and os.path.exists(lua_path):
             return False
     except (OSError, ValueError, AttributeError):
         pass
     data = {"version": 1, "cluster": cfg.cluster, "generated_epoch": now.timestamp(), "exclusions": rows}
-    os.makedirs(os.path.dirname(path) or ".", mode=0o755, exist_ok=True)
-    write_atomic(path, json.dumps(data, sort_keys=True, indent=1) + "\n", 0o644, durable=True)
+    text, problems = plugins.render_data(rows, now.timestamp())
+    for problem in problems:   # a name the Lua plugins must never see; the JSON keeps it for the record
+        log.error("exclusions: not published to the plugins: %s", problem)
+    for target, body in ((path, json.dumps(data, sort_keys=True, indent=1) + "\n"), (lua_path, text)):
+        os.makedirs(os.path.dirname(target) or ".", mode=0o755, exist_ok=True)
+        write_atomic(target, body, 0o644, durable=True)
     return True
 
 

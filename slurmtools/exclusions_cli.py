@@ -19,6 +19,11 @@ def _nodes(hostlist: str) -> list[str]:
         fail(f"not a valid hostlist: {hostlist!r} ({exc})")
     if not nodes:
         fail(f"not a valid hostlist: {hostlist!r}")
+    from slurmtools.plugins import valid_name
+
+    bad = [n for n in nodes if not valid_name(n)]
+    if bad:
+        fail(f"not a valid node name: {bad[0]!r} (letters, digits, '-', '_', '.'; at most 64 characters)")
     return nodes
 
 

@@ -226,6 +226,12 @@ def active_exclusions(cfg: Any) -> list[str]:
               file=sys.stderr)
         return []
     now = time.time()
+    max_age = float(cfg.get("exclusions.max_age"))
+    age = now - float(data.get("generated_epoch") or 0) if isinstance(data, dict) else float("inf")
+    if max_age and age > max_age:
+        print(f"slurmtools sbatch: warning: the exclusions in {path} are stale (written {age:.0f}s ago); "
+              "submitting without them", file=sys.stderr)
+        return []
     return sorted({x["node"] for x in data.get("exclusions", [])
                    if not x.get("expires_epoch") or float(x["expires_epoch"]) > now})
 

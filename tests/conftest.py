@@ -41,6 +41,9 @@ url = "sqlite:///{tmp_path}/ledger.db"
 spool_dir = "{tmp_path}/spool"
 [safety]
 settle = 0.0
+[exclusions]
+data_file = "{tmp_path}/exclusions.json"
+plugin_file = "{tmp_path}/exclusions.txt"
 [controller]
 queue_dir = "{tmp_path}/queue"
 evidence_wait = 30.0

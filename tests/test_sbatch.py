@@ -89,14 +89,17 @@ def test_active_exclusions_skip_expired_and_survive_a_missing_file(tmp_path: Pat
     import time
 
     cfg = world["cfg"]
-    (tmp_path / "x.json").write_text(json.dumps({"exclusions": [
-        {"node": "n1", "expires_epoch": None}, {"node": "n2", "expires_epoch": time.time() - 5},
-        {"node": "n3", "expires_epoch": time.time() + 600}]}))
+    rows = [{"node": "n1", "expires_epoch": None}, {"node": "n2", "expires_epoch": time.time() - 5},
+            {"node": "n3", "expires_epoch": time.time() + 600}]
+    (tmp_path / "x.json").write_text(json.dumps({"generated_epoch": time.time() - 100_000, "exclusions": rows}))
 
     class C:
         def get(self, key: str) -> object:
             return str(tmp_path / "x.json") if key == "exclusions.data_file" else cfg.get(key)  # type: ignore[attr-defined]
 
+    assert sbatch.active_exclusions(C()) == []          # older than exclusions.max_age (a day)
+    assert "are stale (written 100000s ago)" in capsys.readouterr().err
+    (tmp_path / "x.json").write_text(json.dumps({"generated_epoch": time.time() - 10, "exclusions": rows}))
     assert sbatch.active_exclusions(C()) == ["n1", "n3"]
     (tmp_path / "x.json").unlink()
     assert sbatch.active_exclusions(C()) == []

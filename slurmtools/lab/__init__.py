@@ -22,7 +22,8 @@ from pathlib import Path
 
 import jinja2
 
-PACKAGES = ["munge", "slurmctld", "slurmd", "slurm-client", "slurmdbd", "mariadb-server", "postgresql"]
+PACKAGES = ["munge", "slurmctld", "slurmd", "slurm-client", "slurmdbd", "mariadb-server", "postgresql",
+            "lua5.1"]   # the interpreter the plugins' unit tests run them under (slurmctld links liblua5.1)
 PG_BIN_CANDIDATES = sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
 HOOKS = {"prolog": "prolog.d", "epilog": "epilog.d", "epilog_slurmctld": "epilog.d"}
 
@@ -267,13 +268,17 @@ class Lab:
             dev = self.root / "fakedev" / f"gpu{i}"
             if not dev.exists():
                 os.mknod(dev, 0o666 | 0o020000, os.makedev(1, 3))  # a character device, like /dev/null
+        before = self.slurm_conf.read_text() if self.slurm_conf.exists() else ""
         self._render("slurm.conf.j2", self.slurm_conf)
+        # A running slurmctld keeps its plugin types until restarted (`reconfigure` does not load new ones).
+        self.conf_changed = before != self.slurm_conf.read_text()
         self._render("gres.conf.j2", self.etc / "gres.conf")
         self._render("slurmdbd.conf.j2", self.etc / "slurmdbd.conf", mode=0o600, db_password=self._db_password())
         snaps = snapshot_dir()
         self._render("slurmtools.toml.j2", self.etc / "slurmtools.toml", snapshots=snaps is not None,
                      profile=(snaps / "dgx-h100.profile.toml").read_text() if snaps else "",
                      slurmtools=str(Path(sys.executable).parent / "slurmtools"))
+        self.install_plugins()
         for tool in SLURM_TOOLS:   # logging shims: one line per call, with the calling hook's context
             shim = self.root / "bin" / tool
             shim.write_text(f'#!/bin/sh\necho "$(date +%s.%N) ${{SLURMD_NODENAME:--}} ${{SLURM_SCRIPT_CONTEXT:--}} '
@@ -283,6 +288,13 @@ class Lab:
         for hook, hookdir in HOOKS.items():
             self._render("hook.sh.j2", self.root / "hooks" / hook, mode=0o755,
                          hook=hook, hookdir=str(repo_hook_dir(hookdir)), path=path)
+
+    def install_plugins(self) -> None:
+        """job_submit.lua and cli_filter.lua next to the lab's slurm.conf, from the lab's configuration."""
+        from slurmtools import config, plugins
+
+        cfg = config.load(self.etc / "slurmtools.toml", env={})
+        plugins.write({k: v for k, v in plugins.render(cfg).items() if k in plugins.FILES}, str(self.etc))
 
     def link_etc(self) -> None:
         """Let plain `sinfo` work: link /etc/slurm/*.conf to the lab when nothing else is there."""
@@ -446,6 +458,11 @@ class Lab:
         self.start_munge()
         self.start_mariadb()
         self.start_slurmdbd()
+        if getattr(self, "conf_changed", False) and self._alive(self.root / "run" / "slurmctld.pid"):
+            self.say("slurm.conf changed: restarting slurmctld, reconfiguring the slurmds")
+            self._stop_pid("slurmctld", self.root / "run" / "slurmctld.pid")
+            self.start_slurmctld()
+            self._run(["scontrol", "reconfigure"], check=False)
         self.start_slurmctld()
         self.start_slurmds()
         self.start_postgres()
