@@ -60,7 +60,9 @@ say "the node is repaired: end the exclusion (resumes only a node slurmtools dra
 slurmtools exclude remove "$node" --reason "demo: repaired"
 cat <<'EOT'
 
-Still being built: the sbatch wrapper, the Slurm plugins and reports.
+Still being built: reports. Also try: `slurmtools exclude add n3 --soft --reason test`, then a plain
+`sbatch --wrap true` gets n3 in its excluded nodes (slurmtools' job_submit.lua) and `srun -w n3 true`
+warns (cli_filter.lua); `slurmtools sbatch` is the researcher's wrapper (docs/sbatch.md).
 Try the prolog gate: `slurmtools lab inject n3 row-remap-failure`, then
 jobs that land on n3 are requeued elsewhere (`slurmtools lab inject n3 healthy` restores it).
 Use the lab yourself:   eval "$(slurmtools lab env)"; sinfo; slurmtools nodes; slurmtools ledger events

@@ -308,3 +308,35 @@ def test_publish_writes_the_plugin_file_with_the_json(world: dict[str, Any]) -> 
     with Session(api.engine_for(cfg)) as s:
         assert exclusions.publish(cfg, s)
     assert Path(cfg.get("exclusions.plugin_file")).exists()
+
+
+def test_cli_render_status_and_hostile_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from slurmtools.cli import main
+
+    cfg_for(tmp_path)
+    monkeypatch.setenv("SLURMTOOLS_CONFIG", str(tmp_path / "slurmtools.toml"))
+    config.reset()
+    runner = CliRunner()
+    out = runner.invoke(main, ["plugins", "render", "--out", str(tmp_path / "r"), "--json"])
+    assert out.exit_code == 0, out.output
+    assert sorted(Path(p).name for p in json.loads(out.output)["written"]) == [
+        "cli_filter.lua", "job_submit.lua", "slurm.conf.lines"]
+    status = runner.invoke(main, ["plugins", "status", "--json"])
+    assert status.exit_code == 1 and json.loads(status.output)["state"] == "missing"
+    publish(tmp_path, SOFT_N3, generated=time.time())
+    status = runner.invoke(main, ["plugins", "status", "--json"])
+    assert status.exit_code == 0, status.output
+    state = json.loads(status.output)
+    assert state["state"] == "ok" and [x["node"] for x in state["exclusions"]] == ["n3"]
+    publish(tmp_path, SOFT_N3, generated=time.time() - 3600)          # max_age 600 in this configuration
+    assert json.loads(runner.invoke(main, ["plugins", "status", "--json"]).output)["state"] == "stale"
+    with (tmp_path / "slurmtools.toml").open("a") as fh:
+        fh.write('[plugins.partitions."gpu\\"]] os.execute(\\"id\\") --"]\nmax_retries = 1\n')
+    config.reset()
+    bad = runner.invoke(main, ["plugins", "render", "--out", str(tmp_path / "r2")])
+    assert bad.exit_code == 2 and "cannot render the plugins: partition" in bad.output and "refused" in bad.output
+    assert not (tmp_path / "r2").exists()
+    hostile = runner.invoke(main, ["exclude", "add", "n1;reboot", "--soft", "--reason", "x"])
+    assert hostile.exit_code == 2 and "not a valid node name: 'n1;reboot'" in hostile.output

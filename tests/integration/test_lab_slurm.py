@@ -32,7 +32,7 @@ def test_lab_status_and_nodes_json(lab: Lab) -> None:
 def test_lab_env_exports_work(lab: Lab) -> None:
     out = cli("lab", "env").stdout
     assert f"export SLURM_CONF={lab.slurm_conf}" in out
-    probe = subprocess.run(["bash", "-c", out + "\nenv -u SLURM_CONF bash -c 'eval \"$0\"; sinfo -h -N -o %N'"],
+    probe = subprocess.run(["bash", "-c", out + "\nenv -u SLURM_CONF bash -c 'eval \"$0\"; sinfo -h -N -p gpu -o %N'"],
                            capture_output=True, text=True, timeout=30)
     assert probe.stdout.split() == ["n1", "n2", "n3", "n4"], probe.stderr
 

@@ -26,10 +26,12 @@ def test_row_remap_failure_on_n3_requeues_the_job_elsewhere(lab: Lab, slurm: Cli
     offset = log.stat().st_size if log.exists() else 0
     lab.inject("n3", "row-remap-failure")
     try:
-        # One whole node each: one of the four lands on n3 (whose GPU 3 is among the job's GPUs).
+        # One whole node each: one of the four lands on n3 (whose GPU 3 is among the job's GPUs). Slurm moves
+        # a job whose prolog failed only if it may be requeued: the lab has JobRequeue=0, and partition train's
+        # job_submit defaults make plain jobs requeueable.
         for _ in range(4):
-            jobs.append(slurm.submit(["-N1", "--exclusive", "--gres=gpu:4", "-o", str(workdir / "%j.out"),
-                                      "-D", str(workdir), "--wrap", "sleep 2; hostname"]))
+            jobs.append(slurm.submit(["-p", "train", "-N1", "--exclusive", "--gres=gpu:4", "-o",
+                                      str(workdir / "%j.out"), "-D", str(workdir), "--wrap", "sleep 2; hostname"]))
         done = [wait_job(slurm, j, lambda i: i.finished, "finished", timeout=120) for j in jobs]
     finally:
         lab.inject("n3", "healthy")
