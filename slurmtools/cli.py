@@ -404,11 +404,48 @@ def _job_status(job_id: int) -> dict[str, Any]:
         fail(f"cannot read the ledger: {exc.__class__.__name__}: {str(exc).splitlines()[0]}", 1)
 
 
+def _my_chains(user: str, limit: int) -> list[dict[str, Any]]:
+    from slurmtools import jobstatus
+    from slurmtools.ledger.cli import _session
+    from slurmtools.slurm import SlurmError, get_client
+
+    cfg = _config()
+    try:
+        jobs = {j.job_id: j for j in get_client(cfg).jobs(user=user)}
+    except SlurmError:
+        jobs = {}
+    try:
+        with _session() as session:
+            return jobstatus.mine(session, cfg.cluster, user, jobs, limit)
+    except Exception as exc:  # noqa: BLE001 - no read access, database down: a clear message
+        fail(f"cannot read the ledger: {exc.__class__.__name__}: {str(exc).splitlines()[0]}", 1)
+
+
 @main.command("status")
-@click.argument("job_id", type=int)
+@click.argument("job_id", type=int, required=False)
+@click.option("--mine", is_flag=True, help="Your retry chains, newest first.")
+@click.option("--limit", default=20, show_default=True, help="With --mine: at most this many chains.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def status_cmd(job_id: int, as_json: bool) -> None:
-    """A job's retry chain: every attempt, its nodes, times, exit, findings and what the controller did."""
+def status_cmd(job_id: int | None, mine: bool, limit: int, as_json: bool) -> None:
+    """A job's retry chain: every attempt, its nodes, times, exit, findings and what the controller did.
+    With --mine: one line per chain of yours."""
+    if mine == (job_id is not None):
+        fail("give a JOB_ID or --mine")
+    if job_id is None:
+        import getpass
+
+        rows = _my_chains(getpass.getuser(), limit)
+        if as_json:
+            emit_json(rows)
+            return
+        if not rows:
+            click.echo("no retry chains of yours in the ledger")
+        for r in rows:
+            now = r["now"]
+            click.echo(f"job {r['job_id']}: chain {r['status']}, {r['retries_used']} of {r['max_retries']} retries "
+                       f"used; " + (f"now attempt {now['restart_count'] + 1} {now['state']}" if now else
+                                    "no longer in Slurm") + (f"; last: {r['last']}" if r["last"] else ""))
+        return
     data = _job_status(job_id)
     if as_json:
         emit_json(data)

@@ -63,6 +63,24 @@ def chain(session: Session, cluster: str, job_id: int, job: Any = None) -> dict[
         "attempts": rows, "now": now}
 
 
+def mine(session: Session, cluster: str, user: str, jobs: dict[int, Any], limit: int = 20) -> list[dict[str, Any]]:
+    """USER's retry chains, newest first: status, budget, the job in Slurm now, the last decision."""
+    C, CD = models.RetryChain, models.ControllerDecision
+    out = []
+    for c in session.scalars(select(C).where(C.cluster == cluster, C.user == user)
+                             .order_by(C.created.desc(), C.id.desc()).limit(limit)):
+        last = session.scalar(select(CD).where(CD.cluster == cluster, CD.job_id == c.root_job_id)
+                              .order_by(CD.restart_count.desc()).limit(1))
+        job = jobs.get(c.root_job_id)
+        out.append({"job_id": c.root_job_id, "status": c.status, "max_retries": c.max_retries,
+                    "retry_on": c.retry_on, "retries_used": c.retries_used, "created": _t(c.created),
+                    "last": f"attempt {last.restart_count + 1}: {last.classification} -> {last.decision}"
+                    if last else None,
+                    "now": None if job is None else {"state": job.state, "restart_count": job.restart_count,
+                                                     "nodes": ",".join(job.nodes)}})
+    return out
+
+
 def _hms(iso: str | None) -> str:
     return datetime.fromisoformat(iso).strftime("%H:%M:%S") if iso else "an unknown time"
 
@@ -82,6 +100,12 @@ def why(status: dict[str, Any]) -> str:
         where = f" on {a['nodes']}" if a["nodes"] else ""
         if d and d["classification"] == "success":
             out.append(f"Attempt {n} completed at {_hms(a['end'])}{where}.")
+            continue
+        if d and d["classification"] == "evacuation":
+            text = f"Attempt {n}{where} was moved: {d['reason']}."
+            if d["t_released"]:
+                text += f" The controller requeued it at {_hms(d['t_released'])}, away from {d['excluded_nodes']}."
+            out.append(text)
             continue
         if a["findings"] and a["findings"][0]["trust"] != "job":
             what = _cause(a["findings"][0])

@@ -154,6 +154,7 @@ class Plan:
     ask: RetryAsk | None
     exclude: list[str]
     script: str | None = None
+    checkpoint: dict[str, Any] | None = None   # {"signal": "USR1", "grace": 120}: the controller's evacuation
 
 
 def build(user_argv: Sequence[str], *, ask: RetryAsk | None, excluded: Sequence[str], ckpt_signal: str | None,
@@ -191,11 +192,20 @@ def build(user_argv: Sequence[str], *, ask: RetryAsk | None, excluded: Sequence[
             options = [o for o in options if o.name != "comment"]
             added.append("--comment=" + " ".join(x for x in (comment, ask.marker()) if x))
     if ckpt_signal:
+        import signal as _signal
+
+        name = ckpt_signal.upper().removeprefix("SIG")
+        if f"SIG{name}" not in _signal.Signals.__members__ or name in ("KILL", "STOP"):
+            raise WrapperError(f"--checkpoint-signal {ckpt_signal!r} is not a signal a job can trap (e.g. USR1)")
+        ckpt_signal = name
+        if ckpt_grace is not None and ckpt_grace < 0:
+            raise WrapperError("--checkpoint-grace must be >= 0 seconds")
         if given("signal"):
             raise WrapperError("--checkpoint-signal and sbatch's own --signal both set: use one")
         added.append(f"--signal=B:{ckpt_signal}@{int(ckpt_grace or 120)}")
     return Plan([sbatch, *flat(options), *added, *p.script_and_args], added, ask, exclude,
-                None if "wrap" in p.values else script)
+                None if "wrap" in p.values else script,
+                {"signal": ckpt_signal, "grace": int(ckpt_grace or 120)} if ckpt_signal else None)
 
 
 #: Our own options (each takes a value), taken out of the option part of the command line.
@@ -253,7 +263,7 @@ def record_submission(cfg: Any, job_id: int, plan: Plan, user_argv: Sequence[str
     record = {"job_id": job_id, "uid": os.getuid(), "user_argv": list(user_argv), "argv": plan.argv,
               "added": plan.added, "cwd": cwd, "env": keep, "script": copy, "time": time.time(),
               "max_retries": plan.ask.max_retries if plan.ask else 0,
-              "retry_on": plan.ask.retry_on if plan.ask else "node"}
+              "retry_on": plan.ask.retry_on if plan.ask else "node", "checkpoint": plan.checkpoint}
     path = os.path.join(drop, f"{job_id}.json")
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)

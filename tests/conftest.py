@@ -46,6 +46,7 @@ data_file = "{tmp_path}/exclusions.json"
 plugin_file = "{tmp_path}/exclusions.txt"
 [controller]
 queue_dir = "{tmp_path}/queue"
+submit_dir = "{tmp_path}/submissions"
 evidence_wait = 30.0
 recovery_interval = 0.0
 """)

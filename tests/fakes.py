@@ -74,6 +74,9 @@ class FakeSlurm:
         self.calls.append(("release", job_id))
         self.jobs_by_id[job_id] = dataclasses.replace(self.jobs_by_id[job_id], state_reason="None")
 
+    def signal(self, job_id: int, sig: str, *, batch_only: bool = True) -> None:
+        self.calls.append(("signal", job_id, sig, batch_only))
+
     def start(self, job_id: int, nodes: tuple[str, ...]) -> None:
         self.jobs_by_id[job_id] = dataclasses.replace(self.jobs_by_id[job_id], state="RUNNING", nodes=nodes,
                                                       start_time=datetime.now(UTC))

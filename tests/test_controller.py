@@ -417,6 +417,10 @@ def test_status_and_why_tell_the_chain(world: dict[str, Any]) -> None:
     assert text.endswith("on n3,n4 and is running.")
     with Session(api.engine_for(cfg)) as s:
         assert jobstatus.why(jobstatus.chain(s, cfg.cluster, 99)) == "slurmtools has no record of job 99."
+        (mine,) = jobstatus.mine(s, cfg.cluster, "alice", {7: slurm.job(7)})
+        assert jobstatus.mine(s, cfg.cluster, "bob", {}) == []
+    assert (mine["job_id"], mine["status"], mine["retries_used"], mine["last"], mine["now"]["state"]) == (
+        7, "active", 1, "attempt 1: node_fault -> retry", "RUNNING")
 
 
 def test_a_completing_job_is_waited_for_not_failed(world: dict[str, Any]) -> None:
@@ -434,3 +438,80 @@ def test_a_completing_job_is_waited_for_not_failed(world: dict[str, Any]) -> Non
         assert controller(world).once()["decisions"][0]["status"] == "acting"
     slurm.jobs_by_id[8] = dataclasses.replace(slurm.job(8), state="FAILED")
     assert controller(world).once()["decisions"][0]["status"] == "done"
+
+
+# ------------------------------------------------------------------------------ evacuation
+def wrapped_job(w: dict[str, Any], job_id: int = 7, checkpoint: dict[str, Any] | None = None,
+                nodes: tuple[str, ...] = ("n1", "n2")) -> None:
+    """A running job submitted by `slurmtools sbatch` (its record dropped for the controller)."""
+    import getpass
+    import os
+
+    w["slurm"].add_job(job_id, state="RUNNING", nodes=nodes, comment="slurmtools=retry:3:node")
+    w["slurm"].jobs_by_id[job_id] = dataclasses.replace(w["slurm"].jobs_by_id[job_id], user=getpass.getuser())
+    drop = w["cfg"].get("controller.submit_dir")
+    os.makedirs(drop, exist_ok=True)
+    Path(drop, f"{job_id}.json").write_text(json.dumps({
+        "job_id": job_id, "max_retries": 3, "retry_on": "node", "argv": ["sbatch", "train.sh"],
+        "checkpoint": checkpoint}))
+
+
+def admin_drain(w: dict[str, Any], node: str, reason: str = "slurmtools: admin: reseating cables") -> None:
+    w["slurm"].drain([node], reason)
+    w["slurm"].node_list[node] = dataclasses.replace(w["slurm"].node_list[node], state="mixed")   # busy: draining
+
+
+def test_a_busy_node_taken_out_gets_its_job_signalled_then_requeued_away(world: dict[str, Any],
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    import time as _time
+
+    from slurmtools.controller import engine
+
+    wrapped_job(world, checkpoint={"signal": "USR1", "grace": 30})
+    admin_drain(world, "n2")
+    first = controller(world).once()["evacuations"]
+    assert [(e["job_id"], e["status"]) for e in first] == [(7, "evacuating")]
+    assert ("signal", 7, "USR1", True) in world["slurm"].calls and world["slurm"].actions() == []
+    assert controller(world).once()["evacuations"][0]["waiting"] == "grace"       # a restart: no second signal
+    assert sum(c[0] == "signal" for c in world["slurm"].calls) == 1
+    now = _time.time()
+    monkeypatch.setattr(engine.time, "time", lambda: now + 31)
+    (done,) = controller(world).once()["evacuations"]
+    assert done["status"] == "done"
+    assert world["slurm"].actions() == [("requeue", 7, True), ("update", 7, ("n2",), "now"), ("release", 7)]
+    (d,) = decisions(world)
+    assert (d.classification, d.decision, d.excluded_nodes) == ("evacuation", "retry", "n2")
+    assert "n2 taken out of service while the job ran (n2: slurmtools: admin: reseating cables)" in d.reason
+    with Session(api.engine_for(world["cfg"])) as s:
+        chain = s.scalar(select(models.RetryChain))
+        assert chain is not None and chain.retries_used == 0      # planned, not a failure: no budget spent
+    ended(world, job_id=7, restart=0, comment="slurmtools=retry:3:node")   # its EpilogSlurmctld item
+    assert controller(world).once()["decisions"][0]["status"] == "done"
+    assert len(world["slurm"].actions()) == 3                    # never requeued twice
+
+
+def test_an_attempt_that_saves_and_exits_in_its_grace_is_still_moved(world: dict[str, Any]) -> None:
+    wrapped_job(world, checkpoint={"signal": "USR1", "grace": 600})
+    admin_drain(world, "n2")
+    controller(world).once()
+    world["slurm"].jobs_by_id[7] = dataclasses.replace(world["slurm"].jobs_by_id[7], state="COMPLETED",
+                                                       exit=ExitStatus(0, 0))     # its trap saved and exited
+    ended(world, job_id=7, exit_raw=0, comment="slurmtools=retry:3:node", xid_on=None)
+    (d,) = controller(world).once()["decisions"]
+    assert (d["classification"], d["status"]) == ("evacuation", "done")
+    assert world["slurm"].actions()[0] == ("requeue", 7, True)
+
+
+@pytest.mark.parametrize("case", ["no checkpoint signal", "admin's own drain", "evacuate off", "idle drained"])
+def test_jobs_left_alone(world: dict[str, Any], case: str) -> None:
+    wrapped_job(world, checkpoint=None if case == "no checkpoint signal" else {"signal": "USR1", "grace": 0})
+    if case == "admin's own drain":
+        admin_drain(world, "n2", reason="admin: replacing PSU")
+    else:
+        admin_drain(world, "n2")
+    if case == "idle drained":
+        world["slurm"].node_list["n2"] = dataclasses.replace(world["slurm"].node_list["n2"], state="idle")
+    if case == "evacuate off":
+        world["cfg"].data["controller"]["evacuate"] = False
+    assert controller(world).once()["evacuations"] == []
+    assert not [c for c in world["slurm"].calls if c[0] in ("signal", "requeue")]

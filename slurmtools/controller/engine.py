@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 
 CD = models.ControllerDecision
 FINAL_STATUSES = frozenset({"done", "failed", "observed"})
+#: An evacuation under way: the job was sent its checkpoint signal and gets its grace before the requeue.
+EVACUATING = "evacuating"
 #: How long acting waits for a job to leave COMPLETING (its epilogs) before it counts as a failure.
 COMPLETING_WAIT_S = 600.0
 #: States of an attempt that got as far as running (a retry cancelled while pending never ran).
@@ -82,7 +84,7 @@ class Controller:
     def once(self) -> dict[str, Any]:
         """One pass: the queue, the follow-ups, lemons, recovery. Returns what happened."""
         report: dict[str, Any] = {"decisions": [], "waiting": [], "errors": [], "alerts": [], "running": [],
-                                  "lemons": [], "recovery": []}
+                                  "evacuations": [], "lemons": [], "recovery": []}
         self._jobs = None
         try:
             report["submissions"] = self.ingest_submissions()
@@ -109,6 +111,7 @@ class Controller:
                 queue.done(path)
         try:
             report["running"] = self.follow_up()
+            report["evacuations"] = self.evacuate()
             report["lemons"] = self.lemons([n for r in report["decisions"] for n in r.get("implicated", [])])
             if self.recovery:
                 report["recovery"] = self.recover()
@@ -200,7 +203,8 @@ class Controller:
                 chain.max_retries = int(record.get("max_retries") or 0)
                 chain.retry_on = str(record.get("retry_on") or "node")
                 chain.details = {"source": "slurmtools sbatch",
-                                 **{k: record.get(k) for k in ("user_argv", "argv", "added", "cwd", "env", "script")}}
+                                 **{k: record.get(k) for k in ("user_argv", "argv", "added", "cwd", "env", "script",
+                                                               "checkpoint")}}
                 s.commit()
             queue.done(path)
             done.append(job_id)
@@ -235,6 +239,8 @@ class Controller:
                 return self._summary(d)
             if d is not None and d.status == "acting":     # a restart mid-flow: finish, never requeue twice
                 return self._act(s, d)
+            if d is not None and d.status == EVACUATING:   # the evacuated attempt ended (or was ended by us)
+                return self._evacuation_step(s, d)
             nodes = list(expand(item.get("nodes") or ""))
             waited = time.time() - float(item.get("enqueued") or 0)
             reported = self._epilogs_reported(s, job_id, restart)
@@ -360,8 +366,9 @@ class Controller:
             job = self._job(d.job_id, fresh=True)
             if job is None:
                 raise SlurmError("the job left slurmctld's memory (MinJobAge) before it could be requeued")
+            evacuating = bool(details.get("evacuate")) and job.state in ("RUNNING", "SUSPENDED")
             if job.restart_count == d.restart_count:
-                if job.state == "COMPLETING" or not job.finished:
+                if not evacuating and (job.state == "COMPLETING" or not job.finished):
                     # epilogs still running (COMPLETING), or a state between: not a failed try, wait for it
                     waited = (_now() - d.t_decided).total_seconds() if d.t_decided else 0.0
                     if waited < COMPLETING_WAIT_S:
@@ -377,6 +384,8 @@ class Controller:
             elif d.t_requeued is None:
                 details["requeued_by"] = "slurm"
             s.commit()   # the requeue is on record before anything else can fail
+            if details.get("evacuate"):
+                job = self._wait_requeued(d.job_id)
             start = "now" if delay <= 0 else f"now+{round(delay)}"
             self.slurm.update_job(d.job_id, excluded_nodes=exclude or None, start_time=start)
             job = self._job(d.job_id, fresh=True)
@@ -428,6 +437,89 @@ class Controller:
                 "implicated": cls.get("implicated", []), "error": (d.details or {}).get("last_error")}
 
     # ------------------------------------------------------------ follow-ups
+    # -------------------------------------------------------------- evacuation
+    def evacuate(self) -> list[dict[str, Any]]:
+        """Take jobs off nodes we are draining while they run (an admin `exclude add` on a busy node, a drain
+        by a non-fatal finding): a job submitted with `slurmtools sbatch --checkpoint-signal SIG` gets SIG
+        (batch shell), its grace to save, then the usual requeue away from those nodes. Other jobs finish
+        where they are; the node drains after them. An evacuation does not spend the retry budget."""
+        if not self.cfg.get("controller.evacuate") or not self.cfg.get("general.enabled") \
+                or self.cfg.get("general.observe"):
+            return []
+        out: list[dict[str, Any]] = []
+        with Session(self.engine, expire_on_commit=False) as s:
+            for d in list(s.scalars(select(CD).where(CD.cluster == self.cluster, CD.status == EVACUATING))):
+                out.append(self._evacuation_step(s, d))
+            prefix = str(self.cfg.get("general.reason_prefix"))
+            draining = {n.name: n.reason for n in safety.drained_by_us(self.slurm.nodes(), prefix) if n.draining}
+            if not draining:
+                return out
+            self._job(0, fresh=True)
+            for job in list((self._jobs or {}).values()):
+                busy = sorted(set(job.nodes) & set(draining))
+                if job.state != "RUNNING" or not busy:
+                    continue
+                key = decision_key(self.cluster, job.job_id, job.restart_count)
+                if s.scalar(select(CD.id).where(CD.idempotency_key == key)) is not None:
+                    continue
+                chain = s.scalar(select(models.RetryChain).where(
+                    models.RetryChain.idempotency_key == chain_key(self.cluster, job.job_id)))
+                ckpt = (chain.details or {}).get("checkpoint") if chain is not None else None
+                if not ckpt or chain is None or chain.status != "active":
+                    continue
+                out.append(self._start_evacuation(s, job, chain, busy, draining, ckpt))
+        return out
+
+    def _start_evacuation(self, s: Session, job: JobInfo, chain: models.RetryChain, busy: list[str],
+                          draining: dict[str, str], ckpt: dict[str, Any]) -> dict[str, Any]:
+        sig, grace = str(ckpt.get("signal") or "USR1"), float(ckpt.get("grace") or 0)
+        soft = {x.node for x in exclusions.active(s, self.cluster) if x.scope == "soft"}
+        exclude = sorted(set(busy) | set(job.excluded_nodes) | soft)
+        why = "; ".join(f"{n}: {draining[n]}" for n in busy)
+        now = _now()
+        d = CD(idempotency_key=decision_key(self.cluster, job.job_id, job.restart_count), cluster=self.cluster,
+               job_id=job.job_id, restart_count=job.restart_count, chain_id=chain.id, classification="evacuation",
+               decision="retry", reason=(f"{collect(busy)} taken out of service while the job ran ({why}); "
+                                         f"checkpoint signal {sig}, {grace:.0f}s grace, then requeued")[:2000],
+               excluded_nodes=collect(exclude), status=EVACUATING, t_ended=None, t_detected=now, t_decided=now,
+               details={"evacuate": {"signal": sig, "grace": grace, "nodes": busy}, "decision": {"delay_s": 0},
+                        "state": job.state})
+        s.add(d)
+        s.commit()     # on record before the signal: a restarted controller continues, never signals twice
+        evac = dict(d.details["evacuate"])
+        try:
+            self.slurm.signal(job.job_id, sig, batch_only=True)
+            evac["signalled"] = time.time()
+        except SlurmError as exc:      # no signal, no grace: requeue at once (the job asked to be moved)
+            evac["signal_error"] = str(exc)[:500]
+            evac["signalled"] = time.time() - grace
+        d.details = {**d.details, "evacuate": evac}
+        s.commit()
+        log.warning("controller: job %s: evacuating from %s: %s sent, requeue in %.0fs", job.job_id,
+                    collect(busy), sig, grace)
+        return self._summary(d)
+
+    def _evacuation_step(self, s: Session, d: Any) -> dict[str, Any]:
+        """Past the grace, or once the attempt ended by itself (a trap that saves and exits): requeue."""
+        evac = (d.details or {}).get("evacuate") or {}
+        job = self._job(d.job_id, fresh=True)
+        running = job is not None and job.restart_count == d.restart_count and job.state == "RUNNING"
+        if running and time.time() - float(evac.get("signalled") or 0) < float(evac.get("grace") or 0):
+            return {**self._summary(d), "waiting": "grace"}
+        d.status = "acting"
+        s.commit()
+        return self._act(s, d)
+
+    def _wait_requeued(self, job_id: int, timeout: float = 60.0) -> JobInfo | None:
+        """A running job just requeued is COMPLETING until its steps are gone (KillWait): Slurm refuses an
+        update of its excluded nodes until then. Bounded."""
+        deadline = time.monotonic() + timeout
+        job = self._job(job_id, fresh=True)
+        while job is not None and job.state == "COMPLETING" and time.monotonic() < deadline:
+            time.sleep(0.5)
+            job = self._job(job_id, fresh=True)
+        return job
+
     def follow_up(self) -> list[dict[str, Any]]:
         """Stamp t_running on retries whose next attempt has started (the recovery latency's end)."""
         since = _now() - timedelta(days=1)

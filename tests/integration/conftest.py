@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -124,3 +125,19 @@ def resume_after(slurm: CliSlurm) -> Iterator[list[str]]:
 def workdir(tmp_path: Path) -> Path:
     tmp_path.chmod(0o755)
     return tmp_path
+
+
+@pytest.fixture
+def controller(lab: Lab) -> Iterator[subprocess.Popen[str]]:
+    """`slurmtools controller run` for the length of one test (no recovery: the test's drains must stay)."""
+    log = lab.root / "log" / "controller.log"
+    with log.open("a") as out:
+        proc = subprocess.Popen(["slurmtools", "-v", "controller", "run", "--interval", "0.5", "--no-recovery"],
+                                stdout=out, stderr=subprocess.STDOUT, text=True)
+    yield proc
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    assert proc.returncode in (0, -signal.SIGTERM), f"controller exited {proc.returncode}; see {log}"

@@ -5,13 +5,9 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from slurmtools.lab import Lab
 from slurmtools.ledger import models
@@ -19,22 +15,6 @@ from slurmtools.slurm import CliSlurm
 
 from .conftest import wait_idle, wait_job, wait_until
 from .test_epilog_lab import ledger_rows
-
-
-@pytest.fixture
-def controller(lab: Lab) -> Iterator[subprocess.Popen[str]]:
-    """`slurmtools controller run` for the length of one test (no recovery: the test's drains must stay)."""
-    log = lab.root / "log" / "controller.log"
-    with log.open("a") as out:
-        proc = subprocess.Popen(["slurmtools", "-v", "controller", "run", "--interval", "0.5", "--no-recovery"],
-                                stdout=out, stderr=subprocess.STDOUT, text=True)
-    yield proc
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    assert proc.returncode in (0, -signal.SIGTERM), f"controller exited {proc.returncode}; see {log}"
 
 
 def decisions(lab: Lab, job_id: int) -> list[models.ControllerDecision]:

@@ -73,3 +73,89 @@ def test_submission_becomes_the_chain_root(lab: Lab, slurm: CliSlurm, jobs: list
     assert (c.max_retries, c.retry_on, c.details["source"]) == (5, "any", "slurmtools sbatch")
     assert c.details["cwd"] == str(workdir) and "--wrap" in c.details["user_argv"]
     assert not (lab.root / "submissions" / f"{job_id}.json").exists()
+
+
+TRAIN = """#!/bin/bash
+echo "attempt ${SLURM_RESTART_COUNT:-0} on $SLURMD_NODENAME"
+trap 'echo "checkpoint saved by attempt ${SLURM_RESTART_COUNT:-0}"' USR1
+if [ "${SLURM_RESTART_COUNT:-0}" = 0 ] || [ -n "$ALWAYS_SLEEP" ]; then
+  for _ in $(seq 300); do sleep 1; done
+fi
+echo "attempt ${SLURM_RESTART_COUNT:-0} done"
+"""
+
+
+def chain_of(lab: Lab, job_id: int) -> models.RetryChain | None:
+    rows = [c for c in ledger_rows(lab, models.RetryChain, root_job_id=job_id) if isinstance(c, models.RetryChain)]
+    return rows[0] if rows else None
+
+
+def test_checkpoint_signal_before_an_admin_takes_the_busy_node(lab: Lab, slurm: CliSlurm, jobs: list[int],
+                                                               workdir: Path, resume_after: list[str],
+                                                               controller: subprocess.Popen[str]) -> None:
+    script = workdir / "train.sh"
+    script.write_text(TRAIN)
+    script.chmod(0o755)
+    out = st("sbatch", "--parsable", "--checkpoint-signal", "USR1", "--checkpoint-grace", "30", "-o",
+             str(workdir / "train.out"), "-D", str(workdir), str(script), cwd=workdir)
+    assert out.returncode == 0, out.stderr
+    job_id = int(out.stdout)
+    jobs.append(job_id)
+    job = wait_job(slurm, job_id, lambda j: j.state == "RUNNING", "running")
+    busy = job.nodes[0]
+    resume_after.append(busy)
+    chain = wait_until("the chain with its checkpoint signal", lambda: chain_of(lab, job_id))
+    assert chain.details["checkpoint"] == {"signal": "USR1", "grace": 30}
+    assert st("exclude", "add", busy, "--reason", "reseating cables").returncode == 0
+    saved = wait_until("the USR1 trap", lambda: "checkpoint saved by attempt 0" in (workdir / "train.out").read_text())
+    assert saved and slurm.job(job_id).restart_count == 0          # signalled, still running out its grace
+    done = wait_job(slurm, job_id, lambda j: j.state == "COMPLETED", "completed elsewhere", timeout=150)
+    assert done.restart_count == 1 and busy not in done.nodes and busy in done.excluded_nodes
+    lines = (workdir / "train.out").read_text().splitlines()
+    assert [x.split(" on ")[0] for x in lines if not x.startswith("slurmstepd")] == [
+        "attempt 0", "checkpoint saved by attempt 0", "attempt 1", "attempt 1 done"], lines
+    (d,) = [x for x in ledger_rows(lab, models.ControllerDecision, job_id=job_id)
+            if isinstance(x, models.ControllerDecision)]
+    assert (d.classification, d.decision, d.status, d.excluded_nodes) == ("evacuation", "retry", "done", busy)
+    assert d.t_requeued is not None
+    assert d.t_requeued.timestamp() - d.details["evacuate"]["signalled"] >= 29   # the grace was given
+    assert chain_of(lab, job_id).retries_used == 0                  # a planned move spends no retry
+    why = st("why", str(job_id)).stdout
+    assert f"{busy} taken out of service while the job ran" in why, why
+
+
+def test_max_retries_two_with_a_fault_on_every_attempt(lab: Lab, slurm: CliSlurm, jobs: list[int], workdir: Path,
+                                                       resume_after: list[str],
+                                                       controller: subprocess.Popen[str]) -> None:
+    script = workdir / "train.sh"
+    script.write_text(TRAIN.replace("#!/bin/bash\n", "#!/bin/bash\nALWAYS_SLEEP=1\n"))
+    script.chmod(0o755)
+    out = st("sbatch", "--parsable", "--max-retries", "2", "-o", str(workdir / "train.out"), "-D", str(workdir),
+             str(script), cwd=workdir)
+    assert out.returncode == 0, out.stderr
+    job_id = int(out.stdout)
+    jobs.append(job_id)
+    hit: list[str] = []
+    for attempt in range(3):
+        job = wait_job(slurm, job_id, lambda j, a=attempt: j.state == "RUNNING" and j.restart_count == a,
+                       f"attempt {attempt} running", timeout=150)
+        node = job.nodes[0]
+        hit.append(node)
+        resume_after.append(node)
+        wait_until(f"job processes on {node}", lambda n=node: list(lab.job_pids_on(n)))
+        out = subprocess.run(["slurmtools", "lab", "inject", node, "xid79"], capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+    assert len(set(hit)) == 3, hit                                 # every retry went to a node not yet hit
+    wait_until("the third decision", lambda: len([x for x in ledger_rows(lab, models.ControllerDecision,
+                                                                         job_id=job_id)]) == 3, timeout=90)
+    ds = sorted((x for x in ledger_rows(lab, models.ControllerDecision, job_id=job_id)
+                 if isinstance(x, models.ControllerDecision)), key=lambda x: x.restart_count)
+    assert [(x.classification, x.decision) for x in ds] == [("node_fault", "retry")] * 2 + [("node_fault", "no_retry")]
+    assert ds[-1].reason == "retry budget spent (2 of 2 used)"
+    chain = chain_of(lab, job_id)
+    assert chain is not None and (chain.status, chain.retries_used) == ("failed", 2)
+    assert slurm.job(job_id).restart_count == 2
+    status = json.loads(st("status", str(job_id), "--json").stdout)
+    assert status["chain"] == {"max_retries": 2, "retry_on": "node", "retries_used": 2, "status": "failed"}
+    why = st("why", str(job_id)).stdout
+    assert "Attempt 3 stopped at" in why and "It was not retried: retry budget spent (2 of 2 used)." in why, why
