@@ -22,10 +22,10 @@ ctl=$!
 trap 'kill $ctl 2>/dev/null || true' EXIT
 echo "controller pid $ctl; EpilogSlurmctld queues every ended job for it in $SLURMTOOLS_LAB_DIR/controller"
 
-say "a 2-node job with 2 GPUs per node that asks for automatic retries (--comment slurmtools=retry:2)"
+say "a researcher submits a 2-node job with 2 GPUs per node through the wrapper: sbatch -> slurmtools sbatch"
 work=$(mktemp -d /tmp/slurmtools-demo.XXXXXX); chmod 755 "$work"
-job=$(sbatch --parsable -D "$work" -o "$work/job.out" --open-mode=append -N2 --gres=gpu:2 --requeue \
-      --comment "demo slurmtools=retry:2" \
+echo "(the wrapper adds the active exclusions, --requeue, --open-mode=append and the retry marker the controller reads)"
+job=$(slurmtools sbatch --parsable --max-retries 2 -D "$work" -o "$work/job.out" -N2 --gres=gpu:2 \
       --wrap 'srun --kill-on-bad-exit=1 bash -c "echo attempt \${SLURM_RESTART_COUNT:-0} on \$SLURMD_NODENAME GPUs \$CUDA_VISIBLE_DEVICES; [ \${SLURM_RESTART_COUNT:-0} = 0 ] && sleep 600; sleep 5"')
 echo "submitted job $job"
 for _ in $(seq 100); do [ "$(squeue -h -j "$job" -o %T)" = RUNNING ] && break; sleep 0.2; done
@@ -56,6 +56,9 @@ for _ in $(seq 100); do [ "$(squeue -h -j "$job" -o %T 2>/dev/null)" = COMPLETED
 echo; echo "the job's output, both attempts (--open-mode=append):"; cat "$work/job.out"
 say "the controller's decisions, with how long the job was down"
 slurmtools controller status --limit 3
+say "what the researcher sees: slurmtools status / why $job"
+slurmtools status "$job"
+echo; slurmtools why "$job"
 say "the node is repaired: end the exclusion (resumes only a node slurmtools drained)"
 slurmtools exclude remove "$node" --reason "demo: repaired"
 cat <<'EOT'
