@@ -234,8 +234,8 @@ def test_hostile_partition_names_are_refused_at_render_time(tmp_path: Path, name
     cfg = cfg_for(tmp_path, f"[plugins.partitions.{json.dumps(name)}]\nmax_retries = 1\n")
     with pytest.raises(plugins.PluginError, match="not a valid Slurm name"):
         plugins.render(cfg)
-    cfg = cfg_for(tmp_path).__class__({**cfg_for(tmp_path).data}, [])
-    cfg.data["plugins"] = {**cfg.data["plugins"], "default_partition": name}
+    cfg = cfg_for(tmp_path)
+    cfg.data["plugins"]["default_partition"] = name
     if name:
         with pytest.raises(plugins.PluginError, match="not a valid Slurm name"):
             plugins.render(cfg)
@@ -263,21 +263,22 @@ def test_lua_string_reads_back_byte_for_byte(text: str) -> None:
     assert out.returncode == 0 and out.stdout == text.encode("utf-8", "surrogatepass")
 
 
+def expander(tmp_path: Path) -> str:
+    """The rendered Lua hostlist expander, alone."""
+    src = plugins.render(cfg_for(tmp_path))["job_submit.lua"]
+    return src[src.index("local HOSTLIST_LIMIT"):src.index("local function as_set")]
+
+
 @pytest.mark.parametrize("spec", ["n1", "n[1-3]", "n[1-3,7],gpu01", "gpu[01-12]", "r[1-2]n[08-10]",
                                   "a-b.c_d,n[9-11]x", "n[098-101]"])
 def test_lua_hostlist_expansion_matches_python_hostlist(tmp_path: Path, spec: str) -> None:
-    (tmp_path / "job_submit.lua").write_text(plugins.render(cfg_for(tmp_path))["job_submit.lua"])
-    src = (tmp_path / "job_submit.lua").read_text()
-    body = src[src.index("local HOSTLIST_LIMIT"):src.index("local function as_set")]
-    lines = run_lua(f"{body}\nfor _, n in ipairs(expand({plugins.lua_string(spec)})) do print(n) end")
+    lines = run_lua(f"{expander(tmp_path)}\nfor _, n in ipairs(expand({plugins.lua_string(spec)})) do print(n) end")
     assert lines == hostlist.expand_hostlist(spec)
 
 
 @pytest.mark.parametrize("spec", ["n[", "n]", "n[a-b]", "n[3-1]", "n[[1]]", "n[1-999999999]"])
 def test_lua_hostlist_expansion_refuses_malformed_lists(tmp_path: Path, spec: str) -> None:
-    src = plugins.render(cfg_for(tmp_path))["job_submit.lua"]
-    body = src[src.index("local HOSTLIST_LIMIT"):src.index("local function as_set")]
-    assert run_lua(f"{body}\nprint(expand({plugins.lua_string(spec)}) == nil)") == ["true"]
+    assert run_lua(f"{expander(tmp_path)}\nprint(expand({plugins.lua_string(spec)}) == nil)") == ["true"]
 
 
 def test_render_writes_the_files_and_slurm_conf_lines(tmp_path: Path) -> None:

@@ -218,10 +218,14 @@ class Controller:
         except Exception as exc:  # noqa: BLE001 - the evidence wait covers a slow ledger
             log.warning("controller: ledger flush failed: %s", exc)
 
-    def _job(self, job_id: int, fresh: bool = False) -> JobInfo | None:
+    def _all_jobs(self, fresh: bool = False) -> dict[int, JobInfo]:
+        """slurmctld's jobs, read once per pass (FRESH: read again)."""
         if self._jobs is None or fresh:
             self._jobs = {j.job_id: j for j in self.slurm.jobs()}
-        return self._jobs.get(int(job_id))
+        return self._jobs
+
+    def _job(self, job_id: int, fresh: bool = False) -> JobInfo | None:
+        return self._all_jobs(fresh).get(int(job_id))
 
     def _record(self, events: list[Event]) -> None:
         if not events:
@@ -436,7 +440,6 @@ class Controller:
                 "decision": d.decision, "reason": d.reason, "excluded_nodes": d.excluded_nodes, "status": d.status,
                 "implicated": cls.get("implicated", []), "error": (d.details or {}).get("last_error")}
 
-    # ------------------------------------------------------------ follow-ups
     # -------------------------------------------------------------- evacuation
     def evacuate(self) -> list[dict[str, Any]]:
         """Take jobs off nodes we are draining while they run (an admin `exclude add` on a busy node, a drain
@@ -454,8 +457,7 @@ class Controller:
             draining = {n.name: n.reason for n in safety.drained_by_us(self.slurm.nodes(), prefix) if n.draining}
             if not draining:
                 return out
-            self._job(0, fresh=True)
-            for job in list((self._jobs or {}).values()):
+            for job in list(self._all_jobs(fresh=True).values()):
                 busy = sorted(set(job.nodes) & set(draining))
                 if job.state != "RUNNING" or not busy:
                     continue
@@ -502,7 +504,7 @@ class Controller:
     def _evacuation_step(self, s: Session, d: Any) -> dict[str, Any]:
         """Past the grace, or once the attempt ended by itself (a trap that saves and exits): requeue."""
         evac = (d.details or {}).get("evacuate") or {}
-        job = self._job(d.job_id, fresh=True)
+        job = self._job(d.job_id)
         running = job is not None and job.restart_count == d.restart_count and job.state == "RUNNING"
         if running and time.time() - float(evac.get("signalled") or 0) < float(evac.get("grace") or 0):
             return {**self._summary(d), "waiting": "grace"}
@@ -520,6 +522,7 @@ class Controller:
             job = self._job(job_id, fresh=True)
         return job
 
+    # ------------------------------------------------------------ follow-ups
     def follow_up(self) -> list[dict[str, Any]]:
         """Stamp t_running on retries whose next attempt has started (the recovery latency's end)."""
         since = _now() - timedelta(days=1)

@@ -130,6 +130,8 @@ class Lab:
     cluster: str = "lab"
     ports: Ports = field(default_factory=Ports)
     say: Callable[[str], None] = print
+    #: Set by prepare(): the rendered slurm.conf differs from the one before (slurmctld must restart).
+    conf_changed: bool = field(default=False, init=False, repr=False)
 
     # ------------------------------------------------------------------ paths
     @property
@@ -458,7 +460,7 @@ class Lab:
         self.start_munge()
         self.start_mariadb()
         self.start_slurmdbd()
-        if getattr(self, "conf_changed", False) and self._alive(self.root / "run" / "slurmctld.pid"):
+        if self.conf_changed and self._alive(self.root / "run" / "slurmctld.pid"):
             self.say("slurm.conf changed: restarting slurmctld, reconfiguring the slurmds")
             self._stop_pid("slurmctld", self.root / "run" / "slurmctld.pid")
             self.start_slurmctld()

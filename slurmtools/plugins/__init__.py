@@ -24,7 +24,7 @@ from typing import Any
 
 #: Slurm node and partition names as we accept them: letters, digits, '-', '_', '.', starting with a letter or
 #: digit (what hostnames allow, plus '_'), at most 64 characters. Anything else cannot reach a Lua file.
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")   # used with fullmatch
 DATA_HEADER = "slurmtools-exclusions 1"
 #: The plugins refuse a data file larger than this (bytes): a runaway file must not slow every submission.
 DATA_MAX_BYTES = 1 << 20
@@ -125,6 +125,8 @@ def parse_data(text: str) -> tuple[float, list[DataRow]]:
 # ----------------------------------------------------------------------------------------- templates
 def partition_defaults(cfg: Any) -> dict[str, dict[str, Any]]:
     """[plugins.partitions.NAME] merged over [plugins.partition_defaults], names checked, markers built."""
+    from slurmtools.controller.policy import RetryAsk
+
     base = dict(cfg.get("plugins.partition_defaults"))
     out: dict[str, dict[str, Any]] = {}
     for name, over in sorted(cfg.get("plugins.partitions").items()):
@@ -135,7 +137,7 @@ def partition_defaults(cfg: Any) -> dict[str, dict[str, Any]]:
         if retries < 0:
             raise PluginError(f"plugins.partitions.{name}.max_retries must be >= 0")
         out[name] = {"requeue": bool(d["requeue"]), "open_mode": str(d["open_mode"]),
-                     "marker": f"slurmtools=retry:{retries}:{d['retry_on']}" if retries else ""}
+                     "marker": RetryAsk(retries, str(d["retry_on"])).marker() if retries else ""}
     return out
 
 
