@@ -394,11 +394,12 @@ def _job_status(job_id: int) -> dict[str, Any]:
 
     cfg = _config()
     try:
-        job = get_client(cfg).job(job_id)
-    except SlurmError:
-        job = None   # the ledger still answers
-    try:
         with _session() as session:
+            newest = jobstatus.job_ids(session, cfg.cluster, job_id)[-1]   # a resubmitted chain's newest job
+            try:
+                job = get_client(cfg).job(newest)
+            except SlurmError:
+                job = None   # the ledger still answers
             return jobstatus.chain(session, cfg.cluster, job_id, job)
     except Exception as exc:  # noqa: BLE001 - no read access, database down: a clear message
         fail(f"cannot read the ledger: {exc.__class__.__name__}: {str(exc).splitlines()[0]}", 1)
@@ -453,16 +454,20 @@ def status_cmd(job_id: int | None, mine: bool, limit: int, as_json: bool) -> Non
     c = data["chain"]
     click.echo(f"job {job_id}: " + (f"chain {c['status']}, {c['retries_used']} of {c['max_retries']} retries used "
                                     f"(retry on {c['retry_on']})" if c else "no retry chain"))
-    for a in data["attempts"]:
+    several = len(data["jobs"]) > 1
+    for n, a in enumerate(data["attempts"], start=1):
         d = a["decision"] or {}
         exit_ = f"signal {a['exit_signal']}" if a["exit_signal"] else f"exit {a['exit_code']}"
-        click.echo(f"  attempt {a['restart_count'] + 1}: {a['nodes'] or '?'} ended {a['end'] or '?'} {exit_}; "
-                   f"{d.get('classification', '-')} -> {d.get('decision', '-')}: {d.get('reason', '')}")
+        job = f" (job {a['job_id']})" if several else ""
+        then = f"; resubmitted as job {d['resubmitted_as']}" if d.get("resubmitted_as") else ""
+        click.echo(f"  attempt {n}{job}: {a['nodes'] or '?'} ended {a['end'] or '?'} {exit_}; "
+                   f"{d.get('classification', '-')} -> {d.get('decision', '-')}: {d.get('reason', '')}{then}")
         for f in a["findings"]:
             click.echo(f"      {f['node']}: {f['category']} {f['kind']} {f['action']}: {f['message'][:100]}")
     if data["now"]:
-        n = data["now"]
-        click.echo(f"  now: attempt {n['restart_count'] + 1} {n['state']} {n['nodes'] or n['reason']}")
+        now = data["now"]
+        click.echo(f"  now: job {now['job_id']} attempt {now['restart_count'] + 1} {now['state']} "
+                   f"{now['nodes'] or now['reason']}")
 
 
 @main.command("why")

@@ -20,45 +20,82 @@ def _t(value: datetime | None) -> str | None:
     return value.isoformat() if value else None
 
 
-def chain(session: Session, cluster: str, job_id: int, job: Any = None) -> dict[str, Any]:
-    """The chain of JOB_ID: every attempt with its nodes, times, exit, findings and decision."""
+#: The retry chain columns users read. Not `details`: it holds each submission's command line, working
+#: directory, environment and script copy, which only the chain's user and the admins should see
+#: (docs/sbatch.md grants users these columns only).
+_CHAIN_COLUMNS = ("id", "root_job_id", "user", "created", "max_retries", "retry_on", "status", "retries_used")
+
+
+def _chain_row(session: Session, cluster: str, job_id: int) -> Any:
+    """JOB_ID's chain (by its root key, else through chain_jobs), without its details column."""
     from slurmtools.controller.engine import chain_key
 
-    A, F, CD, C = models.JobAttempt, models.Finding, models.ControllerDecision, models.RetryChain
-    attempts: dict[int, models.JobAttempt] = {}
-    for row in session.scalars(select(A).where(A.cluster == cluster, A.job_id == job_id).order_by(A.id)):
-        attempts[row.restart_count] = row      # the newest row of each attempt wins
-    decisions = {d.restart_count: d for d in session.scalars(
-        select(CD).where(CD.cluster == cluster, CD.job_id == job_id))}
-    findings: dict[int, list[models.Finding]] = {}
-    for f in session.scalars(select(F).where(F.cluster == cluster, F.job_id == job_id).order_by(F.id)):
-        findings.setdefault(f.restart_count or 0, []).append(f)
+    C, J = models.RetryChain, models.ChainJob
+    cols = [getattr(C, c) for c in _CHAIN_COLUMNS]
+    row = session.execute(select(*cols).where(C.idempotency_key == chain_key(cluster, job_id))).first()
+    if row is None:
+        row = session.execute(select(*cols).join(J, J.chain_id == C.id)
+                              .where(J.cluster == cluster, J.job_id == job_id)).first()
+    return row
+
+
+def job_ids(session: Session, cluster: str, job_id: int) -> list[int]:
+    """Every job id of JOB_ID's retry chain, oldest first: the root, then each resubmission (a requeue keeps
+    the id). Just [JOB_ID] when it has no chain."""
+    c = _chain_row(session, cluster, job_id)
+    if c is None:
+        return [job_id]
+    J = models.ChainJob
+    later = session.scalars(select(J.job_id).where(J.cluster == cluster, J.chain_id == c.id)
+                            .order_by(J.created, J.id))
+    return [c.root_job_id, *[j for j in later if j != c.root_job_id]]
+
+
+def chain(session: Session, cluster: str, job_id: int, job: Any = None) -> dict[str, Any]:
+    """The chain of JOB_ID: every attempt (of every job id the chain had) with its nodes, times, exit,
+    findings and decision. JOB: the chain's newest job as Slurm knows it now, if it does."""
+    A, F, CD = models.JobAttempt, models.Finding, models.ControllerDecision
+    ids = job_ids(session, cluster, job_id)
     drains = {(c.node, str(c.details.get("job_id"))) for c in session.scalars(
         select(models.NodeStateChange).where(models.NodeStateChange.cluster == cluster,
                                              models.NodeStateChange.action == "drain",
                                              models.NodeStateChange.applied.is_(True)))}
-    c = session.scalar(select(C).where(C.idempotency_key == chain_key(cluster, job_id)))
     rows = []
-    for r in sorted(set(attempts) | set(decisions) | set(findings)):
-        a: models.JobAttempt | None = attempts.get(r)
-        d = decisions.get(r)
-        node_level = [f for f in findings.get(r, []) if f.trust in NODE_TRUST and f.action in NODE_ACTIONS
-                      and not (f.details or {}).get("superseded_by")]
-        rows.append({
-            "restart_count": r, "nodes": a.nodes if a else None, "start": _t(a.start_time) if a else None,
-            "end": _t((a.end_time if a else None) or (d.t_ended if d else None)),
-            "exit_code": a.exit_code if a else None, "exit_signal": a.exit_signal if a else None,
-            "findings": [{"node": f.node, "kind": f.kind, "xid": f.xid, "category": f.category, "action": f.action,
-                          "trust": f.trust, "message": f.message, "name": (f.details or {}).get("name")}
-                         for f in (node_level or findings.get(r, []))[:5]],
-            "drained": sorted({f.node for f in node_level if f.node and (f.node, str(job_id)) in drains}),
-            "decision": None if d is None else {
-                "classification": d.classification, "decision": d.decision, "status": d.status, "reason": d.reason,
-                "excluded_nodes": d.excluded_nodes, "t_released": _t(d.t_released), "t_running": _t(d.t_running)},
-        })
-    now = None if job is None else {"state": job.state, "reason": job.state_reason, "restart_count": job.restart_count,
-                                    "nodes": ",".join(job.nodes), "start": _t(job.start_time)}
-    return {"job_id": job_id, "chain": None if c is None else {
+    for jid in ids:
+        attempts: dict[int, models.JobAttempt] = {}
+        for row in session.scalars(select(A).where(A.cluster == cluster, A.job_id == jid).order_by(A.id)):
+            attempts[row.restart_count] = row      # the newest row of each attempt wins
+        decisions = {d.restart_count: d for d in session.scalars(
+            select(CD).where(CD.cluster == cluster, CD.job_id == jid))}
+        findings: dict[int, list[models.Finding]] = {}
+        for f in session.scalars(select(F).where(F.cluster == cluster, F.job_id == jid).order_by(F.id)):
+            findings.setdefault(f.restart_count or 0, []).append(f)
+        for r in sorted(set(attempts) | set(decisions) | set(findings)):
+            a: models.JobAttempt | None = attempts.get(r)
+            d = decisions.get(r)
+            node_level = [f for f in findings.get(r, []) if f.trust in NODE_TRUST and f.action in NODE_ACTIONS
+                          and not (f.details or {}).get("superseded_by")]
+            rows.append({
+                "job_id": jid, "restart_count": r, "nodes": a.nodes if a else None,
+                "start": _t(a.start_time) if a else None,
+                "end": _t((a.end_time if a else None) or (d.t_ended if d else None)),
+                "exit_code": a.exit_code if a else None, "exit_signal": a.exit_signal if a else None,
+                "findings": [{"node": f.node, "kind": f.kind, "xid": f.xid, "category": f.category,
+                              "action": f.action, "trust": f.trust, "message": f.message,
+                              "name": (f.details or {}).get("name")}
+                             for f in (node_level or findings.get(r, []))[:5]],
+                "drained": sorted({f.node for f in node_level if f.node and (f.node, str(jid)) in drains}),
+                "decision": None if d is None else {
+                    "classification": d.classification, "decision": d.decision, "status": d.status,
+                    "reason": d.reason, "excluded_nodes": d.excluded_nodes, "t_released": _t(d.t_released),
+                    "t_running": _t(d.t_running),
+                    "resubmitted_as": ((d.details or {}).get("resubmit") or {}).get("job_id")},
+            })
+    c = _chain_row(session, cluster, job_id)
+    now = None if job is None else {"job_id": job.job_id, "state": job.state, "reason": job.state_reason,
+                                    "restart_count": job.restart_count, "nodes": ",".join(job.nodes),
+                                    "start": _t(job.start_time)}
+    return {"job_id": job_id, "jobs": ids, "chain": None if c is None else {
         "max_retries": c.max_retries, "retry_on": c.retry_on, "retries_used": c.retries_used, "status": c.status},
         "attempts": rows, "now": now}
 
@@ -67,12 +104,15 @@ def mine(session: Session, cluster: str, user: str, jobs: dict[int, Any], limit:
     """USER's retry chains, newest first: status, budget, the job in Slurm now, the last decision."""
     C, CD = models.RetryChain, models.ControllerDecision
     out = []
-    for c in session.scalars(select(C).where(C.cluster == cluster, C.user == user)
+    for c in session.execute(select(*[getattr(C, c) for c in _CHAIN_COLUMNS]).where(C.cluster == cluster,
+                                                                                      C.user == user)
                              .order_by(C.created.desc(), C.id.desc()).limit(limit)):
-        last = session.scalar(select(CD).where(CD.cluster == cluster, CD.job_id == c.root_job_id)
+        newest = job_ids(session, cluster, c.root_job_id)[-1]
+        last = session.scalar(select(CD).where(CD.cluster == cluster, CD.job_id == newest)
                               .order_by(CD.restart_count.desc()).limit(1))
-        job = jobs.get(c.root_job_id)
-        out.append({"job_id": c.root_job_id, "status": c.status, "max_retries": c.max_retries,
+        job = jobs.get(newest)
+        out.append({"job_id": c.root_job_id, "newest_job_id": newest, "status": c.status,
+                    "max_retries": c.max_retries,
                     "retry_on": c.retry_on, "retries_used": c.retries_used, "created": _t(c.created),
                     "last": f"attempt {last.restart_count + 1}: {last.classification} -> {last.decision}"
                     if last else None,
@@ -94,15 +134,16 @@ def _cause(f: dict[str, Any]) -> str:
 def why(status: dict[str, Any]) -> str:
     """Two or three plain sentences per attempt."""
     out: list[str] = []
-    for a in status["attempts"]:
-        n = a["restart_count"] + 1
+    several = len(status.get("jobs") or [status["job_id"]]) > 1
+    for n, a in enumerate(status["attempts"], start=1):
         d = a["decision"]
+        label = f"Attempt {n}" + (f" (job {a['job_id']})" if several else "")
         where = f" on {a['nodes']}" if a["nodes"] else ""
         if d and d["classification"] == "success":
-            out.append(f"Attempt {n} completed at {_hms(a['end'])}{where}.")
+            out.append(f"{label} completed at {_hms(a['end'])}{where}.")
             continue
         if d and d["classification"] == "evacuation":
-            text = f"Attempt {n}{where} was moved: {d['reason']}."
+            text = f"{label}{where} was moved: {d['reason']}."
             if d["t_released"]:
                 text += f" The controller requeued it at {_hms(d['t_released'])}, away from {d['excluded_nodes']}."
             out.append(text)
@@ -115,10 +156,16 @@ def why(status: dict[str, Any]) -> str:
             what = f"the job exited with code {a['exit_code']}"
         else:
             what = "no cause was recorded"
-        text = f"Attempt {n} stopped at {_hms(a['end'])}{where}: {what}."
+        text = f"{label} stopped at {_hms(a['end'])}{where}: {what}."
         if a["drained"]:
             text += f" {', '.join(a['drained'])} {'was' if len(a['drained']) == 1 else 'were'} taken out of service."
-        if d and d["decision"] == "retry":
+        if d and d["decision"] == "retry" and d.get("resubmitted_as"):
+            text += (f" The job had left Slurm's memory, so the controller resubmitted it as job "
+                     f"{d['resubmitted_as']} at {_hms(d['t_released'])}" +
+                     (f", away from {d['excluded_nodes']}." if d["excluded_nodes"] else "."))
+        elif d and d["decision"] == "retry" and d["status"] == "failed":
+            text += f" The controller decided to retry it, but could not: {d['reason']}."
+        elif d and d["decision"] == "retry":
             text += (f" The controller requeued the job at {_hms(d['t_released'])}" +
                      (f", away from {d['excluded_nodes']}." if d["excluded_nodes"] else "."))
         elif d:
@@ -126,7 +173,8 @@ def why(status: dict[str, Any]) -> str:
         out.append(text)
     now = status.get("now")
     if now:
-        n = now["restart_count"] + 1
+        earlier = sum(1 for a in status["attempts"] if a.get("job_id", now.get("job_id")) != now.get("job_id"))
+        n = earlier + now["restart_count"] + 1         # attempts of the chain's earlier job ids, then this one's
         if now["state"] == "RUNNING":
             out.append(f"Attempt {n} started at {_hms(now['start'])} on {now['nodes']} and is running.")
         elif now["state"] == "PENDING":

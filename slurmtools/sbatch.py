@@ -159,7 +159,10 @@ class Plan:
 
 def build(user_argv: Sequence[str], *, ask: RetryAsk | None, excluded: Sequence[str], ckpt_signal: str | None,
           ckpt_grace: int | None, sbatch: str = "sbatch",
-          value_opts: tuple[frozenset[str], frozenset[str]] | None = None) -> Plan:
+          value_opts: tuple[frozenset[str], frozenset[str]] | None = None, comment_tag: str | None = None,
+          job_name: str | None = None, begin: str | None = None) -> Plan:
+    """The sbatch command line for USER_ARGV. The controller's resubmission also passes COMMENT_TAG (a
+    token added to the comment, to find the job again), JOB_NAME and BEGIN (each unless the user chose)."""
     from slurmtools.slurm.parse import collect, expand
 
     short_v, long_v = value_opts or value_options(sbatch)
@@ -190,7 +193,11 @@ def build(user_argv: Sequence[str], *, ask: RetryAsk | None, excluded: Sequence[
         comment = (p.values.get("comment") or d.values.get("comment") or [""])[-1]
         if OPT_OUT not in comment.split():
             options = [o for o in options if o.name != "comment"]
-            added.append("--comment=" + " ".join(x for x in (comment, ask.marker()) if x))
+            added.append("--comment=" + " ".join(x for x in (comment, ask.marker(), comment_tag) if x))
+    if job_name and not given("job-name"):
+        added.append(f"--job-name={job_name}")
+    if begin and not given("begin"):
+        added.append(f"--begin={begin}")
     if ckpt_signal:
         import signal as _signal
 
@@ -246,6 +253,13 @@ def active_exclusions(cfg: Any) -> list[str]:
                    if not x.get("expires_epoch") or float(x["expires_epoch"]) > now})
 
 
+#: The environment kept in the submission record, for a resubmission (docs/sbatch.md): what shapes how a
+#: job runs, nothing that tends to hold secrets (tokens and passwords stay out of the ledger).
+KEEP_ENV_PREFIXES = ("SLURM_", "SBATCH_", "CUDA_", "NCCL_", "OMP_", "CONDA_")
+KEEP_ENV = frozenset({"PATH", "HOME", "USER", "LANG", "LC_ALL", "LD_LIBRARY_PATH", "PYTHONPATH", "VIRTUAL_ENV",
+                      "MODULEPATH", "LOADEDMODULES", "MANPATH"})
+
+
 def record_submission(cfg: Any, job_id: int, plan: Plan, user_argv: Sequence[str], cwd: str) -> str | None:
     """Drop the chain's root record for the controller (which checks that the file's owner is the job's
     user before it believes it). Returns the path, or None when the drop directory is not usable."""
@@ -258,8 +272,7 @@ def record_submission(cfg: Any, job_id: int, plan: Plan, user_argv: Sequence[str
                 copy = fh.read(int(cfg.get("controller.script_copy_max_bytes")))
         except OSError:
             copy = None
-    keep = {k: v for k, v in os.environ.items() if k.startswith(("SLURM_", "SBATCH_", "CUDA_", "NCCL_"))
-            or k in {"PATH", "HOME", "USER", "LANG"}}
+    keep = {k: v for k, v in os.environ.items() if k.startswith(KEEP_ENV_PREFIXES) or k in KEEP_ENV}
     record = {"job_id": job_id, "uid": os.getuid(), "user_argv": list(user_argv), "argv": plan.argv,
               "added": plan.added, "cwd": cwd, "env": keep, "script": copy, "time": time.time(),
               "max_retries": plan.ask.max_retries if plan.ask else 0,

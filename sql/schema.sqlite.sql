@@ -136,6 +136,20 @@ CREATE TABLE shipped_keys (
 	PRIMARY KEY (idempotency_key)
 );
 
+CREATE TABLE chain_jobs (
+	id INTEGER NOT NULL,
+	cluster VARCHAR(64) NOT NULL,
+	job_id BIGINT NOT NULL,
+	chain_id INTEGER NOT NULL,
+	created DATETIME NOT NULL,
+	details JSON NOT NULL,
+	PRIMARY KEY (id),
+	UNIQUE (cluster, job_id),
+	FOREIGN KEY(chain_id) REFERENCES retry_chains (id)
+);
+
+CREATE INDEX ix_chain_jobs_chain_id ON chain_jobs (chain_id);
+
 CREATE TABLE controller_decisions (
 	id INTEGER NOT NULL,
 	idempotency_key VARCHAR(64) NOT NULL,

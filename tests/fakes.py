@@ -4,10 +4,11 @@ The integration tests run the same code on the real lab."""
 from __future__ import annotations
 
 import dataclasses
+import os
 from datetime import UTC, datetime
 from typing import Any
 
-from slurmtools.slurm import JobInfo, NodeInfo, SlurmCommandError
+from slurmtools.slurm import JobInfo, NodeInfo, SlurmCommandError, expand
 from slurmtools.slurm.types import ExitStatus
 
 KILLED = ExitStatus(0, 9)
@@ -73,6 +74,20 @@ class FakeSlurm:
     def release(self, job_id: int) -> None:
         self.calls.append(("release", job_id))
         self.jobs_by_id[job_id] = dataclasses.replace(self.jobs_by_id[job_id], state_reason="None")
+
+    def submit(self, argv: list[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
+               user: str | None = None) -> int:
+        """sbatch: reads --exclude/--comment/--requeue and the script file (it must exist, as for sbatch)."""
+        self._maybe_fail("submit")
+        job_id = max([1000, *self.jobs_by_id]) + 1
+        opts = {a.split("=", 1)[0]: a.split("=", 1)[1] for a in argv if a.startswith("--") and "=" in a}
+        script = next((a for a in argv if os.path.isfile(a)), None)
+        body = open(script).read() if script else None
+        self.calls.append(("submit", job_id, tuple(argv), dict(env or {}), cwd, user, body))
+        self.jobs_by_id[job_id] = JobInfo(job_id, state="PENDING", user=user or "", comment=opts.get("--comment", ""),
+                                          excluded_nodes=tuple(expand(opts["--exclude"])) if "--exclude" in opts
+                                          else (), requeue="--requeue" in argv, state_reason="None")
+        return job_id
 
     def signal(self, job_id: int, sig: str, *, batch_only: bool = True) -> None:
         self.calls.append(("signal", job_id, sig, batch_only))

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-from slurmtools.slurm import CliSlurm, SlurmCommandError, SlurmNotFound, SlurmTimeout
+from slurmtools.slurm import CliSlurm, SlurmCommandError, SlurmError, SlurmNotFound, SlurmTimeout
 
 
 def fake(bin_dir: Path, name: str, body: str) -> None:
@@ -76,3 +78,28 @@ def test_hard_timeout(bin_dir: Path) -> None:
 def test_missing_tool(tmp_path: Path) -> None:
     with pytest.raises(SlurmNotFound):
         CliSlurm(bin_dir=str(tmp_path)).nodes()
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("runuser"), reason="needs root and runuser")
+def test_submit_as_another_user_runs_sbatch_as_that_user() -> None:
+    d = Path(tempfile.mkdtemp(prefix="slurmtools-test-"))      # nobody must reach it: not under pytest's 0700 tmp
+    try:
+        d.chmod(0o755)
+        out = d / "out"
+        out.mkdir(mode=0o777)
+        out.chmod(0o777)
+        fake(d, "sbatch", f'id -un > {out}/who; pwd > {out}/cwd; echo "$MARK" > {out}/env; echo 91')
+        slurm = CliSlurm(bin_dir=str(d))
+        env = {"MARK": "kept", "PATH": "/usr/bin:/bin"}
+        assert slurm.submit(["--wrap", "true"], user="nobody", cwd=str(out), env=env) == 91
+        assert [(out / f).read_text().strip() for f in ("who", "cwd", "env")] == ["nobody", str(out), "kept"]
+        assert slurm.submit(["--wrap", "true"], user="root", cwd=str(out)) == 91      # ourselves: no runuser
+        assert (out / "who").read_text().strip() == "root"
+    finally:
+        shutil.rmtree(d)
+
+
+def test_submit_as_another_user_needs_root(bin_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 4242)
+    with pytest.raises(SlurmError, match="only root can"):
+        CliSlurm(bin_dir=str(bin_dir)).submit(["--wrap", "true"], user="alice")

@@ -515,3 +515,162 @@ def test_jobs_left_alone(world: dict[str, Any], case: str) -> None:
         world["cfg"].data["controller"]["evacuate"] = False
     assert controller(world).once()["evacuations"] == []
     assert not [c for c in world["slurm"].calls if c[0] in ("signal", "requeue")]
+
+
+# --------------------------------------------------------------------------- resubmission
+TRAIN_SH = "#!/bin/bash\n#SBATCH --time=10\necho training \"$@\"\n"
+
+
+def recorded_job(w: dict[str, Any], job_id: int = 7, script: str | None = TRAIN_SH, wrap: bool = False,
+                 checkpoint: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A job submitted with `slurmtools sbatch` (its full record, as record_submission writes it), ingested
+    by the controller while it ran."""
+    import getpass
+    import os
+
+    user_argv = (["-N", "2", "--wrap", "python train.py"] if wrap else
+                 ["-N", "2", "--exclude=n4", "/home/alice/train.sh", "--lr", "3e-4", "a b"])
+    record = {"job_id": job_id, "uid": os.getuid(), "user_argv": user_argv, "argv": ["sbatch", *user_argv],
+              "added": [], "cwd": "/home/alice/run", "env": {"PATH": "/opt/conda/bin:/usr/bin", "NCCL_DEBUG": "WARN"},
+              "script": None if wrap else script, "max_retries": 3, "retry_on": "node", "checkpoint": checkpoint}
+    w["slurm"].add_job(job_id, state="RUNNING", nodes=("n1", "n2"), comment="slurmtools=retry:3:node")
+    w["slurm"].jobs_by_id[job_id] = dataclasses.replace(w["slurm"].jobs_by_id[job_id], user=getpass.getuser())
+    drop = w["cfg"].get("controller.submit_dir")
+    os.makedirs(drop, exist_ok=True)
+    Path(drop, f"{job_id}.json").write_text(json.dumps(record))
+    assert controller(w).once()["submissions"] == [job_id]
+    return record
+
+
+def purged(w: dict[str, Any], job_id: int = 7) -> None:
+    """The attempt failed on n2 (XID 79) and slurmctld forgot the job (MinJobAge) before the controller acted."""
+    del w["slurm"].jobs_by_id[job_id]
+    ended(w, job_id=job_id, comment="slurmtools=retry:3:node")
+
+
+def submits(w: dict[str, Any]) -> list[tuple[Any, ...]]:
+    return [c for c in w["slurm"].calls if c[0] == "submit"]
+
+
+def test_a_purged_job_is_resubmitted_from_its_record_and_keeps_its_chain(world: dict[str, Any]) -> None:
+    import getpass
+    import os
+
+    from slurmtools import jobstatus
+
+    slurm, cfg = world["slurm"], world["cfg"]
+    record = recorded_job(world, checkpoint={"signal": "USR1", "grace": 30})
+    purged(world)
+    (d,) = controller(world).once()["decisions"]
+    assert (d["classification"], d["decision"], d["status"]) == ("node_fault", "retry", "done"), d
+    ((_, new, argv, env, cwd, user, body),) = submits(world)
+    assert d["resubmitted_as"] == new and user == getpass.getuser() and cwd == "/home/alice/run"
+    assert body == TRAIN_SH and not os.path.exists(argv[-4])            # the script copy, removed once submitted
+    assert list(argv[-3:]) == ["--lr", "3e-4", "a b"]                    # the user's arguments, unchanged
+    assert list(argv[:3]) == ["-N", "2", "--exclude=n[2,4]"]             # their exclude, merged with the faulty node
+    assert "--comment=slurmtools=retry:3:node slurmtools=resubmit-of:7.0" in argv
+    assert {"--requeue", "--open-mode=append", "--signal=B:USR1@30", "--job-name=train.sh"} <= set(argv)
+    assert env["PATH"] == record["env"]["PATH"] and env["NCCL_DEBUG"] == "WARN"
+    assert slurm.job(new).excluded_nodes == ("n2", "n4")
+    with Session(api.engine_for(cfg)) as s:
+        chain = s.scalar(select(models.RetryChain))
+        assert chain is not None and (chain.retries_used, chain.status) == (1, "active")
+        link = s.scalar(select(models.ChainJob))
+        assert link is not None and (link.job_id, link.chain_id) == (new, chain.id)
+    # the new job fails too: the same chain, its budget, a plain requeue of the new id away from both nodes
+    slurm.jobs_by_id[new] = dataclasses.replace(slurm.job(new), state="FAILED", nodes=("n1", "n3"))
+    ended(world, job_id=new, nodes="n1,n3", xid_on="n3", epilogs=("n1", "n3"), comment=slurm.job(new).comment)
+    (d2,) = controller(world).once()["decisions"]
+    assert (d2["job_id"], d2["decision"], d2["status"]) == (new, "retry", "done")
+    assert set(slurm.job(new).excluded_nodes) == {"n2", "n3", "n4"} and len(submits(world)) == 1
+    slurm.start(new, ("n1", "n4"))
+    with Session(api.engine_for(cfg)) as s:
+        assert s.scalar(select(models.RetryChain)).retries_used == 2
+        status = jobstatus.chain(s, cfg.cluster, 7, slurm.job(new))
+        assert status == {**jobstatus.chain(s, cfg.cluster, new, slurm.job(new)), "job_id": 7}   # either id: all
+    assert status["jobs"] == [7, new] and [(a["job_id"], a["restart_count"]) for a in status["attempts"]] == [
+        (7, 0), (new, 0)]
+    text = jobstatus.why(status)
+    assert "Attempt 1 (job 7) stopped" in text and f"resubmitted it as job {new} at" in text, text
+    assert f"Attempt 2 (job {new}) stopped" in text and "The controller requeued the job at" in text
+    assert "Attempt 3 started at " in text and text.endswith("on n1,n4 and is running."), text
+
+
+def test_a_wrap_job_is_resubmitted_without_a_script(world: dict[str, Any]) -> None:
+    recorded_job(world, wrap=True)
+    purged(world)
+    (d,) = controller(world).once()["decisions"]
+    assert d["status"] == "done"
+    ((*_, argv, _env, _cwd, _user, body),) = submits(world)
+    at = argv.index("--wrap")
+    assert body is None and argv[at + 1] == "python train.py" and not any(a.startswith("--job-name") for a in argv)
+
+
+@pytest.mark.parametrize("case", ["comment marker only", "no script copy", "script truncated", "resubmit off"])
+def test_a_purged_job_that_cannot_be_resubmitted_is_not_retried(world: dict[str, Any], case: str) -> None:
+    if case == "comment marker only":
+        world["slurm"].add_job(7, comment="slurmtools=retry:3:node")
+    else:
+        recorded_job(world, script=None if case == "no script copy" else "#!/bin/bash\n" + "x" * 70000)
+    if case == "resubmit off":
+        world["cfg"].data["controller"]["resubmit"] = False
+    purged(world)
+    (d,) = controller(world).once()["decisions"]
+    expected = {"comment marker only": "not submitted through `slurmtools sbatch`",
+                "no script copy": "no copy of its batch script was kept",
+                "script truncated": "larger than controller.script_copy_max_bytes",
+                "resubmit off": "resubmission is off"}[case]
+    assert (d["decision"], d["status"]) == ("no_retry", "done") and expected in d["reason"], d["reason"]
+    assert "left slurmctld's memory" in d["reason"] and submits(world) == []
+
+
+def test_a_refused_sbatch_is_tried_again(world: dict[str, Any]) -> None:
+    recorded_job(world)
+    purged(world)
+    world["slurm"].fail_next["submit"] = 1             # sbatch said no: nothing was submitted
+    (d,) = controller(world).once()["decisions"]
+    assert d["status"] == "acting" and "submit failed" in d["error"]
+    (d,) = controller(world).once()["decisions"]
+    assert d["status"] == "done" and len(submits(world)) == 1
+
+
+@pytest.mark.parametrize("submitted", [True, False])
+def test_a_controller_that_died_in_sbatch_never_submits_twice(world: dict[str, Any], submitted: bool,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from slurmtools.slurm.types import SlurmTimeout
+
+    slurm = world["slurm"]
+    recorded_job(world)
+    purged(world)
+    real = slurm.submit
+
+    def timed_out(argv: list[str], **kw: Any) -> int:
+        if submitted:
+            real(argv, **kw)                               # slurmctld took it; the answer never came
+        raise SlurmTimeout(["sbatch"], 60)
+
+    monkeypatch.setattr(slurm, "submit", timed_out)
+    (d,) = controller(world).once()["decisions"]
+    assert d["status"] == "acting"
+    monkeypatch.setattr(slurm, "submit", real)
+    report = controller(world).once()                      # a restarted controller
+    (d,) = report["decisions"]
+    assert len(submits(world)) == int(submitted)
+    if submitted:
+        assert d["status"] == "done" and d["resubmitted_as"] == submits(world)[0][1]
+    else:
+        assert d["status"] == "failed" and "not submitted twice" in d["error"] and report["alerts"]
+        with Session(api.engine_for(world["cfg"])) as s:
+            assert s.scalar(select(models.RetryChain)).status == "failed"
+
+
+def test_a_job_forgotten_between_the_decision_and_the_requeue_is_resubmitted(world: dict[str, Any]) -> None:
+    slurm = world["slurm"]
+    recorded_job(world)
+    slurm.jobs_by_id[7] = dataclasses.replace(slurm.job(7), state="COMPLETING")
+    ended(world, comment="slurmtools=retry:3:node", enqueued=0.0)   # decided while its epilogs still ran
+    assert controller(world).once()["decisions"][0]["status"] == "acting" and submits(world) == []
+    del slurm.jobs_by_id[7]
+    (d,) = controller(world).once()["decisions"]
+    assert d["status"] == "done" and d["resubmitted_as"] == submits(world)[0][1]
+    assert [c[0] for c in slurm.calls if c[0] in ("requeue", "submit")] == ["submit"]

@@ -29,7 +29,7 @@ from slurmtools.diagnosis.findings import NODE_TRUST
 from slurmtools.ledger import api, models
 from slurmtools.ledger.spool import Event, make_key
 from slurmtools.slurm import SlurmError, collect, expand
-from slurmtools.slurm.types import ExitStatus, JobInfo
+from slurmtools.slurm.types import ExitStatus, JobInfo, SlurmTimeout
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +51,25 @@ def decision_key(cluster: str, job_id: int, restart_count: int) -> str:
 def chain_key(cluster: str, job_id: int) -> str:
     """A retry chain is named by its job id (requeues keep it); `slurmtools sbatch` uses the same key."""
     return make_key("chain", cluster, job_id)
+
+
+#: A token in a resubmitted job's comment: `slurmtools=resubmit-of:JOB.RESTART` (how a restarted controller
+#: finds a job it submitted but did not get to record).
+RESUBMIT_TAG = "slurmtools=resubmit-of:"
+
+
+def find_chain(s: Session, cluster: str, job_id: int) -> models.RetryChain | None:
+    """The retry chain JOB_ID belongs to: by the chain's own key (its root job, which requeues keep), else
+    through `chain_jobs` (a job the controller resubmitted for the chain)."""
+    C, J = models.RetryChain, models.ChainJob
+    chain = s.scalar(select(C).where(C.idempotency_key == chain_key(cluster, job_id)))
+    if chain is None:
+        chain = s.scalar(select(C).join(J, J.chain_id == C.id).where(J.cluster == cluster, J.job_id == job_id))
+    return chain
+
+
+class ResubmitRefused(Exception):
+    """The stored submission cannot be resubmitted (a permanent reason, not a failed try)."""
 
 
 def _now() -> datetime:
@@ -284,7 +303,7 @@ class Controller:
 
     def _chain(self, s: Session, job_id: int, ask: policy.RetryAsk | None, user: str) -> models.RetryChain | None:
         C = models.RetryChain
-        chain = s.scalar(select(C).where(C.idempotency_key == chain_key(self.cluster, job_id)))
+        chain = find_chain(s, self.cluster, job_id)
         if chain is None and ask is not None and not ask.opted_out:
             chain = C(idempotency_key=chain_key(self.cluster, job_id), cluster=self.cluster, root_job_id=job_id,
                       user=user or None, created=_now(), max_retries=ask.max_retries, retry_on=ask.retry_on,
@@ -331,9 +350,15 @@ class Controller:
                 alert = (f"job {job_id}: {len(cls.implicated)} nodes implicated at once (circuit breaker limit "
                          f"{limit}); not retried, nothing excluded")
                 dec = policy.Decision("no_retry", "circuit breaker: " + alert, chain_status="failed")
+        resubmit = False
         if dec.action == "retry" and job is None:
-            dec = policy.Decision("no_retry", "the job left slurmctld's memory (MinJobAge) before it could be "
-                                              "requeued; resubmit it", chain_status="failed")
+            refused = self._cannot_resubmit(chain)
+            if refused:
+                dec = policy.Decision("no_retry", "the job left slurmctld's memory (MinJobAge) before it could be "
+                                                  f"requeued, and it cannot be resubmitted: {refused}",
+                                      chain_status="failed")
+            else:
+                resubmit = True
         status = ("acting" if acting else "observed") if dec.action == "retry" else "done"
         now = _now()
         ended = job.end_time if same and job is not None and job.end_time else None
@@ -344,7 +369,8 @@ class Controller:
                status=status, t_ended=ended or detected, t_detected=detected, t_decided=now,
                details={"classification": cls.to_dict(), "decision": dec.to_dict(),
                         "ask": ask.marker() if ask else None, "state": state, "exit": str(exit_) if exit_ else None,
-                        "missing_epilogs": missing, "item": item, **({"alert": alert} if alert else {})})
+                        "missing_epilogs": missing, "item": item, **({"alert": alert} if alert else {}),
+                        **({"resubmit": {}} if resubmit else {})})
         s.add(d)
         if chain is not None:
             if dec.action == "retry" and acting:
@@ -359,6 +385,8 @@ class Controller:
 
     def _act(self, s: Session, d: Any) -> dict[str, Any]:
         """requeuehold -> exclude + StartTime -> release -> verify; every step timestamped."""
+        if (d.details or {}).get("resubmit") is not None:
+            return self._act_resubmit(s, d)
         exclude = list(expand(d.excluded_nodes)) if d.excluded_nodes else []
         delay = float((d.details or {}).get("decision", {}).get("delay_s") or 0)
         tries = int((d.details or {}).get("act_tries", 0)) + 1
@@ -368,6 +396,11 @@ class Controller:
         alert = None
         try:
             job = self._job(d.job_id, fresh=True)
+            if job is None and d.t_requeued is None and not details.get("evacuate") \
+                    and not self._cannot_resubmit(s.get(models.RetryChain, d.chain_id) if d.chain_id else None):
+                d.details = {**details, "act_tries": tries - 1, "resubmit": {}}   # purged since the decision
+                s.commit()
+                return self._act_resubmit(s, d)
             if job is None:
                 raise SlurmError("the job left slurmctld's memory (MinJobAge) before it could be requeued")
             evacuating = bool(details.get("evacuate")) and job.state in ("RUNNING", "SUSPENDED")
@@ -419,6 +452,176 @@ class Controller:
             out["alert"] = alert
         return out
 
+    # ------------------------------------------------------------ resubmission
+    def _cannot_resubmit(self, chain: models.RetryChain | None) -> str | None:
+        """Why the chain's stored submission cannot be resubmitted; None when it can."""
+        if not self.cfg.get("controller.resubmit"):
+            return "resubmission is off (controller.resubmit)"
+        rec = (chain.details or {}) if chain is not None else {}
+        if chain is None or rec.get("source") != "slurmtools sbatch":
+            return "it was not submitted through `slurmtools sbatch`, so no submission is stored"
+        if not rec.get("user_argv") or not rec.get("cwd"):
+            return "its submission record lacks the command line or the working directory"
+        if not chain.user:
+            return "its user is unknown"
+        script = rec.get("script")
+        wrap = any(a == "--wrap" or a.startswith("--wrap=") for a in rec["user_argv"])
+        if not wrap and script is None:
+            return "no copy of its batch script was kept"
+        if not wrap and len(str(script)) >= int(self.cfg.get("controller.script_copy_max_bytes")):
+            return "its batch script was larger than controller.script_copy_max_bytes, and only a part was kept"
+        return None
+
+    def _resubmission(self, chain: models.RetryChain, d: Any, exclude: list[str],
+                      tag: str) -> tuple[list[str], dict[str, str], str, str | None]:
+        """(sbatch arguments, environment, working directory, temporary script file) for the stored
+        submission: the user's own command line, with our options (exclusions, retry marker, checkpoint
+        signal) built again by the wrapper's code, the copy of the script in place of the script path."""
+        import pwd
+        import tempfile
+
+        from slurmtools import sbatch as wrapper
+
+        rec = chain.details or {}
+        argv = [str(a) for a in rec["user_argv"]]
+        bin_dir = self.cfg.get("slurm.bin_dir")
+        exe = os.path.join(bin_dir, "sbatch") if bin_dir else "sbatch"
+        opts = wrapper.value_options(exe)
+        _, stop = wrapper.scan(argv, *opts)
+        at = stop + 1 if stop < len(argv) and argv[stop] == "--" else stop
+        try:
+            pw = pwd.getpwnam(str(chain.user))
+        except KeyError:
+            raise ResubmitRefused(f"user {chain.user} does not exist here") from None
+        script_file, job_name = None, None
+        if at < len(argv) and rec.get("script") is None:
+            raise ResubmitRefused("no copy of its batch script was kept")
+        if at < len(argv):
+            job_name = os.path.basename(argv[at])     # what Slurm named the job after, not our copy's name
+            fd, script_file = tempfile.mkstemp(prefix=f"slurmtools-resubmit-{d.job_id}-", suffix=".sh")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(str(rec["script"]))
+                if os.geteuid() == 0:
+                    os.fchown(fh.fileno(), pw.pw_uid, pw.pw_gid)
+            argv[at] = script_file
+        ckpt = rec.get("checkpoint") or {}
+        delay = float((d.details or {}).get("decision", {}).get("delay_s") or 0)
+        try:
+            plan = wrapper.build(argv, ask=policy.RetryAsk(chain.max_retries, chain.retry_on), excluded=exclude,
+                                 ckpt_signal=ckpt.get("signal"), ckpt_grace=ckpt.get("grace"), sbatch=exe,
+                                 value_opts=opts, comment_tag=tag, job_name=job_name,
+                                 begin=f"now+{round(delay)}" if delay > 0 else None)
+        except (wrapper.WrapperError, ValueError) as exc:
+            if script_file:
+                os.unlink(script_file)
+            raise ResubmitRefused(f"the stored command line is refused: {exc}") from None
+        env = {str(k): str(v) for k, v in (rec.get("env") or {}).items()}
+        if "SLURM_CONF" not in env and os.environ.get("SLURM_CONF"):
+            env["SLURM_CONF"] = os.environ["SLURM_CONF"]
+        env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+        return plan.argv[1:], env, str(rec["cwd"]), script_file
+
+    def _act_resubmit(self, s: Session, d: Any) -> dict[str, Any]:
+        """Submit the chain's stored submission again, as its user, away from the excluded nodes; join the
+        new job id to the chain; verify. Never twice: the intent is on record before sbatch runs, and a
+        controller that finds the intent without a job id looks for the job by its comment tag instead."""
+        details = dict(d.details or {})
+        rs = dict(details.get("resubmit") or {})
+        tries = int(details.get("act_tries", 0)) + 1
+        details["act_tries"] = tries
+        limit = int(self.cfg.get("controller.verify_attempts"))
+        exclude = list(expand(d.excluded_nodes)) if d.excluded_nodes else []
+        tag = f"{RESUBMIT_TAG}{d.job_id}.{d.restart_count}"
+        alert = None
+
+        def save() -> None:
+            d.details = {**details, "resubmit": dict(rs)}
+            s.commit()
+
+        try:
+            chain = s.get(models.RetryChain, d.chain_id) if d.chain_id else None
+            if chain is None:
+                raise ResubmitRefused("the decision has no retry chain")
+            if rs.get("job_id") is None and rs.get("submitting"):
+                found = sorted(j.job_id for j in self._all_jobs(fresh=True).values() if tag in j.comment.split())
+                if not found:
+                    raise ResubmitRefused(f"a resubmission was started at {rs['submitting']:.0f} and Slurm has no "
+                                          f"job with `{tag}` in its comment: it may or may not have been "
+                                          "submitted, and it is not submitted twice")
+                rs["job_id"], rs["adopted"] = found[0], True
+                self._join_chain(s, chain, d, found[0])
+                d.t_requeued = d.t_requeued or _now()
+                save()
+            if rs.get("job_id") is None:
+                argv, env, cwd, script_file = self._resubmission(chain, d, exclude, tag)
+                rs["submitting"], rs["user"], rs["argv"] = time.time(), chain.user, argv
+                save()                     # the intent is on record before sbatch runs
+                try:
+                    new_id = self.slurm.submit(argv, env=env, cwd=cwd, user=chain.user)
+                except SlurmTimeout:
+                    raise                  # it may have been submitted: the next pass looks for it by its tag
+                except SlurmError:
+                    rs.pop("submitting", None)   # sbatch said no: nothing was submitted, a later try may
+                    raise
+                finally:
+                    if script_file:
+                        try:
+                            os.unlink(script_file)
+                        except OSError:
+                            pass
+                rs["job_id"] = new_id
+                self._join_chain(s, chain, d, new_id)
+                d.t_requeued = _now()
+                save()
+                log.warning("controller: job %s: resubmitted as job %s (the old one left slurmctld's memory)",
+                            d.job_id, new_id)
+            new_id = int(rs["job_id"])
+            d.t_released = d.t_released or d.t_requeued
+            job = self._job(new_id, fresh=True)
+            if job is not None and set(exclude) - set(job.excluded_nodes):
+                self.slurm.update_job(new_id, excluded_nodes=sorted(set(exclude) | set(job.excluded_nodes)))
+                job = self._job(new_id, fresh=True)
+            problems = ([f"job {new_id} not found"] if job is None else
+                        [f"job {new_id} not excluded from " + ",".join(sorted(set(exclude) - set(job.excluded_nodes)))]
+                        if set(exclude) - set(job.excluded_nodes) else [])
+            if problems:
+                raise SlurmError("verify: " + "; ".join(problems))
+            d.t_verified = _now()
+            d.status = "done"
+            details.pop("last_error", None)
+        except ResubmitRefused as exc:
+            details["last_error"] = str(exc)
+            d.status = "failed"
+            alert = f"job {d.job_id}: not resubmitted: {exc}"
+            log.error("controller: ALERT: %s", alert)
+        except SlurmError as exc:
+            details["last_error"] = str(exc)
+            details.setdefault("errors", []).append({"time": _now().isoformat(), "error": str(exc)[:500]})
+            if tries >= limit and not (rs.get("submitting") and rs.get("job_id") is None):
+                d.status = "failed"
+                alert = f"job {d.job_id}: resubmission did not take after {tries} tries: {exc}"
+                log.error("controller: ALERT: %s", alert)
+            else:
+                log.warning("controller: job %s: resubmission: %s (try %d of %d)", d.job_id, exc, tries, limit)
+        if d.status == "failed" and d.chain_id:
+            chain = s.get(models.RetryChain, d.chain_id)
+            if chain is not None and chain.status == "active":
+                chain.status = "failed"
+        save()
+        out = self._summary(d)
+        if alert:
+            out["alert"] = alert
+        return out
+
+    def _join_chain(self, s: Session, chain: models.RetryChain, d: Any, job_id: int) -> None:
+        J = models.ChainJob
+        row = s.scalar(select(J).where(J.cluster == self.cluster, J.job_id == job_id))
+        if row is None:                    # (an old row: Slurm reused the job id)
+            row = J(cluster=self.cluster, job_id=job_id, chain_id=chain.id, created=_now())
+            s.add(row)
+        row.chain_id, row.created = chain.id, _now()
+        row.details = {"replaces": {"job_id": d.job_id, "restart_count": d.restart_count}}
+
     @staticmethod
     def _verify(d: Any, job: JobInfo | None, exclude: list[str]) -> list[str]:
         if job is None:
@@ -438,7 +641,9 @@ class Controller:
         cls = (d.details or {}).get("classification") or {}
         return {"job_id": d.job_id, "restart_count": d.restart_count, "classification": d.classification,
                 "decision": d.decision, "reason": d.reason, "excluded_nodes": d.excluded_nodes, "status": d.status,
-                "implicated": cls.get("implicated", []), "error": (d.details or {}).get("last_error")}
+                "implicated": cls.get("implicated", []), "error": (d.details or {}).get("last_error"),
+                **({"resubmitted_as": rs["job_id"]} if (rs := (d.details or {}).get("resubmit") or {}).get("job_id")
+                   else {})}
 
     # -------------------------------------------------------------- evacuation
     def evacuate(self) -> list[dict[str, Any]]:
@@ -464,8 +669,7 @@ class Controller:
                 key = decision_key(self.cluster, job.job_id, job.restart_count)
                 if s.scalar(select(CD.id).where(CD.idempotency_key == key)) is not None:
                     continue
-                chain = s.scalar(select(models.RetryChain).where(
-                    models.RetryChain.idempotency_key == chain_key(self.cluster, job.job_id)))
+                chain = find_chain(s, self.cluster, job.job_id)
                 ckpt = (chain.details or {}).get("checkpoint") if chain is not None else None
                 if not ckpt or chain is None or chain.status != "active":
                     continue
@@ -534,6 +738,16 @@ class Controller:
             if not rows:
                 return out
             for d in rows:
+                new_id = ((d.details or {}).get("resubmit") or {}).get("job_id")
+                if new_id is not None:         # resubmitted: the new job's first attempt
+                    job = self._job(int(new_id))
+                    if job is None or job.state not in STARTED or job.start_time is None:
+                        continue
+                    d.t_running = job.start_time
+                    out.append({"job_id": job.job_id, "restart_count": job.restart_count,
+                                "nodes": collect(job.nodes), "t_running": d.t_running.isoformat(),
+                                "resubmitted_from": d.job_id})
+                    continue
                 job = self._job(d.job_id)
                 if job is None or job.restart_count <= d.restart_count or job.state not in STARTED \
                         or job.start_time is None:

@@ -90,6 +90,21 @@ class RetryChain(Base):
     details: Mapped[dict[str, Any]] = mapped_column(default=dict)  # argv, script copy, workdir, env
 
 
+class ChainJob(Base):
+    """A job id that continues a retry chain under a new id: the controller resubmitted the chain's job
+    from its `slurmtools sbatch` record because the old one had left slurmctld's memory. (The root job
+    is found by the chain's own key; requeues keep the id.)"""
+
+    __tablename__ = "chain_jobs"
+    __table_args__ = (UniqueConstraint("cluster", "job_id"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    cluster: Mapped[str] = mapped_column(String(64))
+    job_id: Mapped[int] = mapped_column(BigInteger)
+    chain_id: Mapped[int] = mapped_column(ForeignKey("retry_chains.id"), index=True)
+    created: Mapped[datetime]
+    details: Mapped[dict[str, Any]] = mapped_column(default=dict)  # the attempt it replaces
+
+
 class JobAttempt(Base):
     """One run of a job. Slurm reuses job ids, so the natural key includes the submit time.
 

@@ -29,8 +29,9 @@ class Slurm(Protocol):
     def jobs(self, *, user: str | None = None, nodes: Sequence[str] | None = None) -> list[JobInfo]: ...
 
     def submit(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
-               cwd: str | None = None) -> int:
-        """`sbatch --parsable ARGV...`: options, then the script and its arguments, as a list."""
+               cwd: str | None = None, user: str | None = None) -> int:
+        """`sbatch --parsable ARGV...`: options, then the script and its arguments, as a list. USER: submit
+        as that user (root only; the CLI backend runs sbatch through `runuser -u USER --`)."""
 
     def requeue(self, job_id: int, *, hold: bool = False) -> None: ...
 

@@ -32,6 +32,15 @@ log = logging.getLogger(__name__)
 _SIGNAL = re.compile(r"^(SIG)?[A-Z0-9]{1,8}$")
 
 
+def _me() -> str:
+    import pwd
+
+    try:
+        return pwd.getpwuid(os.geteuid()).pw_name
+    except KeyError:
+        return str(os.geteuid())
+
+
 def _since(value: datetime | None) -> str:
     return value.astimezone().strftime("%Y-%m-%dT%H:%M:%S") if value else "1970-01-01T00:00:00"
 
@@ -59,8 +68,13 @@ class CliSlurm:
         return found
 
     def run(self, tool: str, *args: str, timeout: float | None = None, input: str | None = None,
-            env: Mapping[str, str] | None = None, cwd: str | None = None) -> str:
+            env: Mapping[str, str] | None = None, cwd: str | None = None, as_user: str | None = None) -> str:
         argv = [self._which(tool), *args]
+        if as_user is not None and as_user != _me():
+            if os.geteuid() != 0:
+                raise SlurmError(f"cannot run {tool} as {as_user}: only root can (this is {_me()})")
+            runuser = shutil.which("runuser") or "/usr/sbin/runuser"
+            argv = [runuser, "-u", as_user, "--", *argv]
         self.calls.append([tool, *args])
         limit = timeout or self.timeout
         log.debug("slurm: %s", " ".join(argv))
@@ -125,8 +139,9 @@ class CliSlurm:
         self.run("scontrol", "update", f"nodename={parse.collect(nodes)}", "state=resume")
 
     def submit(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
-               cwd: str | None = None) -> int:
-        return parse.parse_sbatch_parsable(self.run("sbatch", "--parsable", *argv, env=env, cwd=cwd))
+               cwd: str | None = None, user: str | None = None) -> int:
+        return parse.parse_sbatch_parsable(self.run("sbatch", "--parsable", *argv, env=env, cwd=cwd, as_user=user,
+                                                    timeout=max(self.timeout, 60)))
 
     def requeue(self, job_id: int, *, hold: bool = False) -> None:
         self.run("scontrol", "requeuehold" if hold else "requeue", str(int(job_id)))

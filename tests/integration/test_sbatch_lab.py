@@ -4,8 +4,13 @@ submission becomes the root of a retry chain."""
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
+from collections.abc import Callable, Iterator
 from pathlib import Path
+
+import pytest
 
 from slurmtools.lab import Lab
 from slurmtools.ledger import models
@@ -159,3 +164,86 @@ def test_max_retries_two_with_a_fault_on_every_attempt(lab: Lab, slurm: CliSlurm
     assert status["chain"] == {"max_retries": 2, "retry_on": "node", "retries_used": 2, "status": "failed"}
     why = st("why", str(job_id)).stdout
     assert "Attempt 3 stopped at" in why and "It was not retried: retry budget spent (2 of 2 used)." in why, why
+
+
+RESUMABLE = """#!/bin/bash
+# The first run is hit by the fault; a later run (a new job id: SLURM_RESTART_COUNT starts again) finishes.
+echo "job $SLURM_JOB_ID ($SLURM_JOB_NAME) on $SLURMD_NODENAME in $PWD args: $*"
+if [ ! -e started-once ]; then touch started-once; for _ in $(seq 300); do sleep 1; done; fi
+echo "job $SLURM_JOB_ID done"
+"""
+
+
+@pytest.fixture
+def min_job_age(lab: Lab) -> Iterator[Callable[[int], None]]:
+    """Set slurmctld's MinJobAge (seconds a finished job stays in its memory); 300 again afterwards."""
+    def set_age(seconds: int) -> None:
+        text = lab.slurm_conf.read_text()
+        lab.slurm_conf.write_text(re.sub(r"(?m)^MinJobAge=\d+$", f"MinJobAge={seconds}", text))
+        subprocess.run(["scontrol", "reconfigure"], check=True, capture_output=True)
+
+    yield set_age
+    set_age(300)
+
+
+def test_a_job_that_left_slurmctld_is_resubmitted_from_its_record(lab: Lab, slurm: CliSlurm, jobs: list[int],
+                                                                   workdir: Path, resume_after: list[str],
+                                                                   min_job_age: Callable[[int], None]) -> None:
+    script = workdir / "resumable.sh"
+    script.write_text(RESUMABLE)
+    script.chmod(0o755)
+    out = st("sbatch", "--parsable", "--max-retries", "2", "-o", str(workdir / "out.%j"), "-D", str(workdir),
+             str(script), "a b", "--lr=3e-4", cwd=workdir)
+    assert out.returncode == 0, out.stderr
+    old = int(out.stdout)
+    jobs.append(old)
+    job = wait_job(slurm, old, lambda j: j.state == "RUNNING", "running")
+    node = job.nodes[0]
+    resume_after.append(node)
+    assert st("controller", "once", "--no-recovery").returncode in (0, 1)      # the record becomes the chain
+    assert wait_until("the chain", lambda: chain_of(lab, old)) is not None
+    wait_until(f"job processes on {node}", lambda: list(lab.job_pids_on(node)))
+    min_job_age(2)                     # slurmctld forgets the failed job before the controller gets to it
+    assert subprocess.run(["slurmtools", "lab", "inject", node, "xid79"], capture_output=True).returncode == 0
+    wait_until("slurmctld to forget the job", lambda: slurm.job(old) is None, timeout=120, every=0.5)
+    min_job_age(300)
+
+    def resubmitted() -> int | None:
+        st("controller", "once", "--no-recovery")
+        ds = [x for x in ledger_rows(lab, models.ControllerDecision, job_id=old)
+              if isinstance(x, models.ControllerDecision) and x.status in ("done", "failed")]
+        return ds[0].details.get("resubmit", {}).get("job_id") if ds else None
+
+    new = wait_until("the resubmission", resubmitted, timeout=90, every=1.0)
+    jobs.append(new)
+    (d,) = [x for x in ledger_rows(lab, models.ControllerDecision, job_id=old)
+            if isinstance(x, models.ControllerDecision)]
+    assert (d.classification, d.decision, d.status, d.excluded_nodes) == ("node_fault", "retry", "done", node)
+    done = wait_job(slurm, new, lambda j: j.state == "COMPLETED", "the resubmitted job completed", timeout=120)
+    assert node not in done.nodes and node in done.excluded_nodes and f"slurmtools=resubmit-of:{old}.0" in done.comment
+    assert done.user == "root" and done.requeue and "slurmtools=retry:2:node" in done.comment
+    text = (workdir / f"out.{new}").read_text()
+    assert f"job {new} (resumable.sh) on {done.nodes[0]} in {workdir} args: a b --lr=3e-4" in text, text
+    assert f"job {new} done" in text
+    chain = chain_of(lab, old)
+    assert chain is not None and (chain.retries_used, chain.status) == (1, "active")
+    status = json.loads(st("status", str(new), "--json").stdout)
+    assert status["jobs"] == [old, new] and status["chain"]["retries_used"] == 1
+    why = st("why", str(old)).stdout
+    assert f"resubmitted it as job {new}" in why and f"Attempt 1 (job {old}) stopped" in why, why
+    # a researcher's read-only role (sql/readers.postgresql.sql) reads the chain, not its submissions
+    reader = "slurmtools_test_reader"
+    psql = ["psql", "-v", "ON_ERROR_STOP=1", "-Atq"]
+    subprocess.run([*psql, "-c", f"DROP ROLE IF EXISTS {reader}; CREATE ROLE {reader} LOGIN"], check=True,
+                   capture_output=True)
+    sql = Path(__file__).parents[2] / "sql" / "readers.postgresql.sql"
+    subprocess.run([*psql, "-v", f"readers={reader}", "-f", str(sql)], check=True, capture_output=True)
+    url = lab.ledger_url.replace("//postgres@", f"//{reader}@")
+    as_reader = subprocess.run(["slurmtools", "status", str(old), "--json"], capture_output=True, text=True,
+                               env={**os.environ, "SLURMTOOLS_LEDGER_URL": url})
+    assert as_reader.returncode == 0, as_reader.stderr
+    assert json.loads(as_reader.stdout)["jobs"] == [old, new]
+    denied = subprocess.run([*psql, "-U", reader, "-c", "SELECT details FROM retry_chains"], capture_output=True,
+                            text=True)
+    assert denied.returncode != 0 and "permission denied" in denied.stderr
+    subprocess.run([*psql, "-c", f"DROP OWNED BY {reader}; DROP ROLE {reader}"], check=True, capture_output=True)
