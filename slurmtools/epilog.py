@@ -97,7 +97,7 @@ def collect(cfg: Any, env: Mapping[str, str]) -> tuple[list[Finding], dict[str, 
             "exit": str(status) if status else None, "job_log_lines": len(job_lines)}
     if marker is not None:
         try:
-            sources.marker_path(ncfg["state_dir"], job_id, node).unlink()
+            os.unlink(sources.marker_path(ncfg["state_dir"], job_id, node))
         except OSError:
             pass
     return findings, info, status

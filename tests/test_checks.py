@@ -486,3 +486,42 @@ def test_snapshot_cli_records_here(tmp_path: Path) -> None:
     data = sysmod.load_snapshot(str(tmp_path / "s.json"))
     assert "proc/meminfo" in data["files"]
     assert data["nvml"].get("errors", {}).get("nvmlInit") or data["nvml"].get("devices") is not None
+
+
+def test_healthy_prolog_process_stays_lean(tmp_path: Path) -> None:
+    """What keeps the prolog fast (docs/performance.md), checked in a fresh interpreter as Slurm starts it:
+    the healthy path imports no database, CLI, logging, subprocess or pathlib module, typing only for a
+    config parse (not once the parse is cached), and pynvml without its unused ctypes.util."""
+    (tmp_path / "kern.log").touch()
+    (tmp_path / "cache").mkdir(mode=0o755)
+    cfg = tmp_path / "cfg.toml"
+    cfg.write_text(f'[ledger]\nspool_dir = "{tmp_path}/spool"\n[node]\nreplay = "{SNAPS}/healthy-8xh100.json"\n'
+                   f'state_dir = "{tmp_path}/state"\nkernel_log = "file:{tmp_path}/kern.log"\nhardware = "dgx-h100"\n'
+                   f'[hardware.dgx-h100]\n{(SNAPS / "dgx-h100.profile.toml").read_text()}\nmounts = ["/"]\n'
+                   f'writable = ["{tmp_path}"]\ndisk_paths = ["{tmp_path}"]\n')
+    env = {"PATH": "/usr/bin:/bin", "SLURMTOOLS_CONFIG": str(cfg), "SLURMTOOLS_CACHE_DIR": str(tmp_path / "cache"),
+           "SLURM_SCRIPT_CONTEXT": "prolog_slurmd", "SLURM_JOB_ID": "5", "SLURMD_NODENAME": "n1",
+           "SLURM_JOB_GPUS": "0,1,2,3,4,5,6,7", "PYTHONPATH": str(Path(__file__).parent.parent)}
+    # modules the hook imports (an editable install's finder has imported pathlib before: not ours)
+    code = ("import sys\nbefore = set(sys.modules)\nfrom slurmtools.hooks import main\nrc = main(['prolog_slurmd'])\n"
+            "print(rc, ' '.join(sorted(m for m in set(sys.modules) - before if m.split('.')[0] in {'sqlalchemy', "
+            "'click', 'logging', 'subprocess', 'pathlib', 'typing', 'ctypes', 'pynvml', 'tomllib', 'dataclasses', "
+            "'inspect', 'shutil', 'tempfile'})))")
+    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
+            for _ in range(2)]
+    assert all(r.returncode == 0 for r in runs), [r.stderr for r in runs]
+    rc, mods = runs[1].stdout.split(" ", 1)
+    assert rc == "0" and set(mods.split()) == {"ctypes", "ctypes._endian", "pynvml"}, runs[1].stdout
+    status = runner.read_status(str(tmp_path / "state"))
+    assert status is not None and status.verdict == "ok"     # the healthy path, all five checks
+    assert "tomllib" in runs[0].stdout           # the first run parsed the config; the second read the cache
+
+
+def test_pynvml_import_leaves_the_real_ctypes_util() -> None:
+    code = ("import sys\nfrom slurmtools.checks.system import import_pynvml\nnv = import_pynvml()\n"
+            "assert 'ctypes.util' not in sys.modules and hasattr(nv, 'nvmlInit')\n"
+            "import ctypes.util\nassert ctypes.util.__file__ and ctypes.util.find_library('c')\n"
+            "assert nv.find_library('c') == ctypes.util.find_library('c')\nprint('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False,
+                         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(__file__).parent.parent)})
+    assert out.stdout.strip() == "ok", out.stderr

@@ -12,11 +12,12 @@ The runner (checks/runner.py) serves the prolog, the epilog profile, HealthCheck
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from slurmtools._plain import Plain
 
+TYPE_CHECKING = False  # typing for the type checker only: it costs ~7 ms of every prolog (docs/performance.md)
 if TYPE_CHECKING:
+    from typing import Any
+
     from slurmtools.checks.counters import Counters
 
 OK, WARN, FAIL, UNKNOWN = "ok", "warn", "fail", "unknown"

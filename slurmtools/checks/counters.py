@@ -12,10 +12,13 @@ import json
 import os
 import threading
 import time
-from typing import Any
 
 from slurmtools._plain import Plain
 from slurmtools.fsutil import write_atomic
+
+TYPE_CHECKING = False  # typing for the type checker only: it costs ~7 ms of every prolog (docs/performance.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Observation(Plain):

@@ -12,13 +12,16 @@ import json
 import os
 import threading
 import time
-from typing import Any
 
 from slurmtools._plain import Plain
 from slurmtools.checks import CHECKS, FAIL, OK, UNKNOWN, WARN, Context, Result, unknown
 from slurmtools.checks.counters import Counters
 from slurmtools.checks.system import System, system_for
 from slurmtools.fsutil import write_atomic
+
+TYPE_CHECKING = False  # typing for the type checker only: it costs ~7 ms of every prolog (docs/performance.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _log() -> Any:

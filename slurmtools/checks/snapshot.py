@@ -151,10 +151,9 @@ def record(*, root: str = "/", interval: float = 0.0, nvml: Any = None) -> dict[
     """A snapshot of this machine. With INTERVAL, counters are read twice that many seconds apart."""
     if nvml is None:
         try:
-            import pynvml
+            nvml = sysmod.import_pynvml()
         except ImportError:  # pragma: no cover - nvidia-ml-py is a dependency
-            pynvml = None
-        nvml = pynvml
+            nvml = None
     fs = sysmod.RootFs(root)
 
     def once() -> dict[str, Any]:

@@ -6,7 +6,7 @@
   and raises pynvml's own ``NVMLError`` subclasses for the faults it records.
 
 The constants below are NVML's C ABI values (stable across driver releases); a test compares them with
-pynvml's. Using them lets a replayed gate run without importing pynvml (28 ms of a 100 ms budget).
+pynvml's. Using them lets a replayed gate run without importing pynvml (~18 ms of a 100 ms budget).
 """
 
 from __future__ import annotations
@@ -14,9 +14,12 @@ from __future__ import annotations
 import json
 import os
 from types import SimpleNamespace
-from typing import Any, Protocol
 
 from slurmtools._plain import Plain
+
+TYPE_CHECKING = False  # typing for the type checker only: it costs ~7 ms of every prolog (docs/performance.md)
+if TYPE_CHECKING:
+    from typing import Any, Protocol
 
 TEMPERATURE_GPU = 0
 MEMORY_ERROR_TYPE_UNCORRECTED = 1
@@ -33,12 +36,15 @@ NVLINK_COUNTERS = {"replay": NVLINK_ERROR_DL_REPLAY, "recovery": NVLINK_ERROR_DL
 SNAPSHOT_FORMAT = "slurmtools-snapshot/1"
 
 
-class Fs(Protocol):
-    def read(self, path: str) -> str | None:
-        """The file's text, or None when it does not exist or cannot be read."""
+if TYPE_CHECKING:
+    class Fs(Protocol):
+        """What the checks read files through: `RootFs` (a real tree), `SnapshotFs` (a recording)."""
 
-    def listdir(self, path: str) -> list[str]:
-        """Names in a folder, sorted; [] when it does not exist."""
+        def read(self, path: str) -> str | None:
+            """The file's text, or None when it does not exist or cannot be read."""
+
+        def listdir(self, path: str) -> list[str]:
+            """Names in a folder, sorted; [] when it does not exist."""
 
 
 class RootFs:
@@ -82,9 +88,44 @@ class SnapshotFs:
         return sorted(self.dirs.get(path.strip("/"), ()))
 
 
+def import_pynvml() -> Any:
+    """The pynvml module, imported without `ctypes.util`.
+
+    nvidia-ml-py's pynvml.py does `from ctypes.util import find_library` and never calls it; importing
+    ctypes.util pulls in shutil, subprocess, tempfile and signal: ~10 ms of every prolog (docs/performance.md).
+    While pynvml is imported, `ctypes.util` is a stand-in whose `find_library` imports the real module and
+    calls it, should any version ever call it; the stand-in is removed right after, so anything importing
+    ctypes.util later gets the real one.
+    """
+    import sys
+
+    if "pynvml" in sys.modules or "ctypes.util" in sys.modules:
+        import pynvml
+
+        return pynvml
+    import types
+
+    def find_library(name: str) -> str | None:
+        if sys.modules.get("ctypes.util") is stand_in:
+            del sys.modules["ctypes.util"]
+        import ctypes.util
+
+        return ctypes.util.find_library(name)
+
+    stand_in = types.ModuleType("ctypes.util", "stand-in while pynvml imports (slurmtools.checks.system)")
+    stand_in.find_library = find_library  # type: ignore[attr-defined]
+    sys.modules["ctypes.util"] = stand_in
+    try:
+        import pynvml
+    finally:
+        if sys.modules.get("ctypes.util") is stand_in:
+            del sys.modules["ctypes.util"]
+    return pynvml
+
+
 def _nvml_error(name: str) -> BaseException:
     """pynvml's own exception for an error name such as "GpuIsLost" (pynvml imported only now)."""
-    import pynvml
+    pynvml = import_pynvml()
 
     cls = getattr(pynvml, f"NVMLError_{name}", None)
     if cls is None:
@@ -108,7 +149,7 @@ class FakeNvml:
     @property
     def NVMLError(self) -> type[BaseException]:
         """pynvml's base error, so code written against pynvml can catch the fake's errors."""
-        import pynvml
+        pynvml = import_pynvml()
 
         return pynvml.NVMLError  # type: ignore[no-any-return]
 
@@ -231,9 +272,7 @@ class System(Plain):
             if self.nvml_source is not None:
                 self._nvml = self.nvml_source
             else:
-                import pynvml
-
-                self._nvml = pynvml
+                self._nvml = import_pynvml()
         return self._nvml
 
     @property

@@ -17,10 +17,12 @@ import json
 import os
 import time
 from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
 
 from slurmtools._plain import Plain
+
+TYPE_CHECKING = False  # typing for the type checker only: it costs ~7 ms of every prolog (docs/performance.md)
+if TYPE_CHECKING:
+    from typing import Any
 
 DEFAULT_MAX_BYTES = 64 << 20
 
@@ -58,21 +60,24 @@ def mark(source: str) -> Marker:
     return marker
 
 
-def marker_path(state_dir: str, job_id: str, node: str) -> Path:
-    return Path(state_dir) / "jobs" / f"{job_id}.{node}.json"
+def marker_path(state_dir: str, job_id: str, node: str) -> str:
+    # os.path, not pathlib: this runs in the prolog before every job, and pathlib costs ~6 ms to import
+    return os.path.join(state_dir, "jobs", f"{job_id}.{node}.json")
 
 
 def save_marker(state_dir: str, job_id: str, node: str, marker: Marker) -> None:
     path = marker_path(state_dir, job_id, node)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(marker.to_json())
-    tmp.replace(path)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = path[:-len(".json")] + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(marker.to_json())
+    os.replace(tmp, path)
 
 
 def load_marker(state_dir: str, job_id: str, node: str) -> Marker | None:
     try:
-        return Marker.from_json(marker_path(state_dir, job_id, node).read_text())
+        with open(marker_path(state_dir, job_id, node), encoding="utf-8") as fh:
+            return Marker.from_json(fh.read())
     except (OSError, ValueError, TypeError):
         return None
 

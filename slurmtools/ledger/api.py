@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 from slurmtools.ledger.spool import Event, Spool
@@ -30,7 +29,7 @@ def engine_for(cfg: Any) -> Any:
     return _engines[url]
 
 
-def record(events: Iterable[Event], cfg: Any) -> Path:
+def record(events: Iterable[Event], cfg: Any) -> str:
     """Durably spool events as one batch (never touches the database). Raises SpoolError."""
     return spool_for(cfg).write_many(list(events))
 

@@ -295,7 +295,7 @@ class _FlushLock:
     """One flusher at a time per spool; others return at once (the holder re-checks before leaving)."""
 
     def __init__(self, spool: Spool) -> None:
-        self.path = spool.root / ".flush.lock"
+        self.path = os.path.join(spool.root, ".flush.lock")
         self.fd: int | None = None
 
     def acquire(self) -> bool:
