@@ -26,6 +26,7 @@ class FakeSlurm:
         self.calls: list[tuple[Any, ...]] = []
         self.fail_next: dict[str, int] = {}
         self.ignore_exclude = False
+        self.history: list[Any] = []
 
     def _maybe_fail(self, what: str) -> None:
         if self.fail_next.get(what, 0) > 0:
@@ -88,6 +89,10 @@ class FakeSlurm:
                                           excluded_nodes=tuple(expand(opts["--exclude"])) if "--exclude" in opts
                                           else (), requeue="--requeue" in argv, state_reason="None")
         return job_id
+
+    def job_history(self, *, since: Any = None, job_ids: list[int] | None = None) -> list[Any]:
+        """sacct: what a test put in `history` (JobRecord-like: job_id_raw, user)."""
+        return [r for r in self.history if job_ids is None or r.job_id_raw in job_ids]
 
     def signal(self, job_id: int, sig: str, *, batch_only: bool = True) -> None:
         self.calls.append(("signal", job_id, sig, batch_only))

@@ -584,6 +584,9 @@ def test_a_purged_job_is_resubmitted_from_its_record_and_keeps_its_chain(world: 
     assert (d2["job_id"], d2["decision"], d2["status"]) == (new, "retry", "done")
     assert set(slurm.job(new).excluded_nodes) == {"n2", "n3", "n4"} and len(submits(world)) == 1
     slurm.start(new, ("n1", "n4"))
+    running = controller(world).once()["running"]
+    assert {(r["job_id"], r.get("resubmitted_from")) for r in running} == {(new, 7), (new, None)}
+    assert all(x.t_running is not None for x in decisions(world))   # both recoveries timed to the start
     with Session(api.engine_for(cfg)) as s:
         assert s.scalar(select(models.RetryChain)).retries_used == 2
         status = jobstatus.chain(s, cfg.cluster, 7, slurm.job(new))
@@ -674,3 +677,33 @@ def test_a_job_forgotten_between_the_decision_and_the_requeue_is_resubmitted(wor
     (d,) = controller(world).once()["decisions"]
     assert d["status"] == "done" and d["resubmitted_as"] == submits(world)[0][1]
     assert [c[0] for c in slurm.calls if c[0] in ("requeue", "submit")] == ["submit"]
+
+
+@pytest.mark.parametrize("accounted_user", ["owner", "someone else", None])
+def test_a_controller_that_was_down_past_min_job_age_still_resubmits(world: dict[str, Any],
+                                                                      accounted_user: str | None) -> None:
+    """The submission record was dropped while the controller was down; by the time it runs, slurmctld has
+    forgotten the job: the accounting says whose job it was (and the record's owner must be that user)."""
+    import getpass
+    import os
+    from types import SimpleNamespace
+
+    slurm = world["slurm"]
+    recorded = {"job_id": 7, "uid": os.getuid(), "user_argv": ["--wrap", "python train.py"], "cwd": "/srv/run",
+                "env": {}, "script": None, "max_retries": 1, "retry_on": "node", "checkpoint": None}
+    drop = world["cfg"].get("controller.submit_dir")
+    os.makedirs(drop, exist_ok=True)
+    Path(drop, "7.json").write_text(json.dumps(recorded))
+    if accounted_user:
+        user = getpass.getuser() if accounted_user == "owner" else "someone-else"
+        slurm.history.append(SimpleNamespace(job_id_raw=7, user=user))
+    ended(world, comment="slurmtools=retry:1:node")
+    report = controller(world).once()
+    (d,) = report["decisions"]
+    if accounted_user == "owner":
+        assert report["submissions"] == [7]
+        assert (d["decision"], d["status"]) == ("retry", "done") and d["resubmitted_as"] == submits(world)[0][1]
+    else:     # a record nobody can vouch for is not believed: the job is not resubmitted
+        assert report["submissions"] == [] and submits(world) == []
+        assert d["decision"] == "no_retry" and "not submitted through `slurmtools sbatch`" in d["reason"]
+        assert Path(drop, "7.json").exists() == (accounted_user is None)   # kept a while in case it shows up

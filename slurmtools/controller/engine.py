@@ -197,7 +197,8 @@ class Controller:
                 queue.done(path)
                 continue
             job = self._job(job_id) if job_id is not None else None
-            if job is None:
+            user = job.user if job is not None else self._accounted_user(job_id)
+            if user is None:       # not in slurmctld (yet, or any more) nor in the accounting
                 if time.time() - st.st_mtime > 3600:
                     queue.done(path)
                 continue
@@ -205,9 +206,9 @@ class Controller:
                 owner = pwd.getpwuid(st.st_uid).pw_name
             except KeyError:
                 owner = str(st.st_uid)
-            if owner != job.user:
+            if owner != user:
                 log.warning("controller: submission %s belongs to %s, job %s to %s; ignored", name, owner,
-                            job_id, job.user)
+                            job_id, user)
                 queue.done(path)
                 continue
             assert record is not None and job_id is not None
@@ -216,7 +217,7 @@ class Controller:
                 key = chain_key(self.cluster, job_id)
                 chain = s.scalar(select(C).where(C.idempotency_key == key))
                 if chain is None:
-                    chain = C(idempotency_key=key, cluster=self.cluster, root_job_id=job_id, user=job.user,
+                    chain = C(idempotency_key=key, cluster=self.cluster, root_job_id=job_id, user=user,
                               created=_now(), status="active", retries_used=0)
                     s.add(chain)
                 chain.max_retries = int(record.get("max_retries") or 0)
@@ -228,6 +229,18 @@ class Controller:
             queue.done(path)
             done.append(job_id)
         return done
+
+    def _accounted_user(self, job_id: int | None) -> str | None:
+        """The user of a job slurmctld no longer holds, from Slurm's accounting (a controller that was down
+        longer than MinJobAge still ingests the submissions made meanwhile). None when unknown."""
+        if job_id is None:
+            return None
+        try:
+            rows = self.slurm.job_history(job_ids=[job_id])
+        except SlurmError:
+            return None
+        users = {r.user for r in rows if r.job_id_raw == job_id and r.user}
+        return users.pop() if len(users) == 1 else None
 
     # ------------------------------------------------------------ Slurm and ledger
     def _ship(self) -> None:
@@ -581,11 +594,11 @@ class Controller:
             if job is not None and set(exclude) - set(job.excluded_nodes):
                 self.slurm.update_job(new_id, excluded_nodes=sorted(set(exclude) | set(job.excluded_nodes)))
                 job = self._job(new_id, fresh=True)
-            problems = ([f"job {new_id} not found"] if job is None else
-                        [f"job {new_id} not excluded from " + ",".join(sorted(set(exclude) - set(job.excluded_nodes)))]
-                        if set(exclude) - set(job.excluded_nodes) else [])
-            if problems:
-                raise SlurmError("verify: " + "; ".join(problems))
+            if job is None:
+                raise SlurmError(f"verify: job {new_id} not found")
+            missing = sorted(set(exclude) - set(job.excluded_nodes))
+            if missing:
+                raise SlurmError(f"verify: job {new_id} not excluded from {','.join(missing)}")
             d.t_verified = _now()
             d.status = "done"
             details.pop("last_error", None)
