@@ -627,6 +627,22 @@ def test_a_purged_job_that_cannot_be_resubmitted_is_not_retried(world: dict[str,
     assert "left slurmctld's memory" in d["reason"] and submits(world) == []
 
 
+@pytest.mark.parametrize("where", ["command line", "script"])
+def test_a_job_array_is_not_resubmitted(world: dict[str, Any], where: str) -> None:
+    if where == "script":
+        recorded_job(world, script="#!/bin/bash\n#SBATCH --array=0-99\necho $SLURM_ARRAY_TASK_ID\n")
+    else:
+        recorded_job(world)
+        with Session(api.engine_for(world["cfg"])) as s:
+            chain = s.scalar(select(models.RetryChain))
+            chain.details = {**chain.details, "user_argv": ["-a", "0-99", *chain.details["user_argv"]]}
+            s.commit()
+    purged(world)
+    report = controller(world).once()
+    (d,) = report["decisions"]
+    assert d["status"] == "failed" and "job array" in d["error"] and report["alerts"] and submits(world) == []
+
+
 def test_a_refused_sbatch_is_tried_again(world: dict[str, Any]) -> None:
     recorded_job(world)
     purged(world)

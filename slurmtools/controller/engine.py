@@ -517,6 +517,12 @@ class Controller:
                 if os.geteuid() == 0:
                     os.fchown(fh.fileno(), pw.pw_uid, pw.pw_gid)
             argv[at] = script_file
+        given = wrapper.split_argv(argv, *opts)
+        directives = wrapper.script_directives(script_file, *opts) if script_file else wrapper.Parsed()
+        if {"array", "a"} & (set(given.values) | set(directives.values)):
+            if script_file:
+                os.unlink(script_file)
+            raise ResubmitRefused("it is a job array: a resubmission would run every task again")
         ckpt = rec.get("checkpoint") or {}
         delay = float((d.details or {}).get("decision", {}).get("delay_s") or 0)
         try:
