@@ -443,9 +443,10 @@ def status_cmd(job_id: int | None, mine: bool, limit: int, as_json: bool) -> Non
             click.echo("no retry chains of yours in the ledger")
         for r in rows:
             now = r["now"]
-            click.echo(f"job {r['job_id']}: chain {r['status']}, {r['retries_used']} of {r['max_retries']} retries "
-                       f"used; " + (f"now attempt {now['restart_count'] + 1} {now['state']}" if now else
-                                    "no longer in Slurm") + (f"; last: {r['last']}" if r["last"] else ""))
+            newest = f" (now job {r['newest_job_id']})" if r["newest_job_id"] != r["job_id"] else ""
+            click.echo(f"job {r['job_id']}{newest}: chain {r['status']}, {r['retries_used']} of {r['max_retries']} "
+                       f"retries used; " + (f"now attempt {now['restart_count'] + 1} {now['state']}" if now else
+                                            "no longer in Slurm") + (f"; last: {r['last']}" if r["last"] else ""))
         return
     data = _job_status(job_id)
     if as_json:
@@ -455,18 +456,18 @@ def status_cmd(job_id: int | None, mine: bool, limit: int, as_json: bool) -> Non
     click.echo(f"job {job_id}: " + (f"chain {c['status']}, {c['retries_used']} of {c['max_retries']} retries used "
                                     f"(retry on {c['retry_on']})" if c else "no retry chain"))
     several = len(data["jobs"]) > 1
-    for n, a in enumerate(data["attempts"], start=1):
+    for a in data["attempts"]:
         d = a["decision"] or {}
         exit_ = f"signal {a['exit_signal']}" if a["exit_signal"] else f"exit {a['exit_code']}"
         job = f" (job {a['job_id']})" if several else ""
         then = f"; resubmitted as job {d['resubmitted_as']}" if d.get("resubmitted_as") else ""
-        click.echo(f"  attempt {n}{job}: {a['nodes'] or '?'} ended {a['end'] or '?'} {exit_}; "
+        click.echo(f"  attempt {a['attempt']}{job}: {a['nodes'] or '?'} ended {a['end'] or '?'} {exit_}; "
                    f"{d.get('classification', '-')} -> {d.get('decision', '-')}: {d.get('reason', '')}{then}")
         for f in a["findings"]:
             click.echo(f"      {f['node']}: {f['category']} {f['kind']} {f['action']}: {f['message'][:100]}")
     if data["now"]:
         now = data["now"]
-        click.echo(f"  now: job {now['job_id']} attempt {now['restart_count'] + 1} {now['state']} "
+        click.echo(f"  now: job {now['job_id']} attempt {now['attempt']} {now['state']} "
                    f"{now['nodes'] or now['reason']}")
 
 

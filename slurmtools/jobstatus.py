@@ -60,7 +60,7 @@ def chain(session: Session, cluster: str, job_id: int, job: Any = None) -> dict[
         select(models.NodeStateChange).where(models.NodeStateChange.cluster == cluster,
                                              models.NodeStateChange.action == "drain",
                                              models.NodeStateChange.applied.is_(True)))}
-    rows = []
+    rows: list[dict[str, Any]] = []
     for jid in ids:
         attempts: dict[int, models.JobAttempt] = {}
         for row in session.scalars(select(A).where(A.cluster == cluster, A.job_id == jid).order_by(A.id)):
@@ -91,10 +91,20 @@ def chain(session: Session, cluster: str, job_id: int, job: Any = None) -> dict[
                     "t_running": _t(d.t_running),
                     "resubmitted_as": ((d.details or {}).get("resubmit") or {}).get("job_id")},
             })
+    # attempt numbers run on across the chain's job ids: a resubmitted job's first attempt follows the last
+    # attempt of the job it replaced; within one job id, Slurm's restart count numbers them
+    offset: dict[int, int] = {}
+    total = 0
+    for jid in ids:
+        offset[jid] = total
+        total += 1 + max((x["restart_count"] for x in rows if x["job_id"] == jid), default=-1)
+    for x in rows:
+        x["attempt"] = offset[x["job_id"]] + x["restart_count"] + 1
     c = _chain_row(session, cluster, job_id)
     now = None if job is None else {"job_id": job.job_id, "state": job.state, "reason": job.state_reason,
                                     "restart_count": job.restart_count, "nodes": ",".join(job.nodes),
-                                    "start": _t(job.start_time)}
+                                    "start": _t(job.start_time),
+                                    "attempt": offset.get(job.job_id, total) + job.restart_count + 1}
     return {"job_id": job_id, "jobs": ids, "chain": None if c is None else {
         "max_retries": c.max_retries, "retry_on": c.retry_on, "retries_used": c.retries_used, "status": c.status},
         "attempts": rows, "now": now}
@@ -135,7 +145,8 @@ def why(status: dict[str, Any]) -> str:
     """Two or three plain sentences per attempt."""
     out: list[str] = []
     several = len(status.get("jobs") or [status["job_id"]]) > 1
-    for n, a in enumerate(status["attempts"], start=1):
+    for a in status["attempts"]:
+        n = a["attempt"]
         d = a["decision"]
         label = f"Attempt {n}" + (f" (job {a['job_id']})" if several else "")
         where = f" on {a['nodes']}" if a["nodes"] else ""
@@ -173,8 +184,7 @@ def why(status: dict[str, Any]) -> str:
         out.append(text)
     now = status.get("now")
     if now:
-        earlier = sum(1 for a in status["attempts"] if a.get("job_id", now.get("job_id")) != now.get("job_id"))
-        n = earlier + now["restart_count"] + 1         # attempts of the chain's earlier job ids, then this one's
+        n = now["attempt"]
         if now["state"] == "RUNNING":
             out.append(f"Attempt {n} started at {_hms(now['start'])} on {now['nodes']} and is running.")
         elif now["state"] == "PENDING":
