@@ -95,9 +95,14 @@ def collect(cfg: Any, env: Mapping[str, str]) -> tuple[list[Finding], dict[str, 
                         no_requeue_code=cfg.get("diagnosis.no_requeue_exit_code"))
     info = {"node": node, "job_id": job_id, "kernel_log": how, "marker": marker is not None,
             "exit": str(status) if status else None, "job_log_lines": len(job_lines)}
-    if marker is not None:
+    if job_id:
+        # Leave a marker where this window ends, for the job's next attempt on this node: slurmd skips the
+        # prolog of a requeued attempt that lands on the same node while the job's credential is cached
+        # ("reissued job credential"), and without a marker that attempt's epilog would read the log's tail
+        # and its old lines (seen on the lab: a stale XID 79 drained a node after a fast requeue).
         try:
-            os.unlink(sources.marker_path(ncfg["state_dir"], job_id, node))
+            sources.save_marker(ncfg["state_dir"], job_id, node, sources.mark(ncfg["kernel_log"]))
+            sources.prune_markers(ncfg["state_dir"])
         except OSError:
             pass
     return findings, info, status

@@ -189,12 +189,22 @@ def test_reason_protocol() -> None:
     assert safety.breaker_limit(4, 0.1, 2) == 2 and safety.breaker_limit(504, 0.1, 2) == 50
 
 
-def test_prolog_marker_is_cheap_and_epilog_cleans_it(lab_like: dict[str, Path]) -> None:
+def test_the_epilog_leaves_a_marker_for_an_attempt_whose_prolog_slurmd_skipped(lab_like: dict[str, Path]) -> None:
+    """A requeued attempt that lands on the same node while its credential is cached gets no prolog (Slurm
+    22.05 on the lab: "reissued job credential"); its epilog must still read only its own window."""
     cfg = config.load(lab_like["cfg"], env={})
     e = env()
     sources.record_job_start(cfg, e)
     marker = lab_like["root"] / "state" / "jobs" / "42.n1.json"
     assert json.loads(marker.read_text())["offset"] == lab_like["kern"].stat().st_size
+    with lab_like["kern"].open("a") as fh:        # attempt 1 is killed by an XID 79
+        fh.write("[ 200.000000] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python, GPU has fallen off the bus.\n")
     epilog.run(e, cfg)
-    assert not marker.exists()
+    assert json.loads(marker.read_text())["offset"] == lab_like["kern"].stat().st_size   # where it stopped
+    drained = calls(lab_like)
+    assert "nodename=n1" in drained and "state=drain" in drained
+    epilog.run(e, cfg)                             # attempt 2: no prolog ran; the old XID is not its own
+    assert calls(lab_like) == drained              # no second drain
+    os.utime(marker, (0, 0))                       # a week later: pruned by the next epilog
+    assert sources.prune_markers(str(lab_like["root"] / "state")) == 1 and not marker.exists()
     shutil.rmtree(lab_like["root"] / "state")

@@ -589,6 +589,10 @@ class Controller:
                         except OSError:
                             pass
                 rs["job_id"] = new_id
+                if new_id == d.job_id:     # slurmctld handed the forgotten id out again: attempts will collide
+                    rs["id_reused"] = True
+                    log.error("controller: job %s: resubmitted under the same job id (Slurm reused it); its "
+                              "next attempts share keys with the old ones", d.job_id)
                 self._join_chain(s, chain, d, new_id)
                 d.t_requeued = _now()
                 save()

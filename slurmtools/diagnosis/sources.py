@@ -74,6 +74,28 @@ def save_marker(state_dir: str, job_id: str, node: str, marker: Marker) -> None:
     os.replace(tmp, path)
 
 
+#: Markers of jobs that ended longer ago than this are removed (the epilog leaves one per job and node).
+MARKER_MAX_AGE_S = 7 * 86400
+
+
+def prune_markers(state_dir: str, max_age: float = MARKER_MAX_AGE_S) -> int:
+    """Remove markers older than MAX_AGE seconds; returns how many."""
+    cutoff = time.time() - max_age
+    removed = 0
+    try:
+        entries = list(os.scandir(os.path.join(state_dir, "jobs")))
+    except OSError:
+        return 0
+    for entry in entries:
+        try:
+            if entry.name.endswith((".json", ".tmp")) and entry.stat().st_mtime < cutoff:
+                os.unlink(entry.path)
+                removed += 1
+        except OSError:
+            pass
+    return removed
+
+
 def load_marker(state_dir: str, job_id: str, node: str) -> Marker | None:
     try:
         with open(marker_path(state_dir, job_id, node), encoding="utf-8") as fh:
