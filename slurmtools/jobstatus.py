@@ -27,22 +27,18 @@ _CHAIN_COLUMNS = ("id", "root_job_id", "user", "created", "max_retries", "retry_
 
 
 def _chain_row(session: Session, cluster: str, job_id: int) -> Any:
-    """JOB_ID's chain (by its root key, else through chain_jobs), without its details column."""
-    from slurmtools.controller.engine import chain_key
+    """JOB_ID's chain, without its details column."""
+    from slurmtools.controller.engine import chain_lookups
 
-    C, J = models.RetryChain, models.ChainJob
-    cols = [getattr(C, c) for c in _CHAIN_COLUMNS]
-    row = session.execute(select(*cols).where(C.idempotency_key == chain_key(cluster, job_id))).first()
-    if row is None:
-        row = session.execute(select(*cols).join(J, J.chain_id == C.id)
-                              .where(J.cluster == cluster, J.job_id == job_id)).first()
-    return row
+    C = models.RetryChain
+    for stmt in chain_lookups(cluster, job_id, select(*[getattr(C, c) for c in _CHAIN_COLUMNS])):
+        row = session.execute(stmt).first()
+        if row is not None:
+            return row
+    return None
 
 
-def job_ids(session: Session, cluster: str, job_id: int) -> list[int]:
-    """Every job id of JOB_ID's retry chain, oldest first: the root, then each resubmission (a requeue keeps
-    the id). Just [JOB_ID] when it has no chain."""
-    c = _chain_row(session, cluster, job_id)
+def _ids(session: Session, cluster: str, job_id: int, c: Any) -> list[int]:
     if c is None:
         return [job_id]
     J = models.ChainJob
@@ -51,11 +47,18 @@ def job_ids(session: Session, cluster: str, job_id: int) -> list[int]:
     return [c.root_job_id, *[j for j in later if j != c.root_job_id]]
 
 
+def job_ids(session: Session, cluster: str, job_id: int) -> list[int]:
+    """Every job id of JOB_ID's retry chain, oldest first: the root, then each resubmission (a requeue keeps
+    the id). Just [JOB_ID] when it has no chain."""
+    return _ids(session, cluster, job_id, _chain_row(session, cluster, job_id))
+
+
 def chain(session: Session, cluster: str, job_id: int, job: Any = None) -> dict[str, Any]:
     """The chain of JOB_ID: every attempt (of every job id the chain had) with its nodes, times, exit,
     findings and decision. JOB: the chain's newest job as Slurm knows it now, if it does."""
     A, F, CD = models.JobAttempt, models.Finding, models.ControllerDecision
-    ids = job_ids(session, cluster, job_id)
+    c = _chain_row(session, cluster, job_id)
+    ids = _ids(session, cluster, job_id, c)
     drains = {(c.node, str(c.details.get("job_id"))) for c in session.scalars(
         select(models.NodeStateChange).where(models.NodeStateChange.cluster == cluster,
                                              models.NodeStateChange.action == "drain",
@@ -100,7 +103,6 @@ def chain(session: Session, cluster: str, job_id: int, job: Any = None) -> dict[
         total += 1 + max((x["restart_count"] for x in rows if x["job_id"] == jid), default=-1)
     for x in rows:
         x["attempt"] = offset[x["job_id"]] + x["restart_count"] + 1
-    c = _chain_row(session, cluster, job_id)
     now = None if job is None else {"job_id": job.job_id, "state": job.state, "reason": job.state_reason,
                                     "restart_count": job.restart_count, "nodes": ",".join(job.nodes),
                                     "start": _t(job.start_time),
@@ -117,7 +119,7 @@ def mine(session: Session, cluster: str, user: str, jobs: dict[int, Any], limit:
     for c in session.execute(select(*[getattr(C, c) for c in _CHAIN_COLUMNS]).where(C.cluster == cluster,
                                                                                       C.user == user)
                              .order_by(C.created.desc(), C.id.desc()).limit(limit)):
-        newest = job_ids(session, cluster, c.root_job_id)[-1]
+        newest = _ids(session, cluster, c.root_job_id, c)[-1]
         last = session.scalar(select(CD).where(CD.cluster == cluster, CD.job_id == newest)
                               .order_by(CD.restart_count.desc()).limit(1))
         job = jobs.get(newest)

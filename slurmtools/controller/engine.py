@@ -58,14 +58,21 @@ def chain_key(cluster: str, job_id: int) -> str:
 RESUBMIT_TAG = "slurmtools=resubmit-of:"
 
 
-def find_chain(s: Session, cluster: str, job_id: int) -> models.RetryChain | None:
-    """The retry chain JOB_ID belongs to: by the chain's own key (its root job, which requeues keep), else
-    through `chain_jobs` (a job the controller resubmitted for the chain)."""
+def chain_lookups(cluster: str, job_id: int, what: Any) -> tuple[Any, Any]:
+    """WHAT (a select on retry_chains) narrowed to JOB_ID's chain, in the order to try: by the chain's own key
+    (its root job, which requeues keep), then through `chain_jobs` (a job resubmitted for the chain)."""
     C, J = models.RetryChain, models.ChainJob
-    chain = s.scalar(select(C).where(C.idempotency_key == chain_key(cluster, job_id)))
-    if chain is None:
-        chain = s.scalar(select(C).join(J, J.chain_id == C.id).where(J.cluster == cluster, J.job_id == job_id))
-    return chain
+    return (what.where(C.idempotency_key == chain_key(cluster, job_id)),
+            what.join(J, J.chain_id == C.id).where(J.cluster == cluster, J.job_id == job_id))
+
+
+def find_chain(s: Session, cluster: str, job_id: int) -> models.RetryChain | None:
+    """The retry chain JOB_ID belongs to (see `chain_lookups`)."""
+    for stmt in chain_lookups(cluster, job_id, select(models.RetryChain)):
+        chain: models.RetryChain | None = s.scalar(stmt)
+        if chain is not None:
+            return chain
+    return None
 
 
 class ResubmitRefused(Exception):
@@ -450,14 +457,7 @@ class Controller:
             d.status = "done"
             details.pop("last_error", None)
         except SlurmError as exc:
-            details["last_error"] = str(exc)
-            details.setdefault("errors", []).append({"time": _now().isoformat(), "error": str(exc)[:500]})
-            if tries >= limit:
-                d.status = "failed"
-                alert = f"job {d.job_id}: requeue did not take after {tries} tries: {exc}"
-                log.error("controller: ALERT: %s", alert)
-            else:
-                log.warning("controller: job %s: %s (try %d of %d)", d.job_id, exc, tries, limit)
+            alert = self._failed_try(d, details, exc, tries, limit, "requeue", may_fail=True)
         d.details = details
         s.commit()
         out = self._summary(d)
@@ -617,15 +617,9 @@ class Controller:
             d.status = "failed"
             alert = f"job {d.job_id}: not resubmitted: {exc}"
             log.error("controller: ALERT: %s", alert)
-        except SlurmError as exc:
-            details["last_error"] = str(exc)
-            details.setdefault("errors", []).append({"time": _now().isoformat(), "error": str(exc)[:500]})
-            if tries >= limit and not (rs.get("submitting") and rs.get("job_id") is None):
-                d.status = "failed"
-                alert = f"job {d.job_id}: resubmission did not take after {tries} tries: {exc}"
-                log.error("controller: ALERT: %s", alert)
-            else:
-                log.warning("controller: job %s: resubmission: %s (try %d of %d)", d.job_id, exc, tries, limit)
+        except SlurmError as exc:   # an sbatch that may have submitted is settled by the next pass, not here
+            alert = self._failed_try(d, details, exc, tries, limit, "resubmission",
+                                     may_fail=not (rs.get("submitting") and rs.get("job_id") is None))
         if d.status == "failed" and d.chain_id:
             chain = s.get(models.RetryChain, d.chain_id)
             if chain is not None and chain.status == "active":
@@ -635,6 +629,21 @@ class Controller:
         if alert:
             out["alert"] = alert
         return out
+
+    @staticmethod
+    def _failed_try(d: Any, details: dict[str, Any], exc: SlurmError, tries: int, limit: int, what: str,
+                    may_fail: bool) -> str | None:
+        """Record a failed try of acting on D; past LIMIT tries (and when MAY_FAIL) the decision fails with
+        an alert, which is returned."""
+        details["last_error"] = str(exc)
+        details.setdefault("errors", []).append({"time": _now().isoformat(), "error": str(exc)[:500]})
+        if tries >= limit and may_fail:
+            d.status = "failed"
+            alert = f"job {d.job_id}: {what} did not take after {tries} tries: {exc}"
+            log.error("controller: ALERT: %s", alert)
+            return alert
+        log.warning("controller: job %s: %s: %s (try %d of %d)", d.job_id, what, exc, tries, limit)
+        return None
 
     def _join_chain(self, s: Session, chain: models.RetryChain, d: Any, job_id: int) -> None:
         J = models.ChainJob
@@ -761,23 +770,15 @@ class Controller:
             if not rows:
                 return out
             for d in rows:
-                new_id = ((d.details or {}).get("resubmit") or {}).get("job_id")
-                if new_id is not None:         # resubmitted: the new job's first attempt
-                    job = self._job(int(new_id))
-                    if job is None or job.state not in STARTED or job.start_time is None:
-                        continue
-                    d.t_running = job.start_time
-                    out.append({"job_id": job.job_id, "restart_count": job.restart_count,
-                                "nodes": collect(job.nodes), "t_running": d.t_running.isoformat(),
-                                "resubmitted_from": d.job_id})
-                    continue
-                job = self._job(d.job_id)
-                if job is None or job.restart_count <= d.restart_count or job.state not in STARTED \
-                        or job.start_time is None:
+                new_id = ((d.details or {}).get("resubmit") or {}).get("job_id")   # resubmitted: the new job
+                job = self._job(d.job_id if new_id is None else int(new_id))
+                moved_on = job is not None and (new_id is not None or job.restart_count > d.restart_count)
+                if job is None or not moved_on or job.state not in STARTED or job.start_time is None:
                     continue
                 d.t_running = job.start_time
-                out.append({"job_id": d.job_id, "restart_count": job.restart_count, "nodes": collect(job.nodes),
-                            "t_running": d.t_running.isoformat()})
+                out.append({"job_id": job.job_id, "restart_count": job.restart_count, "nodes": collect(job.nodes),
+                            "t_running": d.t_running.isoformat(),
+                            **({"resubmitted_from": d.job_id} if new_id is not None else {})})
             s.commit()
         return out
 
