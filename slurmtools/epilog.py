@@ -102,7 +102,7 @@ def collect(cfg: Any, env: Mapping[str, str]) -> tuple[list[Finding], dict[str, 
         # and its old lines (seen on the lab: a stale XID 79 drained a node after a fast requeue).
         try:
             sources.save_marker(ncfg["state_dir"], job_id, node, sources.mark(ncfg["kernel_log"]))
-            sources.prune_markers(ncfg["state_dir"])
+            sources.prune_markers(ncfg["state_dir"], every=3600)
         except OSError:
             pass
     return findings, info, status

@@ -78,12 +78,24 @@ def save_marker(state_dir: str, job_id: str, node: str, marker: Marker) -> None:
 MARKER_MAX_AGE_S = 7 * 86400
 
 
-def prune_markers(state_dir: str, max_age: float = MARKER_MAX_AGE_S) -> int:
-    """Remove markers older than MAX_AGE seconds; returns how many."""
+def prune_markers(state_dir: str, max_age: float = MARKER_MAX_AGE_S, every: float = 0.0) -> int:
+    """Remove markers older than MAX_AGE seconds; returns how many. EVERY: at most once per that many
+    seconds (a stamp file's age says when it last ran), so that an epilog does not stat a week of markers
+    after every job."""
+    jobs = os.path.join(state_dir, "jobs")
+    if every:
+        stamp = os.path.join(jobs, ".pruned")
+        try:
+            if time.time() - os.stat(stamp).st_mtime < every:
+                return 0
+        except FileNotFoundError:
+            pass
+        with open(stamp, "w"):
+            pass
     cutoff = time.time() - max_age
     removed = 0
     try:
-        entries = list(os.scandir(os.path.join(state_dir, "jobs")))
+        entries = list(os.scandir(jobs))
     except OSError:
         return 0
     for entry in entries:
