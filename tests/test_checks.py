@@ -15,11 +15,13 @@ import pynvml
 import pytest
 from click.testing import CliRunner
 
-from slurmtools import config, prolog, safety
+from slurmtools import config
 from slurmtools.checks import counters as counters_mod
 from slurmtools.checks import filesystems, host, runner, snapshot
 from slurmtools.checks import system as sysmod
 from slurmtools.cli import main
+from slurmtools.controller import safety
+from slurmtools.hooks import prolog
 from slurmtools.ledger.spool import Spool
 
 from .test_epilog import sinfo_json
@@ -439,7 +441,7 @@ def test_observe_mode_and_breaker_let_the_job_run(gate: dict[str, Any]) -> None:
 
 def test_hook_internal_error_exits_zero(gate: dict[str, Any], monkeypatch: pytest.MonkeyPatch,
                                         capsys: pytest.CaptureFixture[str]) -> None:
-    from slurmtools import hooks
+    from slurmtools.hooks import runner as hooks
 
     monkeypatch.setattr(prolog, "run", lambda: 1 / 0)
     monkeypatch.setattr(config, "get", lambda: config.load(env={}))
@@ -503,7 +505,8 @@ def test_healthy_prolog_process_stays_lean(tmp_path: Path) -> None:
            "SLURM_SCRIPT_CONTEXT": "prolog_slurmd", "SLURM_JOB_ID": "5", "SLURMD_NODENAME": "n1",
            "SLURM_JOB_GPUS": "0,1,2,3,4,5,6,7", "PYTHONPATH": str(Path(__file__).parent.parent)}
     # modules the hook imports (an editable install's finder has imported pathlib before: not ours)
-    code = ("import sys\nbefore = set(sys.modules)\nfrom slurmtools.hooks import main\nrc = main(['prolog_slurmd'])\n"
+    code = ("import sys\nbefore = set(sys.modules)\nfrom slurmtools.hooks.runner import main\n"
+            "rc = main(['prolog_slurmd'])\n"
             "print(rc, ' '.join(sorted(m for m in set(sys.modules) - before if m.split('.')[0] in {'sqlalchemy', "
             "'click', 'logging', 'subprocess', 'pathlib', 'typing', 'ctypes', 'pynvml', 'tomllib', 'dataclasses', "
             "'inspect', 'shutil', 'tempfile'})))")

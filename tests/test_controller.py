@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from slurmtools import config
 from slurmtools.controller import policy, queue
 from slurmtools.controller.engine import Controller
+from slurmtools.jobs import marker
 from slurmtools.ledger import api, models
 from slurmtools.ledger.spool import Event
 from slurmtools.slurm.types import ExitStatus
@@ -44,21 +45,21 @@ def attempt(state: str | None = "FAILED", code: int = 0, sig: int = 9, nodes: st
 @pytest.mark.parametrize(("comment", "expected"), [
     ("", None),
     ("my run", None),
-    ("slurmtools=retry", policy.RetryAsk(3, "node")),
-    ("exp-12 slurmtools=retry:5", policy.RetryAsk(5, "node")),
-    ("a,slurmtools=retry:1:any;b", policy.RetryAsk(1, "any")),
+    ("slurmtools=retry", marker.RetryAsk(3, "node")),
+    ("exp-12 slurmtools=retry:5", marker.RetryAsk(5, "node")),
+    ("a,slurmtools=retry:1:any;b", marker.RetryAsk(1, "any")),
     ("slurmtools=retry:x", None),
     ("slurmtools=retry:2:sometimes", None),
     ("slurmtools=retryish", None),
-    ("slurmtools=retry:2 slurmtools=off", policy.RetryAsk(0, "node", opted_out=True)),
+    ("slurmtools=retry:2 slurmtools=off", marker.RetryAsk(0, "node", opted_out=True)),
 ])
-def test_parse_marker(comment: str, expected: policy.RetryAsk | None) -> None:
-    assert policy.parse_marker(comment) == expected
+def test_parse_marker(comment: str, expected: marker.RetryAsk | None) -> None:
+    assert marker.parse_marker(comment) == expected
 
 
 def test_marker_round_trips() -> None:
-    ask = policy.RetryAsk(4, "any")
-    assert policy.parse_marker(f"x {ask.marker()}") == ask
+    ask = marker.RetryAsk(4, "any")
+    assert marker.parse_marker(f"x {ask.marker()}") == ask
 
 
 def test_kernel_fault_implicates_its_node_only() -> None:
@@ -113,22 +114,22 @@ APP = policy.Classification("app_fault", "exit 1")
 
 
 def test_decide_node_fault_retries_away_from_the_node_keeping_existing_exclusions() -> None:
-    d = policy.decide(NODE, policy.RetryAsk(3), 0, already_excluded=["n4"], soft_excluded=["n3"])
+    d = policy.decide(NODE, marker.RetryAsk(3), 0, already_excluded=["n4"], soft_excluded=["n3"])
     assert (d.action, d.exclude, d.delay_s) == ("retry", ["n2", "n3", "n4"], 0.0)
     assert "retry 1 of 3" in d.reason
 
 
 @pytest.mark.parametrize(("cls", "ask", "used", "action", "chain"), [
     (NODE, None, 0, "no_retry", "ended"),                                  # not managed
-    (NODE, policy.RetryAsk(0, opted_out=True), 0, "no_retry", "ended"),
-    (APP, policy.RetryAsk(3, "node"), 0, "no_retry", "failed"),            # app faults: not by default
-    (APP, policy.RetryAsk(3, "any"), 0, "retry", "active"),
-    (APP, policy.RetryAsk(3, "any"), 3, "no_retry", "failed"),             # budget spent
-    (NODE, policy.RetryAsk(2), 2, "no_retry", "failed"),
-    (policy.Classification("no_requeue", "93"), policy.RetryAsk(3, "any"), 0, "no_retry", "ended"),
-    (policy.Classification("success", ""), policy.RetryAsk(3), 0, "no_retry", "completed"),
+    (NODE, marker.RetryAsk(0, opted_out=True), 0, "no_retry", "ended"),
+    (APP, marker.RetryAsk(3, "node"), 0, "no_retry", "failed"),            # app faults: not by default
+    (APP, marker.RetryAsk(3, "any"), 0, "retry", "active"),
+    (APP, marker.RetryAsk(3, "any"), 3, "no_retry", "failed"),             # budget spent
+    (NODE, marker.RetryAsk(2), 2, "no_retry", "failed"),
+    (policy.Classification("no_requeue", "93"), marker.RetryAsk(3, "any"), 0, "no_retry", "ended"),
+    (policy.Classification("success", ""), marker.RetryAsk(3), 0, "no_retry", "completed"),
 ])
-def test_decide(cls: policy.Classification, ask: policy.RetryAsk | None, used: int, action: str, chain: str) -> None:
+def test_decide(cls: policy.Classification, ask: marker.RetryAsk | None, used: int, action: str, chain: str) -> None:
     d = policy.decide(cls, ask, used)
     assert (d.action, d.chain_status) == (action, chain)
 
@@ -315,7 +316,7 @@ def test_lemon_node_gets_a_longer_exclusion(world: dict[str, Any]) -> None:
 
 
 def test_recovery_resumes_after_passes_and_judges_the_drain(world: dict[str, Any]) -> None:
-    from slurmtools import safety
+    from slurmtools.controller import safety
 
     slurm = world["slurm"]
     world["path"].write_text(world["path"].read_text().replace("[safety]", "[safety]\nmin_drain_nodes = 3"))
@@ -340,7 +341,7 @@ def test_recovery_resumes_after_passes_and_judges_the_drain(world: dict[str, Any
 
 
 def test_breaker_status(world: dict[str, Any]) -> None:
-    from slurmtools import safety
+    from slurmtools.controller import safety
 
     slurm, cfg = world["slurm"], world["cfg"]
     assert safety.breaker_status(cfg, slurm)["open"] is False
@@ -367,7 +368,7 @@ class RacingSlurm(FakeSlurm):
 
 @pytest.mark.parametrize(("me", "kept"), [("n1", True), ("n2", True), ("n3", False), ("n4", False)])
 def test_simultaneous_drains_past_the_limit_undo_themselves(world: dict[str, Any], me: str, kept: bool) -> None:
-    from slurmtools import safety
+    from slurmtools.controller import safety
 
     world["path"].write_text(world["path"].read_text().replace("settle = 0.0", "settle = 0.01"))
     cfg = config.load(world["path"], env={})
@@ -395,7 +396,7 @@ def test_mass_implication_is_not_retried(world: dict[str, Any]) -> None:
 
 
 def test_status_and_why_tell_the_chain(world: dict[str, Any]) -> None:
-    from slurmtools import jobstatus
+    from slurmtools.jobs import status as jobstatus
 
     slurm, cfg = world["slurm"], world["cfg"]
     slurm.add_job(7, comment="slurmtools=retry:2")
@@ -556,7 +557,7 @@ def test_a_purged_job_is_resubmitted_from_its_record_and_keeps_its_chain(world: 
     import getpass
     import os
 
-    from slurmtools import jobstatus
+    from slurmtools.jobs import status as jobstatus
 
     slurm, cfg = world["slurm"], world["cfg"]
     record = recorded_job(world, checkpoint={"signal": "USR1", "grace": 30})

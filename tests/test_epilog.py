@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from slurmtools import config, epilog, safety
+from slurmtools import config
+from slurmtools.controller import safety
 from slurmtools.diagnosis import sources
+from slurmtools.hooks import epilog
 from slurmtools.ledger.spool import Spool
 
 XID79 = "NVRM: Xid (PCI:0000:3b:00): 79, pid=7, name=python3, GPU has fallen off the bus."

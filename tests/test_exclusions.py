@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from slurmtools import exclusions, safety
+from slurmtools.controller import exclusions, safety
 from slurmtools.ledger import api
 
 from .fakes import FakeSlurm

@@ -294,7 +294,7 @@ def test_render_writes_the_files_and_slurm_conf_lines(tmp_path: Path) -> None:
 def test_publish_writes_the_plugin_file_with_the_json(world: dict[str, Any]) -> None:
     from sqlalchemy.orm import Session
 
-    from slurmtools import exclusions, safety
+    from slurmtools.controller import exclusions, safety
     from slurmtools.ledger import api
 
     cfg = world["cfg"]

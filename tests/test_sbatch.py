@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from slurmtools import sbatch
-from slurmtools.controller.policy import RetryAsk
+from slurmtools.jobs import sbatch
+from slurmtools.jobs.marker import RetryAsk
 
 # What 22.05's `sbatch --help` yields (value_options parses the installed one at run time).
 OPTS = (frozenset("aAbcCdDeFGiJLmMnNopqStwx"), frozenset({

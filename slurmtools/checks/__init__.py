@@ -1,4 +1,4 @@
-"""Health checks: one module per check, each reading the machine through a `System` (checks/system.py).
+"""Stage 1, health checks: one module per check, each reading the machine through a `System` (checks/system.py).
 
 A check is a function ``run(system, ctx) -> list[Result]`` in ``slurmtools.checks.<name>``. It reads
 the machine only through ``system`` (NVML calls, a sysfs/procfs root, probes), so tests and replays

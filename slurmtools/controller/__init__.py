@@ -1,8 +1,12 @@
-"""Stage 4 of the loop: the requeue controller.
+"""Stage 4 of the loop: the requeue controller, and the one path by which slurmtools takes nodes out.
 
-* `queue`  - EpilogSlurmctld's inbox (one durable file per ended attempt; the hook only enqueues);
-* `policy` - classify an ended attempt and decide whether and where to retry it (pure rules);
-* `engine` - gather evidence from the ledger and Slurm, act (requeuehold, exclude, release), verify,
-             audit, follow retries until they run, flag lemon nodes, return nodes to service;
-* `cli`    - `slurmtools controller run|once|status`.
+* `safety`     - the one drain (and resume) function: our reason prefix, observe mode, circuit breaker;
+* `exclusions` - which nodes are kept out of jobs, why and until when; publishing them for the plugins;
+* `queue`      - EpilogSlurmctld's inbox (one durable file per ended attempt; the hook only enqueues);
+* `policy`     - classify an ended attempt and decide whether and where to retry it (pure rules);
+* `engine`     - one pass, joining `ingest` (submission records), `decide`, `act` (requeue), `resubmit`,
+                 `evacuate` and `recovery` (lemons, return to service), all over `base`.
+
+Reads the queue, the submission drop directory, the ledger and Slurm; writes decisions, chains and
+exclusions to the ledger (through the spool), and requeues, resubmits, drains and resumes through Slurm.
 """

@@ -1,4 +1,9 @@
-"""Epilog diagnosis: the kernel log and the job's exit and output, classified into findings."""
+"""Stage 2, epilog diagnosis: the kernel log (XID, NVLink, IB, MCE, AER, OOM, NFS, hangs) and the job's exit
+and output, classified into findings (kind, category, action, severity, trust) with the XID catalog.
+
+Reads the kernel-log window since the prolog's marker (`sources`), the job's output and exit; pure code
+otherwise: the epilog hook and `slurmtools diagnose` record and act on what it returns.
+"""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ controller reads). `cli_filter.lua` runs in every client command: it sets `--ope
 and warns a user who asks for an excluded node with `-w`.
 
 Neither calls out to Python, a database or the network. They read the exclusions from `exclusions.
-plugin_file`, a small line-oriented file `slurmtools.exclusions.publish` rewrites atomically whenever the
+plugin_file`, a small line-oriented file `slurmtools.controller.exclusions.publish` rewrites atomically whenever the
 exclusions change (the controller refreshes it at least every minute). The file is parsed, never executed
 as Lua, so a node name or reason cannot inject code into slurmctld; both are still validated here, where
 they are written: a node name outside Slurm's hostname grammar is rejected, a reason loses its control
@@ -125,7 +125,7 @@ def parse_data(text: str) -> tuple[float, list[DataRow]]:
 # ----------------------------------------------------------------------------------------- templates
 def partition_defaults(cfg: Any) -> dict[str, dict[str, Any]]:
     """[plugins.partitions.NAME] merged over [plugins.partition_defaults], names checked, markers built."""
-    from slurmtools.controller.policy import RetryAsk
+    from slurmtools.jobs.marker import RetryAsk
 
     base = dict(cfg.get("plugins.partition_defaults"))
     out: dict[str, dict[str, Any]] = {}

@@ -1,4 +1,5 @@
-"""Slurm access: one small interface (`Slurm`), a CLI backend and a pyslurm backend."""
+"""Slurm access: one small interface (`Slurm`) with a CLI backend (the tested default) and a pyslurm backend.
+Reads and changes nodes and jobs through Slurm's commands; every other stage talks to Slurm through it."""
 
 from __future__ import annotations
 

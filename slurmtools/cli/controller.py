@@ -8,14 +8,14 @@ from typing import Any
 
 import click
 
-from slurmtools.cli import _config, emit_json, fail
+from slurmtools.cli.common import emit_json, fail, get_config
 
 
 def _controller(no_recovery: bool) -> Any:
     from slurmtools.controller.engine import Controller
     from slurmtools.slurm import SlurmError
 
-    cfg = _config()
+    cfg = get_config()
     try:
         return Controller(cfg, recovery=False if no_recovery else None)
     except SlurmError as exc:
@@ -90,12 +90,11 @@ def controller_status(as_json: bool, limit: int) -> None:
     from sqlalchemy import select
     from sqlalchemy.orm import Session
 
-    from slurmtools import safety
-    from slurmtools.controller import queue
+    from slurmtools.controller import queue, safety
     from slurmtools.ledger import api, models
     from slurmtools.slurm import SlurmError, get_client
 
-    cfg = _config()
+    cfg = get_config()
     CD = models.ControllerDecision
     try:
         with Session(api.engine_for(cfg)) as s:

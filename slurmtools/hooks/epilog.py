@@ -126,7 +126,8 @@ def cause_text(f: Finding) -> str:
 
 
 def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
-    from slurmtools import config, safety
+    from slurmtools import config
+    from slurmtools.controller import safety
 
     env = dict(os.environ) if env is None else env
     cfg = cfg or config.get()

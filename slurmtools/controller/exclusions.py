@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from slurmtools import safety
+from slurmtools.controller import safety
 from slurmtools.ledger import models
 from slurmtools.ledger.spool import Event, make_key
 

@@ -26,13 +26,13 @@ def run(context: str) -> int:
 
 
 def prolog_slurmd() -> int:
-    from slurmtools import prolog
+    from slurmtools.hooks import prolog
 
     return prolog.run()
 
 
 def epilog_slurmd() -> int:
-    from slurmtools import epilog
+    from slurmtools.hooks import epilog
 
     return epilog.run()
 
@@ -48,7 +48,7 @@ def epilog_slurmctld() -> int:
 
 
 def healthcheck() -> int:
-    from slurmtools import prolog
+    from slurmtools.hooks import prolog
 
     return prolog.healthcheck()
 

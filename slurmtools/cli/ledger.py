@@ -9,62 +9,15 @@ from typing import Any
 
 import click
 
-from slurmtools.cli import _config, emit_json, fail
-
-
-def _since(value: str | None) -> datetime | None:
-    from slurmtools.timeutil import parse_since
-
-    if value is None:
-        return None
-    try:
-        return parse_since(value)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc)) from None
-
-
-def _engine() -> Any:
-    from slurmtools.ledger import api
-    from slurmtools.ledger.db import LedgerError
-
-    try:
-        return api.engine_for(_config())
-    except LedgerError as exc:
-        fail(str(exc))
-
-
-def _session() -> Any:
-    from sqlalchemy.orm import Session
-
-    from slurmtools.ledger import schema
-
-    engine = _engine()
-    try:
-        schema.ensure(engine)
-    except Exception as exc:  # noqa: BLE001 - a clear message, not a traceback
-        fail(f"ledger database unavailable: {str(exc).splitlines()[0]}")
-    return Session(engine)
-
-
-def _spool_and_flush(events: list[Any], quiet: bool = False) -> dict[str, Any]:
-    """Spool (durable), then try to ship now. A database outage leaves events in the spool: exit 0."""
-    from slurmtools.ledger import api
-    from slurmtools.ledger.spool import SpoolError
-
-    cfg = _config()
-    try:
-        api.record(events, cfg)
-    except SpoolError as exc:
-        fail(str(exc), 1)
-    try:
-        result = api.flush(cfg, wait_lock=True).to_dict()
-    except Exception as exc:  # noqa: BLE001 - the events are safe in the spool
-        result = {"shipped": 0, "left": len(events), "error": str(exc).splitlines()[0]}
-    if result.get("error") and not quiet:
-        click.echo(f"slurmtools: ledger database unavailable ({result['error']}); "
-                   f"{result.get('left', 0)} event(s) kept in the spool, `slurmtools ledger flush` ships them",
-                   err=True)
-    return {"spooled": len(events), **result}
+from slurmtools.cli.common import (
+    emit_json,
+    fail,
+    get_config,
+    ledger_engine,
+    ledger_session,
+    since_option,
+    spool_and_flush,
+)
 
 
 @click.group("ledger")
@@ -77,7 +30,7 @@ def ledger_init() -> None:
     """Create or migrate the ledger schema (Alembic)."""
     from slurmtools.ledger import schema
 
-    engine = _engine()
+    engine = ledger_engine()
     try:
         schema.upgrade(engine)
     except Exception as exc:  # noqa: BLE001
@@ -94,7 +47,7 @@ def ledger_flush(as_json: bool, quiet: bool) -> None:
     from slurmtools.ledger.db import LedgerError
 
     try:
-        result = api.flush(_config(), wait_lock=not quiet)
+        result = api.flush(get_config(), wait_lock=not quiet)
     except LedgerError as exc:
         if quiet:
             sys.exit(1)
@@ -123,12 +76,12 @@ def ledger_record(node: str, job: int | None, kind: str, message: str, category:
 
     from slurmtools.ledger.spool import Event
 
-    cfg = _config()
+    cfg = get_config()
     data = {"node": node, "job_id": job, "source": "admin", "kind": kind, "category": category,
             "severity": severity, "action": "none", "trust": "admin", "message": message,
             "details": {"by": getpass.getuser()}}
     event = Event("finding", data, cluster=cfg.cluster)
-    result = _spool_and_flush([event])
+    result = spool_and_flush([event])
     if as_json:
         emit_json({"key": event.key, **result})
     else:
@@ -156,7 +109,7 @@ def ledger_events(node: str | None, since: str | None, kind: str | None, job: in
 
     from slurmtools.ledger.models import Finding
 
-    when = _since(since)
+    when = since_option(since)
     stmt = select(Finding).order_by(Finding.time.desc(), Finding.id.desc()).limit(limit)
     if node:
         stmt = stmt.where(Finding.node == node)
@@ -166,7 +119,7 @@ def ledger_events(node: str | None, since: str | None, kind: str | None, job: in
         stmt = stmt.where(Finding.kind == kind)
     if job is not None:
         stmt = stmt.where(Finding.job_id == job)
-    with _session() as session:
+    with ledger_session() as session:
         rows = [_finding_dict(f) for f in session.scalars(stmt)]
     if as_json:
         emit_json(rows)
@@ -184,7 +137,7 @@ def ledger_show(finding_id: int, as_json: bool) -> None:
     """One finding with all its details."""
     from slurmtools.ledger.models import Finding
 
-    with _session() as session:
+    with ledger_session() as session:
         finding = session.get(Finding, finding_id)
         if finding is None:
             fail(f"no finding with id {finding_id}", 1)
@@ -205,8 +158,8 @@ def ledger_nodes(since: str | None, as_json: bool) -> None:
 
     from slurmtools.ledger.models import Finding, Node, NodeEvent
 
-    when = _since(since)
-    with _session() as session:
+    when = since_option(since)
+    with ledger_session() as session:
         fstmt = select(Finding.cluster, Finding.node, Finding.severity, func.count(), func.max(Finding.time)) \
             .group_by(Finding.cluster, Finding.node, Finding.severity)
         if when:
@@ -238,7 +191,7 @@ def ledger_nodes(since: str | None, as_json: bool) -> None:
 
 
 def _import(events: list[Any], as_json: bool, what: str) -> None:
-    result = _spool_and_flush(events)
+    result = spool_and_flush(events)
     if as_json:
         emit_json({"imported": len(events), **result})
     else:
@@ -258,19 +211,19 @@ def ledger_import_sacct(since: str | None, as_json: bool) -> None:
     from slurmtools.ledger.models import Meta
     from slurmtools.slurm import SlurmError, get_client
 
-    cfg = _config()
+    cfg = get_config()
     mark_key = f"sacct_watermark:{cfg.cluster}"
     started = datetime.now(UTC)
-    with _session() as session:
+    with ledger_session() as session:
         mark = session.get(Meta, mark_key)
-        when = _since(since) or (datetime.fromisoformat(mark.value) if mark else started - timedelta(days=30))
+        when = since_option(since) or (datetime.fromisoformat(mark.value) if mark else started - timedelta(days=30))
     try:
         events = imports.sacct_events(get_client(cfg), cfg.cluster, when)
     except SlurmError as exc:
         fail(str(exc), 1)
-    result = _spool_and_flush(events)
+    result = spool_and_flush(events)
     if not result.get("error"):
-        with _session() as session, session.begin():
+        with ledger_session() as session, session.begin():
             session.merge(Meta(key=mark_key, value=started.isoformat()))
     if as_json:
         emit_json({"imported": len(events), "since": when.isoformat(), **result})
@@ -288,9 +241,9 @@ def ledger_import_node_events(since: str, as_json: bool) -> None:
     from slurmtools.ledger import imports
     from slurmtools.slurm import SlurmError, get_client
 
-    cfg = _config()
+    cfg = get_config()
     try:
-        raw = get_client(cfg).node_events(since=_since(since))
+        raw = get_client(cfg).node_events(since=since_option(since))
     except SlurmError as exc:
         fail(str(exc), 1)
     _import(imports.node_event_events(raw, cfg.cluster), as_json, "sacctmgr events")
@@ -308,9 +261,9 @@ def ledger_import_events(path: Path, cluster: str | None, trace_start: str | Non
 
     base = None
     if trace_start:
-        base = _since(trace_start)
+        base = since_option(trace_start)
     try:
-        events = imports.trace_events(path, cluster or _config().cluster, base=base,
+        events = imports.trace_events(path, cluster or get_config().cluster, base=base,
                                       progress=lambda n: click.echo(f"  read {n} fault periods", err=True))
     except (imports.TraceError, OSError) as exc:
         fail(str(exc), 1)
@@ -333,7 +286,7 @@ def ledger_export(tables: tuple[str, ...]) -> None:
     unknown = [t for t in tables if t not in known]
     if unknown:
         fail(f"unknown table(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-    with _session() as session:
+    with ledger_session() as session:
         for name in tables or sorted(known):
             for row in session.execute(select(known[name])).mappings():
                 click.echo(json.dumps({"table": name, "row": dict(row)}, default=str))
@@ -348,10 +301,10 @@ def ledger_prune(before: str, as_json: bool) -> None:
 
     from slurmtools.ledger.models import Finding, GatePassCount, GateRun, ShippedKey
 
-    cutoff = _since(before)
+    cutoff = since_option(before)
     assert cutoff is not None
     counts: dict[str, int] = {}
-    with _session() as session, session.begin():
+    with ledger_session() as session, session.begin():
         counts["gate_runs"] = session.execute(delete(GateRun).where(GateRun.time < cutoff)).rowcount
         counts["gate_pass_counts"] = session.execute(
             delete(GatePassCount).where(GatePassCount.day < cutoff.strftime("%Y-%m-%d"))).rowcount

@@ -54,7 +54,7 @@ def act(cfg: Any, report: runner.Report, *, job_id: str | None, job_gpus: set[in
     events = [gate_event(cfg, report, job_id)]
     code = 0
     if report.verdict == FAIL:
-        from slurmtools import safety
+        from slurmtools.controller import safety
         from slurmtools.ledger import api
 
         worst = report.worst()

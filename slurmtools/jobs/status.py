@@ -28,7 +28,7 @@ _CHAIN_COLUMNS = ("id", "root_job_id", "user", "created", "max_retries", "retry_
 
 def _chain_row(session: Session, cluster: str, job_id: int) -> Any:
     """JOB_ID's chain, without its details column."""
-    from slurmtools.controller.engine import chain_lookups
+    from slurmtools.ledger.chains import chain_lookups
 
     C = models.RetryChain
     for stmt in chain_lookups(cluster, job_id, select(*[getattr(C, c) for c in _CHAIN_COLUMNS])):

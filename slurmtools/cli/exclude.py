@@ -1,4 +1,4 @@
-"""`slurmtools exclude ...`: the admin CLI for exclusions (see slurmtools/exclusions.py)."""
+"""`slurmtools exclude ...`: the admin CLI for exclusions (see slurmtools/controller/exclusions.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from slurmtools.cli import _config, emit_json, fail
+from slurmtools.cli.common import emit_json, fail, get_config, ledger_session, spool_and_flush
 
 
 def _nodes(hostlist: str) -> list[str]:
@@ -28,7 +28,7 @@ def _nodes(hostlist: str) -> list[str]:
 
 
 def _admin(cfg: Any) -> str:
-    from slurmtools.exclusions import PermissionDenied, require_admin
+    from slurmtools.controller.exclusions import PermissionDenied, require_admin
 
     try:
         return require_admin(cfg)
@@ -44,11 +44,10 @@ def _slurm(cfg: Any) -> Any:
 
 def _publish(cfg: Any) -> None:
     """Rewrite the published exclusions (for `slurmtools sbatch` and the job_submit plugin)."""
-    from slurmtools import exclusions
-    from slurmtools.ledger.cli import _session
+    from slurmtools.controller import exclusions
 
     try:
-        with _session() as session:
+        with ledger_session() as session:
             exclusions.publish(cfg, session)
     except OSError as exc:
         click.echo(f"slurmtools: warning: cannot publish the exclusions: {exc}", err=True)
@@ -75,12 +74,11 @@ def exclude_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def exclude_add(hostlist: str, reason: str, ttl: str | None, soft: bool, as_json: bool) -> None:
     """Exclude the nodes of HOSTLIST (n[1-3],gpu017)."""
-    from slurmtools import exclusions
-    from slurmtools.ledger.cli import _spool_and_flush
+    from slurmtools.controller import exclusions
     from slurmtools.slurm import SlurmError
     from slurmtools.timeutil import parse_duration
 
-    cfg = _config()
+    cfg = get_config()
     user = _admin(cfg)
     nodes = _nodes(hostlist)
     if not reason.strip():
@@ -93,7 +91,7 @@ def exclude_add(hostlist: str, reason: str, ttl: str | None, soft: bool, as_json
         rows, events = exclusions.add(cfg, _slurm(cfg), nodes, reason, user=user, ttl_s=ttl_s, soft=soft)
     except SlurmError as exc:
         fail(str(exc))
-    record = _spool_and_flush(events, quiet=as_json) if events else None
+    record = spool_and_flush(events, quiet=as_json) if events else None
     _publish(cfg)
     _report(rows, as_json, record)
     if any(r["outcome"] in ("breaker_open", "error", "not_ours") for r in rows):
@@ -106,19 +104,18 @@ def exclude_add(hostlist: str, reason: str, ttl: str | None, soft: bool, as_json
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def exclude_remove(hostlist: str, why: str, as_json: bool) -> None:
     """End the exclusions of HOSTLIST and resume the nodes we drained (never an admin's drain)."""
-    from slurmtools import exclusions
-    from slurmtools.ledger.cli import _session, _spool_and_flush
+    from slurmtools.controller import exclusions
     from slurmtools.slurm import SlurmError
 
-    cfg = _config()
+    cfg = get_config()
     user = _admin(cfg)
     nodes = _nodes(hostlist)
-    with _session() as session:
+    with ledger_session() as session:
         try:
             rows, events = exclusions.remove(cfg, _slurm(cfg), session, nodes, user=user, why=why)
         except SlurmError as exc:
             fail(str(exc))
-    record = _spool_and_flush(events, quiet=as_json) if events else None
+    record = spool_and_flush(events, quiet=as_json) if events else None
     _publish(cfg)
     _report(rows, as_json, record)
 
@@ -128,11 +125,10 @@ def exclude_remove(hostlist: str, why: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def exclude_list(include_ended: bool, as_json: bool) -> None:
     """Exclusions in force (anyone may list)."""
-    from slurmtools import exclusions
-    from slurmtools.ledger.cli import _session
+    from slurmtools.controller import exclusions
 
-    cfg = _config()
-    with _session() as session:
+    cfg = get_config()
+    with ledger_session() as session:
         rows = [exclusions.to_dict(x) for x in exclusions.listing(session, cfg.cluster, include_ended=include_ended)]
     if as_json:
         emit_json(rows)
@@ -152,13 +148,12 @@ def exclude_history(node: str, as_json: bool) -> None:
     """Every exclusion and drain/resume of NODE, oldest first."""
     from sqlalchemy import select
 
-    from slurmtools import exclusions
+    from slurmtools.controller import exclusions
     from slurmtools.ledger import models
-    from slurmtools.ledger.cli import _session
 
-    cfg = _config()
+    cfg = get_config()
     X, S = models.Exclusion, models.NodeStateChange
-    with _session() as session:
+    with ledger_session() as session:
         excl = [exclusions.to_dict(x) for x in session.scalars(
             select(X).where(X.cluster == cfg.cluster, X.node == node).order_by(X.start))]
         changes = [{"time": c.time.isoformat(), "action": c.action, "actor": c.actor, "reason": c.reason,
@@ -178,18 +173,17 @@ def exclude_history(node: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def exclude_sync(as_json: bool) -> None:
     """Reconcile the ledger and Slurm (expired exclusions, drains without one, exclusions not drained)."""
-    from slurmtools import exclusions
-    from slurmtools.ledger.cli import _session, _spool_and_flush
+    from slurmtools.controller import exclusions
     from slurmtools.slurm import SlurmError
 
-    cfg = _config()
+    cfg = get_config()
     _admin(cfg)
-    with _session() as session:
+    with ledger_session() as session:
         try:
             actions, events = exclusions.sync(cfg, _slurm(cfg), session)
         except SlurmError as exc:
             fail(str(exc))
-    record = _spool_and_flush(events, quiet=as_json) if events else None
+    record = spool_and_flush(events, quiet=as_json) if events else None
     _publish(cfg)
     if as_json:
         emit_json({"actions": actions, "ledger": record})

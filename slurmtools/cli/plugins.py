@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from slurmtools.cli import _config, emit_json, fail
+from slurmtools.cli.common import emit_json, fail, get_config, ledger_session
 
 
 def _render(cfg: Any) -> dict[str, str]:
@@ -32,7 +32,7 @@ def plugins_render(out_dir: str, as_json: bool) -> None:
     """Render job_submit.lua, cli_filter.lua and the slurm.conf lines from the configuration (to review them)."""
     from slurmtools import plugins
 
-    files = _render(_config())
+    files = _render(get_config())
     try:
         paths = plugins.write(files, out_dir)
     except OSError as exc:
@@ -52,10 +52,10 @@ def plugins_install(target: str | None, as_json: bool) -> None:
 
     Slurm reloads a changed script by itself; enabling the plugins the first time needs the slurm.conf lines
     this prints and a slurmctld restart (`scontrol reconfigure` does not load a new plugin type)."""
-    from slurmtools import exclusions, plugins
-    from slurmtools.ledger.cli import _session
+    from slurmtools import plugins
+    from slurmtools.controller import exclusions
 
-    cfg = _config()
+    cfg = get_config()
     files = _render(cfg)
     out_dir = target or str(cfg.get("plugins.dir")) or plugins.default_dir()
     try:
@@ -64,7 +64,7 @@ def plugins_install(target: str | None, as_json: bool) -> None:
         fail(f"cannot write into {out_dir}: {exc}")
     published: bool | str
     try:
-        with _session() as session:
+        with ledger_session() as session:
             exclusions.publish(cfg, session)
         published = True
     except Exception as exc:  # noqa: BLE001 - the files are in place; the plugins fail open until it works
@@ -91,7 +91,7 @@ def plugins_status(as_json: bool) -> None:
     """What the plugins see now: the exclusions file (age, rows, stale or not) and whether they are enabled."""
     from slurmtools import plugins
 
-    cfg = _config()
+    cfg = get_config()
     path = str(cfg.get("exclusions.plugin_file"))
     max_age = float(cfg.get("exclusions.max_age"))
     state: dict[str, Any] = {"plugin_file": path, "max_age": max_age}

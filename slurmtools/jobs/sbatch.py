@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from slurmtools.controller.policy import OPT_OUT, RetryAsk
+from slurmtools.jobs.marker import OPT_OUT, RetryAsk
 
 #: Long options that take a value although 22.05's `sbatch --help` does not list them (or lists the
 #: value as optional: --wrap's is required).

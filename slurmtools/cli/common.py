@@ -1,0 +1,89 @@
+"""What every command group shares: the configuration, `--json` output, one-line errors, the ledger
+(engine, session, spool-then-flush) and option parsing. Imports nothing from the command groups."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime
+from typing import Any, NoReturn
+
+import click
+
+
+def emit_json(data: Any) -> None:
+    """Print one JSON document and nothing else on stdout."""
+    click.echo(json.dumps(data, indent=None, sort_keys=False, default=str))
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """One line on stderr, then exit CODE (2: bad input or an error of ours; 1: the thing checked failed)."""
+    click.echo(f"slurmtools: error: {message}", err=True)
+    sys.exit(code)
+
+
+def get_config() -> Any:
+    """The effective configuration, or a one-line error."""
+    from slurmtools import config
+
+    try:
+        return config.get()
+    except config.ConfigError as exc:
+        fail(str(exc))
+
+
+def since_option(value: str | None) -> datetime | None:
+    """A `--since` value (7d, 12h, 2026-11-01) as a time; a bad one is a usage error."""
+    from slurmtools.timeutil import parse_since
+
+    if value is None:
+        return None
+    try:
+        return parse_since(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def ledger_engine() -> Any:
+    from slurmtools.ledger import api
+    from slurmtools.ledger.db import LedgerError
+
+    try:
+        return api.engine_for(get_config())
+    except LedgerError as exc:
+        fail(str(exc))
+
+
+def ledger_session() -> Any:
+    """A session on the ledger with its schema in place, or a one-line error."""
+    from sqlalchemy.orm import Session
+
+    from slurmtools.ledger import schema
+
+    engine = ledger_engine()
+    try:
+        schema.ensure(engine)
+    except Exception as exc:  # noqa: BLE001 - a clear message, not a traceback
+        fail(f"ledger database unavailable: {str(exc).splitlines()[0]}")
+    return Session(engine)
+
+
+def spool_and_flush(events: list[Any], quiet: bool = False) -> dict[str, Any]:
+    """Spool (durable), then try to ship now. A database outage leaves events in the spool: exit 0."""
+    from slurmtools.ledger import api
+    from slurmtools.ledger.spool import SpoolError
+
+    cfg = get_config()
+    try:
+        api.record(events, cfg)
+    except SpoolError as exc:
+        fail(str(exc), 1)
+    try:
+        result = api.flush(cfg, wait_lock=True).to_dict()
+    except Exception as exc:  # noqa: BLE001 - the events are safe in the spool
+        result = {"shipped": 0, "left": len(events), "error": str(exc).splitlines()[0]}
+    if result.get("error") and not quiet:
+        click.echo(f"slurmtools: ledger database unavailable ({result['error']}); "
+                   f"{result.get('left', 0)} event(s) kept in the spool, `slurmtools ledger flush` ships them",
+                   err=True)
+    return {"spooled": len(events), **result}

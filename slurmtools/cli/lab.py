@@ -1,0 +1,81 @@
+"""`slurmtools lab up|down|status|env|inject`: the local multi-node Slurm cluster."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from slurmtools.cli.common import emit_json, fail
+
+
+@click.group("lab")
+def lab_group() -> None:
+    """A real 4-node Slurm cluster on this machine, for tests and demos."""
+
+
+def _lab() -> Any:
+    from slurmtools.lab import Lab
+
+    return Lab(say=lambda msg: click.echo(f"lab: {msg}", err=True))
+
+
+@lab_group.command("up")
+@click.option("--no-install", is_flag=True, help="Do not install missing Debian packages.")
+def lab_up(no_install: bool) -> None:
+    """Start (or complete) the lab: munge, MariaDB, slurmdbd, slurmctld, n1..n4, PostgreSQL."""
+    from slurmtools.lab import LabError
+
+    try:
+        _lab().up(install=not no_install)
+    except LabError as exc:
+        fail(str(exc), 1)
+
+
+@lab_group.command("down")
+@click.option("--purge", is_flag=True, help="Also delete the lab's state directory.")
+def lab_down(purge: bool) -> None:
+    """Stop what the lab started (by PID file only)."""
+    _lab().down(purge=purge)
+
+
+@lab_group.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def lab_status(as_json: bool) -> None:
+    """Each lab daemon and whether it runs. Exit 1 if any is down."""
+    rows = _lab().status()
+    if as_json:
+        emit_json(rows)
+    else:
+        for row in rows:
+            state = f"running (pid {row['pid']})" if row["running"] else "stopped"
+            click.echo(f"{row['daemon']:<12} {state}")
+    sys.exit(0 if all(r["running"] for r in rows) else 1)
+
+
+@lab_group.command("env")
+def lab_env() -> None:
+    """Shell exports for using the lab: eval "$(slurmtools lab env)"."""
+    import shlex
+
+    for key, value in _lab().env().items():
+        click.echo(f"export {key}={shlex.quote(value)}")
+
+
+@lab_group.command("inject")
+@click.argument("node")
+@click.argument("fault")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def lab_inject(node: str, fault: str, as_json: bool) -> None:
+    """Inject FAULT on lab NODE (e.g. `slurmtools lab inject n2 xid79`)."""
+    from slurmtools.lab import LabError
+
+    try:
+        result = _lab().inject(node, fault)
+    except LabError as exc:
+        fail(str(exc))
+    if as_json:
+        emit_json(result)
+    else:
+        click.echo(f"injected {fault} on {node}: {result.get('line', '')}")

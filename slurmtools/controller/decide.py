@@ -1,0 +1,155 @@
+"""One ended attempt: wait for its epilogs' evidence, classify it (controller/policy.py), decide, and write the
+decision row before anything is done; a decision found mid-flow (acting, evacuating) is finished instead."""
+
+from __future__ import annotations
+
+import logging
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from slurmtools.controller import exclusions, policy, safety
+from slurmtools.controller.base import CD, EVACUATING, FINAL_STATUSES, utcnow
+from slurmtools.controller.evacuate import Evacuating
+from slurmtools.jobs import marker
+from slurmtools.ledger import models
+from slurmtools.ledger.chains import chain_key, decision_key, find_chain
+from slurmtools.slurm import collect, expand
+from slurmtools.slurm.types import ExitStatus, JobInfo
+
+log = logging.getLogger(__name__)
+
+
+class Deciding(Evacuating):
+    def process(self, item: dict[str, Any]) -> dict[str, Any]:
+        job_id, restart = int(item["job_id"]), int(item.get("restart_count") or 0)
+        key = decision_key(self.cluster, job_id, restart)
+        with Session(self.engine, expire_on_commit=False) as s:
+            d = s.scalar(select(CD).where(CD.idempotency_key == key))
+            if d is not None and d.status in FINAL_STATUSES:
+                return self._summary(d)
+            if d is not None and d.status == "acting":     # a restart mid-flow: finish, never requeue twice
+                return self._act(s, d)
+            if d is not None and d.status == EVACUATING:   # the evacuated attempt ended (or was ended by us)
+                return self._evacuation_step(s, d)
+            nodes = list(expand(item.get("nodes") or ""))
+            waited = time.time() - float(item.get("enqueued") or 0)
+            reported = self._epilogs_reported(s, job_id, restart)
+            missing = sorted(set(nodes) - reported)
+            job = self._job(job_id)
+            completing = job is not None and job.restart_count == restart and job.state == "COMPLETING"
+            if (missing or completing) and waited < float(self.cfg.get("controller.evidence_wait")):
+                return {"waiting": True, "job_id": job_id, "restart_count": restart, "missing_epilogs": missing,
+                        "completing": completing}
+            d = self._decide(s, item, job, nodes, missing, key)
+            if d.status == "acting":
+                return self._act(s, d)
+            out = self._summary(d)
+            if (d.details or {}).get("alert"):
+                out["alert"] = d.details["alert"]
+                log.error("controller: ALERT: %s", out["alert"])
+            return out
+
+    def _epilogs_reported(self, s: Session, job_id: int, restart: int) -> set[str]:
+        A = models.JobAttempt
+        rows = s.scalars(select(A).where(A.cluster == self.cluster, A.job_id == job_id, A.restart_count == restart))
+        return {node for row in rows for node in ((row.details or {}).get("epilog") or {})}
+
+    def _evidence(self, s: Session, job_id: int, restart: int) -> list[policy.Evidence]:
+        F = models.Finding
+        rows = s.scalars(select(F).where(F.cluster == self.cluster, F.job_id == job_id,
+                                         F.restart_count == restart).order_by(F.id))
+        return [policy.Evidence(node=f.node, kind=f.kind, category=f.category, action=f.action, trust=f.trust,
+                               message=f.message, superseded=bool((f.details or {}).get("superseded_by")),
+                               do_not_requeue=bool((f.details or {}).get("do_not_requeue")), id=f.id)
+               for f in rows]
+
+    def _gate_failures(self, s: Session, job_id: int, nodes: list[str]) -> list[tuple[str, str]]:
+        G = models.GateRun
+        rows = s.scalars(select(G).where(G.cluster == self.cluster, G.job_id == job_id, G.verdict == "fail"))
+        return [(g.node, g.failed_checks) for g in rows if not nodes or g.node in nodes]
+
+    def _chain(self, s: Session, job_id: int, ask: marker.RetryAsk | None, user: str) -> models.RetryChain | None:
+        C = models.RetryChain
+        chain = find_chain(s, self.cluster, job_id)
+        if chain is None and ask is not None and not ask.opted_out:
+            chain = C(idempotency_key=chain_key(self.cluster, job_id), cluster=self.cluster, root_job_id=job_id,
+                      user=user or None, created=utcnow(), max_retries=ask.max_retries, retry_on=ask.retry_on,
+                      status="active", retries_used=0, details={"marker": ask.marker(), "source": "comment"})
+            s.add(chain)
+            s.flush()
+        return chain
+
+    def _decide(self, s: Session, item: dict[str, Any], job: JobInfo | None, nodes: list[str], missing: list[str],
+                key: str) -> Any:
+        job_id, restart = int(item["job_id"]), int(item.get("restart_count") or 0)
+        same = job is not None and job.restart_count == restart
+        state = job.state if same and job is not None and job.finished else None
+        exit_: ExitStatus | None = None
+        if item.get("exit_raw") is not None:
+            exit_ = ExitStatus.from_wait_status(int(item["exit_raw"]))
+        elif same and job is not None:
+            exit_ = job.exit
+        findings = self._evidence(s, job_id, restart)
+        down: list[str] = []
+        if state in self.rules.node_fault_states:
+            down = [n.name for n in self.slurm.nodes(nodes) if n.state == "down" or not n.responding]
+        attempt = policy.Attempt(job_id, restart, nodes, state, exit_, item.get("comment") or "")
+        cls = policy.classify(attempt, findings, self.rules, gate_failures=self._gate_failures(s, job_id, nodes),
+                              down_nodes=down)
+        comment = item.get("comment") or (job.comment if job else "")
+        ask = marker.parse_marker(comment, int(self.cfg.get("controller.max_retries")),
+                                  str(self.cfg.get("controller.retry_on")))
+        chain = self._chain(s, job_id, ask, item.get("user") or (job.user if job else ""))
+        if ask is None and chain is not None:           # recorded by `slurmtools sbatch`
+            ask = marker.RetryAsk(chain.max_retries, chain.retry_on)
+        soft = sorted({x.node for x in exclusions.active(s, self.cluster) if x.scope == "soft"})
+        dec = policy.decide(cls, ask, chain.retries_used if chain else 0,
+                            already_excluded=list(job.excluded_nodes) if job else [], soft_excluded=soft,
+                            base=float(self.cfg.get("controller.backoff")),
+                            maximum=float(self.cfg.get("controller.backoff_max")),
+                            jitter=float(self.cfg.get("controller.backoff_jitter")), rng=self.rng)
+        acting = self.cfg.get("general.enabled") and not self.cfg.get("general.observe")
+        alert = None
+        if dec.action == "retry" and len(cls.implicated) > 1:
+            limit = safety.breaker_limit(len(self.slurm.nodes()), self.cfg.get("safety.max_drain_fraction"),
+                                         self.cfg.get("safety.min_drain_nodes"))
+            if len(cls.implicated) > limit:   # a shared cause (fabric, filesystem, our config): a human decides
+                alert = (f"job {job_id}: {len(cls.implicated)} nodes implicated at once (circuit breaker limit "
+                         f"{limit}); not retried, nothing excluded")
+                dec = policy.Decision("no_retry", "circuit breaker: " + alert, chain_status="failed")
+        resubmit = False
+        if dec.action == "retry" and job is None:
+            refused = self._cannot_resubmit(chain)
+            if refused:
+                dec = policy.Decision("no_retry", "the job left slurmctld's memory (MinJobAge) before it could be "
+                                                  f"requeued, and it cannot be resubmitted: {refused}",
+                                      chain_status="failed")
+            else:
+                resubmit = True
+        status = ("acting" if acting else "observed") if dec.action == "retry" else "done"
+        now = utcnow()
+        ended = job.end_time if same and job is not None and job.end_time else None
+        detected = datetime.fromtimestamp(float(item.get("enqueued") or time.time()), tz=UTC)
+        d = CD(idempotency_key=key, cluster=self.cluster, job_id=job_id, restart_count=restart,
+               chain_id=chain.id if chain else None, classification=cls.kind, decision=dec.action,
+               reason=dec.reason[:2000], excluded_nodes=collect(dec.exclude) if dec.exclude else "",
+               status=status, t_ended=ended or detected, t_detected=detected, t_decided=now,
+               details={"classification": cls.to_dict(), "decision": dec.to_dict(),
+                        "ask": ask.marker() if ask else None, "state": state, "exit": str(exit_) if exit_ else None,
+                        "missing_epilogs": missing, "item": item, **({"alert": alert} if alert else {}),
+                        **({"resubmit": {}} if resubmit else {})})
+        s.add(d)
+        if chain is not None:
+            if dec.action == "retry" and acting:
+                chain.retries_used += 1
+            chain.status = dec.chain_status
+        A = models.JobAttempt
+        for att in s.scalars(select(A).where(A.cluster == self.cluster, A.job_id == job_id,
+                                             A.restart_count == restart)):
+            att.chain_id = chain.id if chain else att.chain_id
+        s.commit()
+        return d

@@ -1,0 +1,457 @@
+"""The lab cluster: its layout on disk, rendering its configuration, starting and stopping its daemons.
+
+Debian's munge, slurmctld, slurmdbd (with MariaDB) and four ``slurmd -N nX`` on their own
+ports, fake GPUs as gres on character devices, and PostgreSQL for the ledger; every
+listener on loopback. Every daemon is tracked by its PID file, and ``down`` stops only
+those PIDs (never anything found by name).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jinja2
+
+from slurmtools.lab import packages
+from slurmtools.lab.procs import LabError, pid_alive, pid_is, port_open, read_pid, wait_for
+
+PG_BIN_CANDIDATES = sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
+HOOKS = {"prolog": "prolog.d", "epilog": "epilog.d", "epilog_slurmctld": "epilog.d"}
+
+
+@dataclass
+class Ports:
+    slurmctld: int = 6817
+    slurmd_base: int = 17000
+    slurmdbd: int = 6819
+    mariadb: int = 3307
+    postgres: int = 55432
+
+
+@dataclass
+class LabNode:
+    name: str
+    port: int
+
+
+def default_dir() -> Path:
+    return Path(os.environ.get("SLURMTOOLS_LAB_DIR", "/var/tmp/slurmtools-lab"))
+
+
+def snapshot_dir() -> Path | None:
+    """The shipped health-check snapshots (the source tree's tests/data/snapshots), if present."""
+    here = Path(__file__).resolve().parents[2] / "tests" / "data" / "snapshots"
+    return here if (here / "healthy-8xh100.json").is_file() else None
+
+
+#: Commands the lab's slurmtools runs through logging shims ($LAB/bin), so tests can count Slurm calls.
+SLURM_TOOLS = ("sinfo", "squeue", "scontrol", "sbatch", "sacct", "sacctmgr", "scancel")
+
+
+def repo_hook_dir(name: str) -> Path:
+    """The project's prolog.d/epilog.d: the source tree's, else the installed copy."""
+    here = Path(__file__).resolve().parents[2] / name
+    if here.is_dir():
+        return here
+    installed = Path(sys.prefix) / "share" / "slurmtools" / name
+    if installed.is_dir():
+        return installed
+    raise LabError(f"cannot find the {name} hooks (looked in {here} and {installed})")
+
+
+@dataclass
+class Lab:
+    root: Path = field(default_factory=default_dir)
+    nodes: list[LabNode] = field(default_factory=lambda: [LabNode(f"n{i}", 17000 + i) for i in range(1, 5)])
+    gpus: int = 4
+    cluster: str = "lab"
+    ports: Ports = field(default_factory=Ports)
+    say: Callable[[str], None] = print
+    #: Set by prepare(): the rendered slurm.conf differs from the one before (slurmctld must restart).
+    conf_changed: bool = field(default=False, init=False, repr=False)
+
+    # ------------------------------------------------------------------ paths
+    @property
+    def etc(self) -> Path:
+        return self.root / "etc"
+
+    @property
+    def slurm_conf(self) -> Path:
+        return self.etc / "slurm.conf"
+
+    @property
+    def host(self) -> str:
+        return socket.gethostname().split(".")[0]
+
+    @property
+    def pg_dsn(self) -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.ports.postgres}/slurmtools"
+
+    @property
+    def ledger_url(self) -> str:
+        return f"postgresql+psycopg://postgres@127.0.0.1:{self.ports.postgres}/slurmtools"
+
+    def node_dir(self, node: str) -> Path:
+        return self.root / "nodes" / node
+
+    def kernel_log(self, node: str) -> Path:
+        return self.node_dir(node) / "kern.log"
+
+    def snapshot(self, node: str) -> Path:
+        """The snapshot a lab node's health checks read instead of this GPU-less machine."""
+        return self.node_dir(node) / "snapshot.json"
+
+    def set_snapshot(self, node: str, name: str) -> Path:
+        src = snapshot_dir()
+        if src is None or not (src / f"{name}.json").is_file():
+            raise LabError(f"no snapshot {name!r} (the lab's health checks need the source tree's "
+                           "tests/data/snapshots)")
+        dest = self.snapshot(node)
+        tmp = dest.with_suffix(".tmp")
+        shutil.copyfile(src / f"{name}.json", tmp)
+        os.replace(tmp, dest)
+        return dest
+
+    def env(self) -> dict[str, str]:
+        bin_dir = str(Path(sys.executable).parent)
+        return {
+            "SLURM_CONF": str(self.slurm_conf),
+            "SLURMTOOLS_CONFIG": str(self.etc / "slurmtools.toml"),
+            "SLURMTOOLS_LAB_DIR": str(self.root),
+            "SLURMTOOLS_LEDGER_URL": self.ledger_url,
+            "PGHOST": "127.0.0.1",
+            "PGPORT": str(self.ports.postgres),
+            "PGUSER": "postgres",
+            "PGDATABASE": "slurmtools",
+            "SLURMTOOLS_LAB_PG_DSN": self.pg_dsn,
+            "PATH": f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+        }
+
+    def _run(self, argv: list[str], *, user: str | None = None, check: bool = True,
+             timeout: float = 120, cwd: str | None = None, env: dict[str, str] | None = None,
+             ) -> subprocess.CompletedProcess[str]:
+        if user:
+            argv = ["runuser", "-u", user, "--", *argv]
+        full_env = {**os.environ, **(env or {}), "SLURM_CONF": str(self.slurm_conf)}
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                              cwd=cwd, env=full_env, stdin=subprocess.DEVNULL)
+        if check and proc.returncode != 0:
+            raise LabError(f"{' '.join(argv)} failed ({proc.returncode}): {proc.stderr.strip() or proc.stdout.strip()}")
+        return proc
+
+    # -------------------------------------------------------------- packages
+    # ------------------------------------------------------------- rendering
+    def _render(self, template: str, dest: Path, mode: int = 0o644, **extra: object) -> None:
+        env = jinja2.Environment(loader=jinja2.PackageLoader("slurmtools.lab", "templates"),
+                                 undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
+                                 trim_blocks=True, lstrip_blocks=True)
+        text = env.get_template(template).render(
+            lab=str(self.root), cluster=self.cluster, host=self.host, ports=self.ports,
+            nodes=self.nodes, gpus=self.gpus, ledger_url=self.ledger_url,
+            hostlist=f"n[1-{len(self.nodes)}]" if len(self.nodes) > 1 else self.nodes[0].name, **extra)
+        tmp = dest.with_suffix(dest.suffix + ".tmp")
+        tmp.write_text(text)
+        tmp.chmod(mode)
+        tmp.replace(dest)
+
+    def _db_password(self) -> str:
+        path = self.etc / "db-password"
+        if not path.exists():
+            path.write_text(secrets.token_hex(12))
+            path.chmod(0o600)
+        return path.read_text().strip()
+
+    def prepare(self) -> None:
+        for sub in ["etc", "state", "run", "log", "hooks", "faults", "fakedev", "spool-slurmtools", "bin"]:
+            (self.root / sub).mkdir(parents=True, exist_ok=True)
+        self.root.chmod(0o755)
+        submissions = self.root / "submissions"   # users drop `slurmtools sbatch` records: sticky, like /tmp
+        submissions.mkdir(exist_ok=True)
+        submissions.chmod(0o1733)
+        for node in self.nodes:
+            (self.root / "spool" / node.name).mkdir(parents=True, exist_ok=True)
+            self.node_dir(node.name).mkdir(parents=True, exist_ok=True)
+            self.kernel_log(node.name).touch()
+            if snapshot_dir() is not None:
+                self.set_snapshot(node.name, "healthy-8xh100")   # every `lab up` starts healthy
+        for i in range(self.gpus):
+            dev = self.root / "fakedev" / f"gpu{i}"
+            if not dev.exists():
+                os.mknod(dev, 0o666 | 0o020000, os.makedev(1, 3))  # a character device, like /dev/null
+        before = self.slurm_conf.read_text() if self.slurm_conf.exists() else ""
+        self._render("slurm.conf.j2", self.slurm_conf)
+        # A running slurmctld keeps its plugin types until restarted (`reconfigure` does not load new ones).
+        self.conf_changed = before != self.slurm_conf.read_text()
+        self._render("gres.conf.j2", self.etc / "gres.conf")
+        self._render("slurmdbd.conf.j2", self.etc / "slurmdbd.conf", mode=0o600, db_password=self._db_password())
+        snaps = snapshot_dir()
+        self._render("slurmtools.toml.j2", self.etc / "slurmtools.toml", snapshots=snaps is not None,
+                     profile=(snaps / "dgx-h100.profile.toml").read_text() if snaps else "",
+                     slurmtools=str(Path(sys.executable).parent / "slurmtools"))
+        self.install_plugins()
+        for tool in SLURM_TOOLS:   # logging shims: one line per call, with the calling hook's context
+            shim = self.root / "bin" / tool
+            shim.write_text(f'#!/bin/sh\necho "$(date +%s.%N) ${{SLURMD_NODENAME:--}} ${{SLURM_SCRIPT_CONTEXT:--}} '
+                            f'{tool} $*" >> {self.root}/log/slurm-calls.log\nexec /usr/bin/{tool} "$@"\n')
+            shim.chmod(0o755)
+        path = f"{Path(sys.executable).parent}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+        for hook, hookdir in HOOKS.items():
+            self._render("hook.sh.j2", self.root / "hooks" / hook, mode=0o755,
+                         hook=hook, hookdir=str(repo_hook_dir(hookdir)), path=path)
+
+    def install_plugins(self) -> None:
+        """job_submit.lua and cli_filter.lua next to the lab's slurm.conf, from the lab's configuration."""
+        from slurmtools import config, plugins
+
+        cfg = config.load(self.etc / "slurmtools.toml", env={})
+        plugins.write({k: v for k, v in plugins.render(cfg).items() if k in plugins.FILES}, str(self.etc))
+
+    def link_etc(self) -> None:
+        """Let plain `sinfo` work: link /etc/slurm/*.conf to the lab when nothing else is there."""
+        etc_slurm = Path("/etc/slurm")
+        if not etc_slurm.is_dir() or os.geteuid() != 0:
+            return
+        for name in ["slurm.conf", "gres.conf"]:
+            link = etc_slurm / name
+            if link.is_symlink() and str(os.readlink(link)).startswith(str(self.root)):
+                continue
+            if not link.exists() and not link.is_symlink():
+                link.symlink_to(self.etc / name)
+
+    def unlink_etc(self) -> None:
+        for name in ["slurm.conf", "gres.conf"]:
+            link = Path("/etc/slurm") / name
+            if link.is_symlink() and str(os.readlink(link)).startswith(str(self.root)):
+                link.unlink()
+
+    # --------------------------------------------------------------- daemons
+    def daemons(self) -> list[tuple[str, Path]]:
+        """Every daemon the lab starts, with the PID file that tracks it."""
+        run = self.root / "run"
+        items = [("munged", self.root / "munge" / "munged.pid"),
+                 ("mariadb", self.root / "mariadb" / "mysqld.pid"),
+                 ("slurmdbd", run / "slurmdbd.pid"),
+                 ("slurmctld", run / "slurmctld.pid")]
+        items += [(f"slurmd {n.name}", run / f"slurmd-{n.name}.pid") for n in self.nodes]
+        items.append(("postgresql", self.root / "pg" / "data" / "postmaster.pid"))
+        return items
+
+    @staticmethod
+    def _comm(pidfile: Path) -> str:
+        """The program a lab PID file belongs to (checked against /proc/PID/comm)."""
+        return {"munged.pid": "munged", "mysqld.pid": "mariadbd", "slurmdbd.pid": "slurmdbd",
+                "slurmctld.pid": "slurmctld", "postmaster.pid": "postgres"}.get(pidfile.name, "slurmd")
+
+    def _pid(self, pidfile: Path) -> int | None:
+        """The live PID of the lab daemon behind this PID file, or None (absent, dead or reused)."""
+        pid = read_pid(pidfile)
+        return pid if pid is not None and pid_is(pid, self._comm(pidfile)) else None
+
+    def _alive(self, pidfile: Path) -> bool:
+        return self._pid(pidfile) is not None
+
+    def start_munge(self) -> None:
+        mdir = self.root / "munge"
+        pidfile = mdir / "munged.pid"
+        if self._alive(pidfile):
+            return
+        mdir.mkdir(exist_ok=True)
+        shutil.chown(mdir, "munge", "munge")
+        mdir.chmod(0o711)
+        key = mdir / "munge.key"
+        if not key.exists():
+            self._run(["mungekey", "--create", f"--keyfile={key}"], user="munge")
+        self._run(["munged", f"--socket={mdir}/munge.sock", f"--key-file={key}", f"--pid-file={pidfile}",
+                   f"--log-file={mdir}/munged.log", f"--seed-file={mdir}/munged.seed", "--force"], user="munge")
+        wait_for("munged", lambda: (mdir / "munge.sock").exists() and self._alive(pidfile), 10, mdir / "munged.log")
+        self.say("started munged (socket %s)" % (mdir / "munge.sock"))
+
+    def start_mariadb(self) -> None:
+        mdir = self.root / "mariadb"
+        pidfile = mdir / "mysqld.pid"
+        sock = mdir / "mysqld.sock"
+        if self._alive(pidfile):
+            return
+        mdir.mkdir(exist_ok=True)
+        shutil.chown(mdir, "mysql", "mysql")
+        if not (mdir / "data" / "mysql").exists():
+            self._run(["mariadb-install-db", "--user=mysql", f"--datadir={mdir}/data",
+                       "--auth-root-authentication-method=socket", "--skip-test-db"], cwd="/tmp")
+        subprocess.Popen(
+            ["mariadbd", "--user=mysql", f"--datadir={mdir}/data", f"--socket={sock}",
+             f"--port={self.ports.mariadb}", "--bind-address=127.0.0.1", f"--pid-file={pidfile}",
+             f"--log-error={mdir}/error.log", "--innodb-buffer-pool-size=64M",
+             "--innodb-lock-wait-timeout=900", "--skip-name-resolve"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True, cwd="/tmp")
+        wait_for("mariadb", lambda: sock.exists() and self._alive(pidfile), 60, mdir / "error.log")
+        pw = self._db_password()
+        sql = (f"CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1' IDENTIFIED BY '{pw}'; "
+               "GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';")
+        self._run(["mariadb", f"--socket={sock}", "-e", sql])
+        self.say(f"started mariadb (127.0.0.1:{self.ports.mariadb})")
+
+    def start_slurmdbd(self) -> None:
+        pidfile = self.root / "run" / "slurmdbd.pid"
+        if self._alive(pidfile):
+            return
+        self._run(["slurmdbd"])
+        wait_for("slurmdbd", lambda: port_open(self.ports.slurmdbd), 30, self.root / "log" / "slurmdbd.log")
+        self.say(f"started slurmdbd (127.0.0.1:{self.ports.slurmdbd})")
+
+    def start_slurmctld(self) -> None:
+        pidfile = self.root / "run" / "slurmctld.pid"
+        if self._alive(pidfile):
+            return
+        self._run(["slurmctld", "-f", str(self.slurm_conf)])
+        wait_for("slurmctld", lambda: port_open(self.ports.slurmctld), 30, self.root / "log" / "slurmctld.log")
+        self.say(f"started slurmctld (127.0.0.1:{self.ports.slurmctld})")
+
+    def start_slurmds(self) -> None:
+        for node in self.nodes:
+            pidfile = self.root / "run" / f"slurmd-{node.name}.pid"
+            if self._alive(pidfile):
+                continue
+            self._run(["slurmd", "-N", node.name, "-f", str(self.slurm_conf)])
+            self.say(f"started slurmd {node.name} (127.0.0.1:{node.port}, {self.gpus} fake GPUs)")
+        for node in self.nodes:
+            wait_for(f"slurmd {node.name}", lambda n=node: port_open(n.port), 30,  # type: ignore[misc]
+                     self.root / "log" / f"slurmd-{node.name}.log")
+
+    def pg_bin(self, tool: str) -> str:
+        for cand in PG_BIN_CANDIDATES:
+            if (cand / tool).exists():
+                return str(cand / tool)
+        raise LabError(f"PostgreSQL's {tool} not found under /usr/lib/postgresql/*/bin")
+
+    def start_postgres(self) -> None:
+        pdir = self.root / "pg"
+        data = pdir / "data"
+        if self._alive(data / "postmaster.pid"):
+            return
+        pdir.mkdir(exist_ok=True)
+        shutil.chown(pdir, "postgres", "postgres")
+        if not (data / "PG_VERSION").exists():
+            self._run([self.pg_bin("initdb"), "-D", str(data), "--auth=trust", "-U", "postgres",
+                       "-E", "UTF8", "--locale=C.UTF-8"], user="postgres", cwd="/tmp")
+        self._run([self.pg_bin("pg_ctl"), "-D", str(data), "-l", str(pdir / "postgres.log"), "-w", "-t", "60",
+                   "-o", f"-p {self.ports.postgres} -k {pdir} -c listen_addresses=127.0.0.1 -c max_connections=300",
+                   "start"], user="postgres", cwd="/tmp")
+        proc = self._run(["psql", "-h", "127.0.0.1", "-p", str(self.ports.postgres), "-U", "postgres", "-tAc",
+                          "SELECT 1 FROM pg_database WHERE datname='slurmtools'"], cwd="/tmp")
+        if proc.stdout.strip() != "1":
+            self._run([self.pg_bin("createdb"), "-h", "127.0.0.1", "-p", str(self.ports.postgres),
+                       "-U", "postgres", "slurmtools"], cwd="/tmp")
+        self.say(f"started postgresql (127.0.0.1:{self.ports.postgres}, database slurmtools)")
+
+    def stop_postgres(self) -> None:
+        data = self.root / "pg" / "data"
+        if self._alive(data / "postmaster.pid"):
+            self._run([self.pg_bin("pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"],
+                      user="postgres", cwd="/tmp", check=False)
+            self.say("stopped postgresql")
+
+    def nodes_idle(self) -> bool:
+        proc = self._run(["sinfo", "-h", "-N", "-o", "%N %T"], check=False, timeout=10)
+        states = dict(line.split() for line in proc.stdout.splitlines() if len(line.split()) == 2)
+        return all(states.get(n.name, "").rstrip("*") in {"idle", "mixed", "allocated", "drained", "draining"}
+                   and not states.get(n.name, "").endswith("*") for n in self.nodes)
+
+    def up(self, install: bool = True) -> None:
+        if os.geteuid() != 0:
+            raise LabError("the lab runs Slurm daemons as root: run `slurmtools lab up` as root")
+        t0 = time.monotonic()
+        if install:
+            packages.install(self.say)
+        self.prepare()
+        self.link_etc()
+        self.start_munge()
+        self.start_mariadb()
+        self.start_slurmdbd()
+        if self.conf_changed and self._alive(self.root / "run" / "slurmctld.pid"):
+            self.say("slurm.conf changed: restarting slurmctld, reconfiguring the slurmds")
+            self._stop_pid("slurmctld", self.root / "run" / "slurmctld.pid")
+            self.start_slurmctld()
+            self._run(["scontrol", "reconfigure"], check=False)
+        self.start_slurmctld()
+        self.start_slurmds()
+        self.start_postgres()
+        wait_for("all lab nodes responding", self.nodes_idle, 60, self.root / "log" / "slurmctld.log")
+        self.say(f"lab up in {time.monotonic() - t0:.1f}s: {len(self.nodes)} nodes, state in {self.root}")
+
+    def status(self) -> list[dict[str, object]]:
+        out: list[dict[str, object]] = []
+        for name, pidfile in self.daemons():
+            pid = self._pid(pidfile)
+            out.append({"daemon": name, "pid": pid, "running": pid is not None, "pidfile": str(pidfile)})
+        return out
+
+    def _stop_pid(self, name: str, pidfile: Path, timeout: float = 20) -> None:
+        pid = self._pid(pidfile)
+        if pid is None:
+            return
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and pid_alive(pid):
+            time.sleep(0.1)
+        if pid_alive(pid):
+            os.kill(pid, signal.SIGKILL)
+        self.say(f"stopped {name} (pid {pid})")
+
+    def down(self, purge: bool = False) -> None:
+        run = self.root / "run"
+        for node in self.nodes:
+            self._stop_pid(f"slurmd {node.name}", run / f"slurmd-{node.name}.pid")
+        self._stop_pid("slurmctld", run / "slurmctld.pid")
+        self._stop_pid("slurmdbd", run / "slurmdbd.pid")
+        self._stop_pid("mariadb", self.root / "mariadb" / "mysqld.pid", timeout=60)
+        self.stop_postgres()
+        self._stop_pid("munged", self.root / "munge" / "munged.pid")
+        self.unlink_etc()
+        if purge and self.root.exists():
+            shutil.rmtree(self.root)
+            self.say(f"removed {self.root}")
+
+    # --------------------------------------------------------------- faults
+    def job_pids_on(self, node: str) -> Iterator[tuple[int, str]]:
+        """Processes of jobs running on a lab node: (pid, job id), found by their environment."""
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                raw = (entry / "environ").read_bytes()
+            except OSError:
+                continue
+            env = dict(item.split(b"=", 1) for item in raw.split(b"\0") if b"=" in item)
+            if env.get(b"SLURMD_NODENAME") == node.encode() and b"SLURM_JOB_ID" in env \
+                    and env.get(b"SLURM_SCRIPT_CONTEXT") is None:
+                yield int(entry.name), env[b"SLURM_JOB_ID"].decode()
+
+    def append_kernel_line(self, node: str, message: str) -> str:
+        """Append a kernel-log line in the `[ seconds.micros] message` form dmesg prints."""
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+        line = f"[{uptime:12.6f}] {message}"
+        with open(self.kernel_log(node), "a") as fh:
+            fh.write(line + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        return line
+
+    def inject(self, node: str, fault: str) -> dict[str, object]:
+        if node not in {n.name for n in self.nodes}:
+            raise LabError(f"unknown lab node {node!r} (have {', '.join(n.name for n in self.nodes)})")
+        from slurmtools.lab.faults import FAULTS
+
+        if fault not in FAULTS:
+            raise LabError(f"unknown fault {fault!r}; known: {', '.join(sorted(FAULTS))}")
+        return FAULTS[fault](self, node)

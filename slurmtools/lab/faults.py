@@ -1,0 +1,103 @@
+"""Faults the lab injects on a node: kernel-log lines as a real driver prints them (XID, NVLink, IB, OOM, NFS),
+with the job's processes killed as the fault would, or a health snapshot the prolog's checks replay.
+`slurmtools lab inject NODE FAULT` (and `Lab.inject`) pick one from `FAULTS`."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import signal
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Protocol
+
+
+class Target(Protocol):
+    """What a fault needs of the lab (`slurmtools.lab.cluster.Lab`)."""
+
+    gpus: int
+
+    def job_pids_on(self, node: str) -> Iterator[tuple[int, str]]: ...
+    def append_kernel_line(self, node: str, message: str) -> str: ...
+    def kernel_log(self, node: str) -> Path: ...
+    def set_snapshot(self, node: str, name: str) -> Path: ...
+
+
+def _kill_jobs_on(lab: Target, node: str, only_one: bool = False) -> tuple[list[str], list[int]]:
+    """SIGKILL the processes of the jobs running on a lab node (all of them, or the biggest one)."""
+    found = list(lab.job_pids_on(node))
+    jobs = sorted({job for _, job in found})
+    if only_one and found:
+        found = [max(found, key=lambda pj: _rss(pj[0]))]
+    killed = []
+    for pid, _ in found:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+        except ProcessLookupError:
+            pass
+    return jobs, killed
+
+
+def _rss(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/statm").read_text().split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _kernel_fault(lines: list[str], kill: str | None) -> Callable[[Target, str], dict[str, object]]:
+    """A fault: kernel lines appended to the node's log ({pci}, {pid} filled in), then maybe a kill
+    ("all": every job process on the node, as a lost GPU would; "one": the biggest, as the OOM killer)."""
+
+    def inject(lab: Target, node: str) -> dict[str, object]:
+        gpu = secrets.randbelow(lab.gpus)
+        found = list(lab.job_pids_on(node))
+        pid = found[0][0] if found else 4242
+        pci = f"0000:{0x18 + 0x10 * gpu:02x}:00"
+        written = [lab.append_kernel_line(node, text.format(pci=pci, pid=pid)) for text in lines]
+        jobs, killed = _kill_jobs_on(lab, node, only_one=kill == "one") if kill else (
+            sorted({job for _, job in found}), [])
+        return {"node": node, "kernel_log": str(lab.kernel_log(node)), "line": written[-1], "lines": written,
+                "jobs": jobs, "killed_pids": killed}
+
+    return inject
+
+
+FAULTS: dict[str, Callable[[Target, str], dict[str, object]]] = {
+    "xid79": _kernel_fault(["NVRM: Xid (PCI:{pci}): 79, pid={pid}, name=python3, GPU has fallen off the bus."],
+                           "all"),
+    "xid13": _kernel_fault(["NVRM: Xid (PCI:{pci}): 13, pid={pid}, name=python3, Graphics Exception: "
+                            "ESR 0x404490=0x80000002"], "all"),
+    "xid48": _kernel_fault(["NVRM: Xid (PCI:{pci}): 48, pid={pid}, name=python3, An uncorrectable double bit "
+                            "error (DBE) has been detected on GPU in the framebuffer at partition 6, subpartition 0."],
+                           "all"),
+    "xid94": _kernel_fault(["NVRM: Xid (PCI:{pci}): 94, pid={pid}, name=python3, Contained: SM (0x1). "
+                            "RST: No, D-RST: No"], "all"),
+    "nvlink": _kernel_fault(["NVRM: NVLink: fatal error detected on link 3(0x10000, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0)",
+                             "NVRM: Xid (PCI:{pci}): 74, pid={pid}, name=python3, NVLink: fatal error detected on "
+                             "link 3(0x10000, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0)"], "all"),
+    "ib-down": _kernel_fault(["mlx5_core 0000:17:00.0 ibp23s0: Link down"], None),
+    "oom": _kernel_fault(["python3 invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0",
+                          "Memory cgroup out of memory: Killed process {pid} (python3) total-vm:73400320kB, "
+                          "anon-rss:65011712kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:128000kB "
+                          "oom_score_adj:0"], "one"),
+    "nfs-hang": _kernel_fault(["nfs: server nfs01 not responding, still trying"], None),
+}
+
+
+def _snapshot_fault(name: str) -> Callable[[Target, str], dict[str, object]]:
+    """A fault the prolog's health checks see: the node's replayed snapshot becomes NAME."""
+
+    def inject(lab: Target, node: str) -> dict[str, object]:
+        return {"node": node, "snapshot": str(lab.set_snapshot(node, name)), "state": name}
+
+    return inject
+
+
+#: Snapshot states a lab node can be switched to (`lab inject n3 row-remap-failure`; `healthy` restores).
+SNAPSHOT_FAULTS = ("gpu-missing", "row-remap-failure", "ecc-dbe", "nvlink-down", "ib-port-down", "ib-link-downed",
+                   "thermal-slowdown")
+FAULTS.update({name: _snapshot_fault(name) for name in SNAPSHOT_FAULTS})
+FAULTS["healthy"] = _snapshot_fault("healthy-8xh100")
+
