@@ -6,3 +6,10 @@ They read the environment Slurm gives, the node (through checks/ and diagnosis/)
 they write spool files for the ledger, the kernel-log marker, the gate's status cache and the controller's
 queue. Thin and lean: no click, no SQLAlchemy on the healthy path, no Slurm call unless a node must drain.
 """
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`slurmtools-hook` as installed before the hooks had a folder (`from slurmtools.hooks import main`)."""
+    from slurmtools.hooks.runner import main as run
+
+    return run(argv)
