@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 DEFAULT_PATH = "/etc/slurmtools/slurmtools.toml"
+#: A configuration file larger than this is refused unread (a FIFO or /dev/zero must not hang or fill memory).
+MAX_FILE_BYTES = 4 << 20
 #: Hooks cache the parsed configuration here (SLURMTOOLS_CACHE_DIR overrides; must be owned by root, 0755).
 CACHE_DIR = "/run/slurmtools"
 
@@ -38,6 +40,24 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "xid_override.action": ("", "none", "restart_app", "investigate", "reset_gpu", "reboot_node", "drain_node"),
     "xid_override.category": ("", "hardware", "driver", "network", "filesystem", "application", "unknown"),
     "xid_override.severity": ("", "info", "warning", "error", "critical"),
+}
+
+#: Numbers: every number in the schema must be >= 0 unless listed here as (lowest, highest, lowest allowed
+#: itself?). `-1` means "not checked" for the hardware counts; a time budget, a size or a timeout of 0 would
+#: silently switch a stage off, so those must be positive.
+RANGES: dict[str, tuple[float, float | None, bool]] = {
+    "hardware_profile.gpus": (-1, None, True), "hardware_profile.nvlinks_per_gpu": (-1, None, True),
+    "hardware_profile.ib_ports": (-1, None, True),
+    "safety.max_drain_fraction": (0, 1, True), "controller.backoff_jitter": (0, 1, True),
+    "safety.settle": (0, 300, True),
+    "slurm.timeout": (0, None, False), "checks.timeout": (0, None, False), "checks.probe_timeout": (0, None, False),
+    "checks.deep_timeout": (0, None, False), "checks.strikes": (1, None, True), "checks.dcgm_level": (0, 4, True),
+    "diagnosis.max_bytes": (4096, None, True), "diagnosis.job_log_max_bytes": (4096, None, True),
+    "diagnosis.time_budget": (0, None, False), "diagnosis.no_requeue_exit_code": (0, 255, True),
+    "controller.poll_interval": (0, None, False), "controller.verify_attempts": (1, None, True),
+    "controller.recovery_passes": (1, None, True), "controller.deep_check_timeout": (0, None, False),
+    "controller.script_copy_max_bytes": (0, None, True), "exclusions.max_nodes": (1, 100000, True),
+    "partition_defaults.max_retries": (0, 1000, True), "controller.max_retries": (0, 1000, True),
 }
 
 #: Tables whose sub-tables are free-form names, each validated against another table.
@@ -75,11 +95,25 @@ def _check_value(key: str, value: Any, default: Any, origin: str, choice_key: st
         ok = isinstance(value, type(default))
     if not ok:
         raise ConfigError(f"{origin}: {key} must be {_type_name(default)}, got {value!r}")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        _check_range(key, value, origin, choice_key or key)
     choices = CHOICES.get(choice_key or key)
     if choices is not None and value not in choices:
         shown = ", ".join(c for c in choices if c)
         raise ConfigError(f"{origin}: {key} must be one of {shown}, got {value!r}")
     return value
+
+
+def _check_range(key: str, value: float, origin: str, schema_key: str) -> None:
+    import math
+
+    lo, hi, lo_ok = RANGES.get(schema_key, (0, None, True))
+    if math.isnan(value) or math.isinf(value):
+        raise ConfigError(f"{origin}: {key} must be a finite number, got {value!r}")
+    if value < lo or (value == lo and not lo_ok) or (hi is not None and value > hi):
+        lowest = f">= {lo:g}" if lo_ok else f"> {lo:g}"
+        raise ConfigError(f"{origin}: {key} must be {lowest}" + (f" and <= {hi:g}" if hi is not None else "")
+                          + f", got {value!r}")
 
 
 def _merge(base: dict[str, Any], override: dict[str, Any], schema: dict[str, Any],
@@ -162,15 +196,40 @@ def config_path() -> str:
 
 def parse_file(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read one TOML file, with a ConfigError (never a traceback) when it cannot be read."""
+    import stat
     import tomllib
 
     try:
         with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise ConfigError(f"{path}: not a regular file")
+            raw = fh.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_FILE_BYTES} bytes: not a configuration file")
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: nested too deeply") from None
+
+
+def check_owner(path: str) -> None:
+    """Root acts on the configuration (the Slurm commands it runs from `slurm.bin_dir`, the deep checks'
+    commands, where it writes): as root, refuse a file that anyone but root could have written, the way sshd
+    treats its files (StrictModes). Raises ConfigError with one line."""
+    if os.geteuid() != 0:
+        return                      # a user's own configuration harms only that user
+    from slurmtools.fsutil import check_trusted
+
+    try:
+        check_trusted(path, owners={0}, what="configuration file")
+    except OSError as exc:
+        raise ConfigError(str(exc) if exc.strerror is None else f"{path}: cannot read: {exc.strerror}") from None
 
 
 def _defaults_path() -> str:
@@ -246,6 +305,8 @@ def load(path: str | os.PathLike[str] | None = None, *, env: dict[str, str] | No
     env = dict(os.environ) if env is None else env
     explicit = path is not None or bool(env.get("SLURMTOOLS_CONFIG"))
     file_path = str(path or env.get("SLURMTOOLS_CONFIG") or DEFAULT_PATH)
+    if explicit or os.path.exists(file_path):
+        check_owner(file_path)      # every time, cached or not: a chmod leaves the cache's fingerprint as it was
     fingerprint = [*_fingerprint([_defaults_path(), file_path]), [bool(explicit)]] if cache else []
     hit = _read_cache(fingerprint) if cache else None
     if hit is not None:
@@ -269,6 +330,7 @@ def load(path: str | os.PathLike[str] | None = None, *, env: dict[str, str] | No
 
 def check_file(path: str | os.PathLike[str]) -> None:
     """Validate one operator file against the schema; raises ConfigError."""
+    check_owner(str(path))
     defaults = _defaults()
     _merge(copy.deepcopy(defaults), parse_file(path), defaults, str(path))
 

@@ -31,3 +31,67 @@ def write_atomic(path: str, text: str, mode: int = 0o644, *, durable: bool = Fal
         except OSError:
             pass
         raise
+
+
+class UntrustedPath(OSError):
+    """A file or directory root would act on, but that someone else could have written: refused, never
+    repaired silently. The message names the path and what is wrong with it."""
+
+
+def _why_untrusted(st: os.stat_result, owners: frozenset[int] | set[int], sticky_ok: bool) -> str | None:
+    import stat
+
+    if st.st_uid not in owners:
+        return f"owned by uid {st.st_uid}"
+    if st.st_mode & 0o022 and not (sticky_ok and stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_ISVTX):
+        who = {0o022: "group and other", 0o020: "group", 0o002: "other"}[st.st_mode & 0o022]
+        return f"writable by {who} (mode {st.st_mode & 0o7777:04o})"
+    return None
+
+
+def check_trusted(path: str, *, owners: frozenset[int] | set[int] | None = None, what: str = "file",
+                  parents: bool = True) -> None:
+    """Refuse PATH unless it and the directories above it are as sshd wants its files (StrictModes): PATH and
+    its directory owned by root (or the effective user) and writable by nobody else; the directories further up
+    owned by root and not writable by others, or sticky (/tmp, /var/tmp). PATH itself must not be a symlink.
+    Raises UntrustedPath."""
+    import stat
+
+    trusted = set(owners) if owners is not None else {0, os.geteuid()}
+    full = os.path.abspath(path)
+    st = os.lstat(full)
+    if stat.S_ISLNK(st.st_mode):
+        raise UntrustedPath(f"{path}: is a symbolic link; refused")
+    why = _why_untrusted(st, trusted, sticky_ok=False)
+    if why:
+        raise UntrustedPath(f"{path}: {what} {why}; refused (must be owned by root and writable by root only)")
+    if not parents:
+        return
+    first = True
+    d = os.path.dirname(full)
+    while True:
+        st = os.stat(d)
+        why = _why_untrusted(st, trusted if first else {0, *trusted}, sticky_ok=not first)
+        if why:
+            raise UntrustedPath(f"{path}: its directory {d} is {why}; refused")
+        first = False
+        if d == os.path.dirname(d):
+            return
+        d = os.path.dirname(d)
+
+
+def trusted_dir(path: str, mode: int = 0o750, *, owners: frozenset[int] | set[int] | None = None) -> None:
+    """Make directory PATH (mode MODE) if it is missing, then refuse it unless trusted (see `check_trusted`):
+    a spool or queue that another user could write, or that is a symlink, is never used by root."""
+    try:
+        os.makedirs(path, mode=mode, exist_ok=True)
+    except FileExistsError:
+        pass
+    check_trusted(path, owners=owners, what="directory")
+
+
+def open_nofollow(path: str, flags: int = os.O_RDONLY, mode: int = 0o640) -> int:
+    """os.open that never follows a symlink at PATH (O_NOFOLLOW) and never blocks on a FIFO (O_NONBLOCK
+    for reading). Raises OSError (ELOOP for a symlink)."""
+    extra = os.O_NOFOLLOW | (os.O_NONBLOCK if flags & (os.O_WRONLY | os.O_RDWR) == 0 else 0)
+    return os.open(path, flags | extra | getattr(os, "O_CLOEXEC", 0), mode)

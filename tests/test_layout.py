@@ -103,7 +103,7 @@ def test_cycle_finder_finds_a_cycle() -> None:
 
 def test_no_import_cycle() -> None:
     edges, _ = graph()
-    assert "slurmtools.cli" in edges and edges["slurmtools.cli"], "the graph must see the CLI's imports"
+    assert edges.get("slurmtools.cli"), "the graph must see the CLI's imports"
     assert cycles(edges) == []
 
 

@@ -329,10 +329,22 @@ def load_snapshot(path: str) -> dict[str, Any]:
         raise SnapshotError(f"{path}: cannot read snapshot: {exc.strerror}") from None
     except ValueError as exc:
         raise SnapshotError(f"{path}: not a JSON snapshot: {exc}") from None
+    except RecursionError:
+        raise SnapshotError(f"{path}: not a slurmtools snapshot (nested too deeply)") from None
     if not isinstance(data, dict) or data.get("format") != SNAPSHOT_FORMAT:
         raise SnapshotError(f"{path}: not a slurmtools snapshot (expected format {SNAPSHOT_FORMAT!r})")
     if not isinstance(data.get("files", {}), dict) or not isinstance(data.get("nvml") or {}, dict):
         raise SnapshotError(f"{path}: snapshot 'files' and 'nvml' must be objects")
+    nvml = data.get("nvml") or {}
+    devices = nvml.get("devices") or []
+    if not isinstance(devices, list) or not all(isinstance(d, dict) for d in devices):
+        raise SnapshotError(f"{path}: snapshot 'nvml.devices' must be a list of objects")
+    previous = data.get("previous")
+    if previous is not None and (not isinstance(previous, dict) or not isinstance(previous.get("counters", {}), dict)
+                                 or not isinstance(previous.get("age_s", 0), (int, float))):
+        raise SnapshotError(f"{path}: snapshot 'previous' must be an object with 'age_s' and 'counters'")
+    if not all(isinstance(k, str) and isinstance(v, (str, type(None))) for k, v in data.get("files", {}).items()):
+        raise SnapshotError(f"{path}: snapshot 'files' must map paths to text")
     return data
 
 

@@ -109,7 +109,11 @@ def controller_status(as_json: bool, limit: int) -> None:
     decisions = [{"job_id": d.job_id, "restart_count": d.restart_count, "classification": d.classification,
                   "decision": d.decision, "status": d.status, "reason": d.reason, "excluded_nodes": d.excluded_nodes,
                   **{k: getattr(d, k).isoformat() if getattr(d, k) else None for k in steps}} for d in rows]
-    queued = [item for _, item in queue.pending(cfg.get("controller.queue_dir"))]
+    try:
+        queued = [item for _, item in queue.pending(cfg.get("controller.queue_dir"),
+                                                     queue.owners(str(cfg.get("controller.queue_user"))))]
+    except (OSError, queue.QueueError) as exc:
+        fail(f"controller queue: {exc}", 1)
     if as_json:
         emit_json({"queue": queued, "decisions": decisions, "breaker": breaker})
         return

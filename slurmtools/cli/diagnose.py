@@ -33,13 +33,15 @@ def _finding_time(stamp: str | None) -> float | None:
 @click.command("diagnose")
 @click.option("--kernel-log", "kernel_log", help="A kernel log file, or - for stdin (default: this node's "
                                                  "configured source).")
-@click.option("--job-log", type=click.Path(exists=True, dir_okay=False), help="The job's output, for NCCL/CUDA errors.")
+@click.option("--job-log", help="The job's output, for NCCL/CUDA errors.")
+@click.option("--stream", is_flag=True, help="Also read a named pipe or device, for at most "
+                                              "diagnosis.time_budget seconds (stdin always is).")
 @click.option("--exit-code", help="The job's exit: an exit code (3) or Slurm's code:signal (0:9).")
 @click.option("--wait-status", type=int, help="The exit as a raw wait status (SLURM_JOB_EXIT_CODE: 768 = exit 3).")
 @click.option("--since", help="Only findings stamped at or after this time (7d, 2h, 2026-11-01T12:00).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON array of findings.")
-def diagnose_cmd(kernel_log: str | None, job_log: str | None, exit_code: str | None, wait_status: int | None,
-                 since: str | None, as_json: bool) -> None:
+def diagnose_cmd(kernel_log: str | None, job_log: str | None, stream: bool, exit_code: str | None,
+                 wait_status: int | None, since: str | None, as_json: bool) -> None:
     """Classify the faults in a kernel log and a job's exit and output."""
     from slurmtools.diagnosis import diagnose, sources
     from slurmtools.slurm.types import ExitStatus
@@ -55,14 +57,13 @@ def diagnose_cmd(kernel_log: str | None, job_log: str | None, exit_code: str | N
         cutoff = parse_since(since).timestamp() if since else None
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
-    if kernel_log == "-":
-        data = sys.stdin.buffer.read()
-    elif kernel_log:
+    budget = float(cfg.get("diagnosis.time_budget"))
+    if kernel_log:
         try:
-            with open(kernel_log, "rb") as fh:
-                data = fh.read()
-        except OSError as exc:
-            fail(f"cannot read {kernel_log}: {exc.strerror}")
+            data, _ = sources.read_input(kernel_log, int(cfg.get("diagnosis.max_bytes")), budget, stream=stream,
+                                         stdin=sys.stdin.buffer)
+        except sources.SourceError as exc:
+            fail(str(exc))
     else:
         from slurmtools.config import this_node
 
@@ -79,8 +80,11 @@ def diagnose_cmd(kernel_log: str | None, job_log: str | None, exit_code: str | N
             fail(str(exc))
     job_lines = None
     if job_log:
-        with open(job_log, "rb") as fh:
-            job_lines = fh.read().decode("utf-8", "replace").splitlines()
+        try:
+            raw, _ = sources.read_input(job_log, int(cfg.get("diagnosis.job_log_max_bytes")), budget, stream=stream)
+        except sources.SourceError as exc:
+            fail(str(exc))
+        job_lines = raw.decode("utf-8", "replace").splitlines()
     findings = diagnose(data, exit_code=status.code if status else None, exit_signal=status.signal if status else 0,
                         job_lines=job_lines, overrides=cfg.get("xid"),
                         no_requeue_code=cfg.get("diagnosis.no_requeue_exit_code"))

@@ -45,11 +45,12 @@ def _slurm(cfg: Any) -> Any:
 def _publish(cfg: Any) -> None:
     """Rewrite the published exclusions (for `slurmtools sbatch` and the job_submit plugin)."""
     from slurmtools.controller import exclusions
+    from slurmtools.plugins import PluginError
 
     try:
         with ledger_session() as session:
             exclusions.publish(cfg, session)
-    except OSError as exc:
+    except (OSError, PluginError) as exc:   # recorded all the same; the next publish tries again
         click.echo(f"slurmtools: warning: cannot publish the exclusions: {exc}", err=True)
 
 
@@ -83,6 +84,17 @@ def exclude_add(hostlist: str, reason: str, ttl: str | None, soft: bool, as_json
     nodes = _nodes(hostlist)
     if not reason.strip():
         fail("--reason must say why")
+    limit = int(cfg.get("exclusions.max_nodes"))
+    if len(nodes) > limit:
+        fail(f"{hostlist!r} names {len(nodes)} nodes, more than exclusions.max_nodes ({limit}); nothing excluded")
+    try:
+        known = {n.name for n in _slurm(cfg).nodes()}
+    except SlurmError as exc:
+        fail(f"cannot ask Slurm which nodes exist: {exc}; nothing excluded")
+    unknown = [n for n in nodes if n not in known]
+    if unknown:
+        fail(f"Slurm knows no node {unknown[0]!r}" + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else "")
+             + "; nothing excluded")
     try:
         ttl_s = parse_duration(ttl).total_seconds() if ttl else float(cfg.get("exclusions.admin_ttl")) or None
     except ValueError as exc:

@@ -45,13 +45,15 @@ def ledger_flush(as_json: bool, quiet: bool) -> None:
     """Ship spooled events to the database. Exit 1 if the database is unreachable (events kept)."""
     from slurmtools.ledger import api
     from slurmtools.ledger.db import LedgerError
+    from slurmtools.ledger.spool import SpoolError
 
     try:
         result = api.flush(get_config(), wait_lock=not quiet)
-    except LedgerError as exc:
+    except (LedgerError, SpoolError, OSError) as exc:
         if quiet:
             sys.exit(1)
-        fail(str(exc))
+        fail(str(exc) if not isinstance(exc, OSError) or not exc.strerror
+             else f"spool: {exc.filename or ''}: {exc.strerror}")
     if as_json:
         emit_json(result.to_dict())
     elif not quiet:

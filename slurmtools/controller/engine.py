@@ -27,6 +27,7 @@ from slurmtools.controller.base import CD, FINAL_STATUSES, STARTED, utcnow
 from slurmtools.controller.decide import Deciding
 from slurmtools.controller.ingest import Ingesting
 from slurmtools.controller.recovery import Recovering
+from slurmtools.plugins import PluginError
 from slurmtools.slurm import collect
 
 log = logging.getLogger(__name__)
@@ -45,7 +46,12 @@ class Controller(Deciding, Ingesting, Recovering):
         except Exception as exc:
             log.exception("controller: submissions: %s", exc)
             report["errors"].append({"error": f"submissions: {type(exc).__name__}: {exc}"})
-        items = queue.pending(self.queue_dir)
+        try:
+            items = queue.pending(self.queue_dir, queue.owners(str(self.cfg.get("controller.queue_user"))))
+        except (OSError, queue.QueueError) as exc:      # an untrusted queue: refused and reported, not read
+            log.error("controller: queue: %s", exc)
+            report["errors"].append({"error": f"queue: {exc}"})
+            items = []
         if items:
             self._ship()
         for path, item in items:
@@ -85,7 +91,7 @@ class Controller(Deciding, Ingesting, Recovering):
         try:
             with Session(self.engine) as s:
                 return exclusions.publish(self.cfg, s)
-        except OSError as exc:
+        except (OSError, PluginError) as exc:
             log.warning("controller: cannot publish the exclusions: %s", exc)
             return False
 

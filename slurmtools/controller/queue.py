@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from slurmtools.fsutil import write_atomic
+from slurmtools.fsutil import check_trusted, trusted_dir, write_atomic
 
 VERSION = 1
 
@@ -54,17 +54,37 @@ def file_name(item: Mapping[str, Any]) -> str:
     return f"{int(item['job_id'])}.{int(item['restart_count'])}.json"
 
 
+def owners(queue_user: str = "") -> set[int]:
+    """Whose queue files are believed: root, this process's user, and the configured SlurmUser."""
+    out = {0, os.geteuid()}
+    if queue_user:
+        import pwd
+
+        try:
+            out.add(pwd.getpwnam(queue_user).pw_uid)
+        except KeyError:
+            raise QueueError(f"controller.queue_user {queue_user!r} is not a user here") from None
+    return out
+
+
 def enqueue(queue_dir: str, item: Mapping[str, Any]) -> str:
-    """Durably write ITEM (fsync + rename); a second enqueue of the same attempt replaces the first."""
-    os.makedirs(queue_dir, mode=0o755, exist_ok=True)
+    """Durably write ITEM (fsync + rename); a second enqueue of the same attempt replaces the first.
+    Refuses (UntrustedPath) a queue directory that another user could write."""
+    trusted_dir(queue_dir, 0o755)
     path = os.path.join(queue_dir, file_name(item))
     write_atomic(path, json.dumps(dict(item), sort_keys=True) + "\n", 0o644, durable=True)
     return path
 
 
-def pending(queue_dir: str) -> list[tuple[str, dict[str, Any]]]:
-    """Queued attempts, oldest first. A file we cannot read is moved to `bad/` (kept for an admin)."""
+def pending(queue_dir: str, trusted: set[int] | None = None) -> list[tuple[str, dict[str, Any]]]:
+    """Queued attempts, oldest first. A file we cannot read, or one written by a user outside TRUSTED (default:
+    root and us), is moved to `bad/` (kept for an admin). Raises UntrustedPath for a directory another user
+    could write: its files could be anyone's."""
+    import stat
+
+    trusted = trusted if trusted is not None else owners()
     try:
+        check_trusted(queue_dir, owners=trusted, what="directory")
         names = sorted(n for n in os.listdir(queue_dir) if n.endswith(".json"))
     except FileNotFoundError:
         return []
@@ -72,8 +92,12 @@ def pending(queue_dir: str) -> list[tuple[str, dict[str, Any]]]:
     for name in names:
         path = os.path.join(queue_dir, name)
         try:
-            with open(path, encoding="utf-8") as fh:
-                item = json.load(fh)
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            with os.fdopen(fd, encoding="utf-8") as fh:
+                st = os.fstat(fh.fileno())
+                if not stat.S_ISREG(st.st_mode) or st.st_uid not in trusted:
+                    raise QueueError(f"not a regular file of a trusted user (uid {st.st_uid})")
+                item = json.loads(fh.read(1 << 20))
             if not isinstance(item, dict) or not isinstance(item.get("job_id"), int):
                 raise QueueError("not a queue item")
             item.setdefault("restart_count", 0)
@@ -92,8 +116,8 @@ def _quarantine(queue_dir: str, name: str, exc: Exception) -> None:
     import logging
 
     bad = os.path.join(queue_dir, "bad")
-    os.makedirs(bad, exist_ok=True)
     try:
+        trusted_dir(bad, 0o750)
         os.replace(os.path.join(queue_dir, name), os.path.join(bad, name))
     except OSError:
         pass

@@ -8,7 +8,8 @@ from typing import Any
 ACTIONS = ("none", "restart_app", "investigate", "reset_gpu", "reboot_node", "drain_node")
 CATEGORIES = ("hardware", "driver", "network", "filesystem", "application", "unknown")
 SEVERITIES = ("info", "warning", "error", "critical")
-TRUSTS = ("kernel", "nvml", "sysfs", "job", "admin")
+#: "syslog": a daemon's line in a syslog-fed log (`TAG[PID]: ...`), which any local user can forge with logger(1).
+TRUSTS = ("kernel", "nvml", "sysfs", "job", "admin", "syslog")
 
 #: Actions that mean the node itself is faulty: with node-level evidence, the node leaves service.
 NODE_ACTIONS = frozenset({"reset_gpu", "reboot_node", "drain_node"})
@@ -34,7 +35,7 @@ class Finding:
 
     @property
     def source(self) -> str:
-        return {"kernel": "kernel", "nvml": "nvml", "sysfs": "sysfs", "admin": "admin"}.get(
+        return {"kernel": "kernel", "nvml": "nvml", "sysfs": "sysfs", "admin": "admin", "syslog": "syslog"}.get(
             self.trust, "job-exit" if self.kind == "exit" else "job-log")
 
     @property

@@ -37,6 +37,9 @@ _PREFIX = re.compile(
 )
 
 
+_SYSLOG_HOST = re.compile(r"(?P<host>[\w.-]+) (?=[\w.-]+\[\d+\]: )")
+
+
 @dataclass
 class Line:
     number: int          # 1-based line number in the input
@@ -54,7 +57,12 @@ def normalise(raw: str, number: int = 0) -> Line:
     mono = float(mono_s) if mono_s else (int(m.group("usec")) / 1e6 if m.group("usec") else None)
     stamp = m.group("iso") or m.group("sys") or m.group("ctime") or mono_s or (
         f"{mono:.6f}" if mono is not None else None)
-    return Line(number, text[m.end():], stamp, mono, m.group("host"))
+    host, rest = m.group("host"), text[m.end():]
+    if host is None and (m.group("sys") or m.group("iso")):
+        tagged = _SYSLOG_HOST.match(rest)     # "host TAG[PID]: message": a daemon's syslog line
+        if tagged:
+            host, rest = tagged.group("host"), rest[tagged.end():]
+    return Line(number, rest, stamp, mono, host)
 
 
 def _pci(text: str | None) -> str | None:
@@ -165,47 +173,65 @@ def _nfs(m: re.Match[str], line: Line, ctx: dict[str, Any]) -> Finding:
 
 _PCI = r"(?P<pci>[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)"
 
+#: Every rule is anchored where the subsystem's own prefix stands: at the start of the message (after the
+#: stamps), or after the "driver device: " that dev_printk puts first. Text a job controls (a process name,
+#: printed by the kernel inside segfault, OOM and hung-task lines) therefore never starts a match.
+_DEV = r"(?:[\w.-]+ [\w:.-]+: )?"
+
 RULES: list[Rule] = [
     ("boot", re.compile(r"^Linux version \d"), lambda m, line, ctx: None),
-    ("xid", re.compile(r"NVRM: Xid \((?:PCI:)?(?P<pci>[^)]*)\): (?P<xid>\d+)"
+    ("xid", re.compile(r"^NVRM: Xid \((?:PCI:)?(?P<pci>[^)]*)\): (?P<xid>\d+)"
                        r"(?:, pid=(?P<pid>[^,]*))?(?:, name=(?P<proc>[^,]*))?(?:, (?P<text>.*))?"), _xid),
-    ("xid", re.compile(r"NVRM: (?:GPU at )?(?:PCI:)?(?P<pci>[0-9a-fA-F:.]+):? (?:.*)?GPU has fallen off the bus"),
+    ("xid", re.compile(r"^NVRM: (?:GPU at )?(?:PCI:)?(?P<pci>[0-9a-fA-F:.]+):? (?:.*)?GPU has fallen off the bus"),
      _xid),
-    ("xid", re.compile(r"NVRM: The NVIDIA GPU (?P<pci>[0-9a-fA-F:.]+).*has fallen off the bus"), _xid),
-    ("sxid", re.compile(r"nvidia-nvswitch(?P<sw>\d*): SXid \((?:PCI:)?(?P<pci>[^)]*)\): (?P<sxid>\d+)"
+    ("xid", re.compile(r"^NVRM: The NVIDIA GPU (?P<pci>[0-9a-fA-F:.]+).*has fallen off the bus"), _xid),
+    ("sxid", re.compile(r"^nvidia-nvswitch(?P<sw>\d*): SXid \((?:PCI:)?(?P<pci>[^)]*)\): (?P<sxid>\d+)"
                         r"(?:, (?P<sev>Non-fatal|Fatal))?"), _sxid),
-    ("gpu_init", re.compile(r"NVRM: (?:GPU (?P<pci>[0-9a-fA-F:.]+): )?(?:RmInitAdapter|rm_init_adapter) failed"),
+    ("gpu_init", re.compile(r"^NVRM: (?:GPU (?P<pci>[0-9a-fA-F:.]+): )?(?:RmInitAdapter|rm_init_adapter) failed"),
      _f("gpu_init", "hardware", "drain_node", "critical")),
-    ("gsp", re.compile(r"NVRM: .*(?:GSP|gsp)\w*.*(?:[Tt]ime(?:d )?out|[Ee]rror|[Ff]ail|RPC buffer)"),
+    ("gsp", re.compile(r"^NVRM: .*(?:GSP|gsp)\w*.*(?:[Tt]ime(?:d )?out|[Ee]rror|[Ff]ail|RPC buffer)"),
      _f("gsp", "driver", "reset_gpu", "error")),
-    ("nvlink", re.compile(r"(?:NVRM: NVLink|nvidia-nvlink|NVLink)[^\n]*?(?:[Ff]atal|[Ee]rror|[Ff]ailed|[Dd]own|"
-                          r"[Tt]raining failed)"), _f("nvlink", "hardware", "reset_gpu", "error")),
-    ("fabric_manager", re.compile(r"(?:nv-fabricmanager|nvidia-fabricmanager|[Ff]abric ?[Mm]anager)[^\n]*?"
+    ("nvlink", re.compile(r"^(?:NVRM: [^\n]*?NVLink|nvidia-nvlink|NVLink)[^\n]*?(?:[Ff]atal|[Ee]rror|[Ff]ailed|"
+                          r"[Dd]own|[Tt]raining failed)"), _f("nvlink", "hardware", "reset_gpu", "error")),
+    ("fabric_manager", re.compile(r"^(?:nv-fabricmanager|nvidia-fabricmanager|[Ff]abric ?[Mm]anager)[^\n]*?"
                                   r"(?:fail|not running|[Tt]ime(?:d )?out|[Ee]rror|degraded)"),
      _f("fabric_manager", "driver", "drain_node", "critical")),
-    ("ib", re.compile(r"mlx5_core " + _PCI + r".*Port module event(?:\[(?P<lvl>\w+)\])?: module (?P<mod>\d+), "
+    ("ib", re.compile(r"^mlx5_core " + _PCI + r".*Port module event(?:\[(?P<lvl>\w+)\])?: module (?P<mod>\d+), "
                       r"(?P<what>.*)"), _module),
-    ("ib", re.compile(r"(?:mlx5_core|mlx5_ib|mlx4_core|bnxt_en|ib_core) " + _PCI + r"(?: (?P<dev>[\w.-]+))?: "
+    ("ib", re.compile(r"^(?:mlx5_core|mlx5_ib|mlx4_core|bnxt_en|ib_core) " + _PCI + r"(?: (?P<dev>[\w.-]+))?: "
                       r"(?:.*: )?Link down"), _link("down")),
-    ("ib", re.compile(r"(?:mlx5_core|mlx5_ib|mlx4_core|bnxt_en|ib_core) " + _PCI + r"(?: (?P<dev>[\w.-]+))?: "
+    ("ib", re.compile(r"^(?:mlx5_core|mlx5_ib|mlx4_core|bnxt_en|ib_core) " + _PCI + r"(?: (?P<dev>[\w.-]+))?: "
                       r"(?:.*: )?Link up"), _link("up")),
-    ("ib", re.compile(r"(?P<dev>\b(?:ib|ibp|mlx5_)\w*)(?:/\d+)?:? .*(?:port \d+ )?(?:link|state)[^\n]*?"
+    ("ib", re.compile(r"^" + _DEV + r"(?P<dev>(?:ib|ibp|mlx5_)\w*)(?:/\d+)?:? .*(?:port \d+ )?(?:link|state)[^\n]*?"
                       r"\b(?:down|DOWN|Down)\b"), _link("down")),
-    ("mce", re.compile(r"(?:mce: )?\[Hardware Error\]|Machine check events logged|Machine Check Exception|"
-                       r"EDAC \w+: \d+ (?:CE|UE) |Fatal machine check"), _mce),
-    ("aer", re.compile(r"(?:" + _PCI + r": )?(?:AER: (?:Multiple )?(?:Corrected|Uncorrected|Uncorrectable)|"
-                       r"PCIe Bus Error: severity=)"), _aer),
-    ("oom", re.compile(r"(?P<cg>Memory cgroup out of memory|Out of memory): Kill(?:ed)? process (?P<pid>\d+) "
+    ("mce", re.compile(r"^(?:mce: |\{\d+\})?(?:\[Hardware Error\]|(?:CPU ?\d+: )?Machine [Cc]heck events logged|"
+                       r"(?:CPU ?\d+: )?Machine Check Exception|Fatal machine check)|^EDAC \w+: \d+ (?:CE|UE) "), _mce),
+    ("aer", re.compile(r"^(?:[\w.-]+ )?(?:" + _PCI + r": )?(?:AER: (?:Multiple )?(?:Corrected|Uncorrected|"
+                       r"Uncorrectable)|PCIe Bus Error: severity=)"), _aer),
+    ("oom", re.compile(r"^(?P<cg>Memory cgroup out of memory|Out of memory): Kill(?:ed)? process (?P<pid>\d+) "
                        r"\((?P<comm>[^)]*)\)"), _f("oom", "application", "restart_app", "error")),
-    ("nfs", re.compile(r"nfs: server (?P<srv>\S+) (?P<state>not responding|OK)"), _nfs),
-    ("nfs", re.compile(r"LustreError: (?P<what>.*)"), _f("nfs", "filesystem", "investigate", "error")),
-    ("hung_task", re.compile(r"INFO: task (?P<comm>.+?):(?P<pid>\d+) blocked for more than (?P<secs>\d+) seconds"),
+    ("nfs", re.compile(r"^nfs: server (?P<srv>\S+) (?P<state>not responding|OK)"), _nfs),
+    ("nfs", re.compile(r"^LustreError: (?P<what>.*)"), _f("nfs", "filesystem", "investigate", "error")),
+    ("hung_task", re.compile(r"^INFO: task (?P<comm>.+?):(?P<pid>\d+) blocked for more than (?P<secs>\d+) seconds"),
      _f("hung_task", "unknown", "investigate", "warning")),
-    ("soft_lockup", re.compile(r"BUG: soft lockup - CPU#(?P<cpu>\d+) stuck for (?P<secs>\d+)s"),
-     _f("soft_lockup", "unknown", "investigate", "error")),
-    ("soft_lockup", re.compile(r"[Ww]atchdog detected hard LOCKUP on cpu (?P<cpu>\d+)"),
+    ("soft_lockup", re.compile(r"^(?:watchdog: |NMI watchdog: )?BUG: soft lockup - CPU#(?P<cpu>\d+) stuck for "
+                               r"(?P<secs>\d+)s"), _f("soft_lockup", "unknown", "investigate", "error")),
+    ("soft_lockup", re.compile(r"^(?:NMI watchdog: |watchdog: )?[Ww]atchdog detected hard LOCKUP on cpu (?P<cpu>\d+)"),
      _f("soft_lockup", "hardware", "reboot_node", "critical")),
 ]
+
+#: Rules about daemons whose lines reach a syslog-fed kernel log tagged `NAME[PID]:` (not the kernel's own).
+SYSLOG_KINDS = frozenset({"fabric_manager"})
+
+#: Messages that the kernel begins with a task's name (at most 15 bytes, anything a job chooses with prctl):
+#: `NAME[PID]: segfault at`, `traps: NAME[PID] general protection`, `NAME invoked oom-killer`, `NAME (PID):
+#: drop_caches`, `NAME: page allocation failure`, and the `CPU: N PID: N Comm: NAME` dump header. No kernel
+#: rule reads such a line: whatever follows the name could have been written by the job.
+TASK_FIRST = re.compile(
+    r"^(?:traps: |process '|audit: )"
+    r"|^.{1,15}?(?:\[\d+\](?::| )| \(\d+\): | invoked oom-killer|: page allocation failure|: Corrupted page table)"
+    r"|^CPU: \d+ (?:UID: \d+ )?PID: \d+ Comm: "
+    r"|^[\w./-]+\[\d+\]: ", re.S)   # and a userspace program's syslog line, `TAG[PID]: ` (logger -t TAG ...)
 
 #: For each rule, in order: literals of which a line must contain one before the rule's regex runs.
 NEEDS: list[tuple[str, ...]] = [
@@ -236,6 +262,16 @@ def match_line(line: Line, ctx: dict[str, Any] | None = None) -> tuple[str, Find
     """(rule kind, finding or None for markers) for the first matching rule, or None."""
     ctx = ctx or {}
     text = line.message
+    if TASK_FIRST.match(text):
+        # a task's line: no kernel rule applies; a daemon's syslog line (`nv-fabricmanager[PID]: ...`) is
+        # still told, as evidence anyone could have written (trust syslog: it never drains a node)
+        for needs, (kind, pattern, make) in _RULES:
+            if kind in SYSLOG_KINDS and any(n in text for n in needs) and (m := pattern.search(text)):
+                finding = make(m, line, ctx)
+                if finding is not None:
+                    finding.trust = "syslog"
+                return kind, finding
+        return None
     for needs, (kind, pattern, make) in _RULES:
         if not any(n in text for n in needs):
             continue

@@ -31,6 +31,71 @@ class SourceError(RuntimeError):
     pass
 
 
+def read_input(path: str, max_bytes: int, timeout: float, *, stream: bool = False,
+               stdin: Any = None) -> tuple[bytes, bool]:
+    """The newest MAX_BYTES of a log given by hand (PATH, or "-" for STDIN): (bytes, whether older bytes were
+    left out). A regular file is read from its tail; standard input (`dmesg | slurmtools diagnose
+    --kernel-log -`) and, with STREAM, a named FIFO or device are read to their end keeping the newest part,
+    never for longer than TIMEOUT seconds. Raises SourceError."""
+    import select
+    import stat
+    import time
+
+    if path == "-":
+        try:
+            fileno = stdin.fileno() if stdin is not None else 0
+        except (AttributeError, OSError, ValueError):    # an in-memory stdin (tests): read it, bounded
+            data = stdin.read()
+            return bytes(data[-max_bytes:]), len(data) > max_bytes
+        stream = True
+    try:
+        fd = fileno if path == "-" else os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as exc:
+        raise SourceError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise SourceError(f"{path}: is a directory")
+        if stat.S_ISREG(st.st_mode):
+            start = max(0, st.st_size - max_bytes)
+            os.lseek(fd, start, os.SEEK_SET)
+            chunks, left = [], max_bytes
+            while left > 0:
+                chunk = os.read(fd, min(left, 1 << 20))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                left -= len(chunk)
+            return b"".join(chunks), start > 0
+        if not stream:
+            what = "stdin" if path == "-" else path
+            raise SourceError(f"{what}: not a regular file (a pipe or device); give --stream to read it "
+                              f"(its newest {max_bytes} bytes, for at most {timeout:g} s)")
+        os.set_blocking(fd, False)
+        buf, cut = bytearray(), False
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise SourceError(f"{path}: no end after {timeout:g} s (diagnosis.time_budget); nothing read")
+            ready, _, _ = select.select([fd], [], [], min(remaining, 1.0))
+            if not ready:
+                continue
+            try:
+                chunk = os.read(fd, 1 << 20)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                return bytes(buf), cut
+            buf += chunk
+            if len(buf) > max_bytes:
+                del buf[: len(buf) - max_bytes]
+                cut = True
+    finally:
+        if path != "-":
+            os.close(fd)
+
+
 class Marker(Plain):
     def __init__(self, source: str, time: float, mono: float, inode: int | None = None,
                  offset: int | None = None) -> None:

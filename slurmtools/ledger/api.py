@@ -29,9 +29,28 @@ def engine_for(cfg: Any) -> Any:
     return _engines[url]
 
 
+def forget_engines() -> None:
+    """Dispose of the engines made so far (a process that changed user, a test): the next use makes new ones."""
+    for engine in _engines.values():
+        engine.dispose()
+    _engines.clear()
+
+
 def record(events: Iterable[Event], cfg: Any) -> str:
     """Durably spool events as one batch (never touches the database). Raises SpoolError."""
     return spool_for(cfg).write_many(list(events))
+
+
+def store_now(events: Iterable[Event], cfg: Any) -> None:
+    """Store events in the database in one transaction, without the spool (a non-root admin, who cannot write
+    the root-only spool). Raises whatever the database raises; nothing is stored then."""
+    from slurmtools.ledger import schema
+    from slurmtools.ledger.ship import store
+
+    engine = engine_for(cfg)
+    schema.ensure(engine)
+    with engine.begin() as conn:
+        store(conn, list(events))
 
 
 def flush(cfg: Any, *, wait_lock: bool = False) -> Any:

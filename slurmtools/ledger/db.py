@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,15 @@ from sqlalchemy.engine import make_url
 log = logging.getLogger(__name__)
 
 NETWORK_FS = ("nfs", "nfs4", "lustre", "cifs", "smb3", "gpfs", "beegfs", "ceph", "glusterfs", "fuse")
+
+
+#: Engines opened read-only (`is_readonly`).
+_READONLY: weakref.WeakSet[Engine] = weakref.WeakSet()
+
+
+def is_readonly(engine: Engine) -> bool:
+    """Whether ENGINE is a reader's (a SQLite ledger this user cannot write)."""
+    return engine in _READONLY
 
 
 class LedgerError(RuntimeError):
@@ -73,6 +83,8 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
             warning = network_fs_warning(url)
             if warning:
                 log.warning(warning)
+        if path is not None and path.exists() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)):
+            return _sqlite_reader(path, echo)
         engine = create_engine(url, echo=echo, connect_args={"timeout": 30})
         _sqlite_pragmas(engine)
         return engine
@@ -85,6 +97,37 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
         except ModuleNotFoundError:
             raise LedgerError("PostgreSQL ledger needs psycopg: pip install 'slurmtools[postgres]'") from None
     raise LedgerError(f"ledger.url {url!r}: only sqlite:/// and postgresql+psycopg:// are supported")
+
+
+def _sqlite_reader(path: Path, echo: bool) -> Engine:
+    """A read-only engine for a SQLite ledger this user cannot write (anyone may list): opened with
+    `mode=ro` (SQLite reads a WAL database read-only while its -wal and -shm files exist, as they do while
+    the writers run), else as `immutable` when there is no -wal file (everything is in the main file then);
+    deferred transactions, `query_only`, never a write lock. A write through it fails at once."""
+    import sqlite3
+
+    wal = Path(f"{path}-wal")
+
+    def connect() -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30, check_same_thread=False)
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.OperationalError:
+            if wal.exists():
+                raise
+            conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True, check_same_thread=False)
+        conn.isolation_level = None
+        conn.execute("PRAGMA query_only=ON")
+        return conn
+
+    engine = create_engine("sqlite://", echo=echo, creator=connect)
+    _READONLY.add(engine)
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        conn.exec_driver_sql("BEGIN")
+
+    return engine
 
 
 def _sqlite_pragmas(engine: Engine) -> None:

@@ -59,6 +59,11 @@ def is_current(engine: Engine) -> bool:
 
 def ensure(engine: Engine) -> None:
     if not is_current(engine):
+        from slurmtools.ledger.db import is_readonly
+
+        if is_readonly(engine):
+            raise RuntimeError("the ledger's schema is not current, and this user cannot upgrade it "
+                               "(read-only); an admin runs `slurmtools ledger init`")
         upgrade(engine)
 
 

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, and_, func, select, update
+from sqlalchemy import Connection, Engine, Integer, String, and_, func, select, update
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.dialects import postgresql, sqlite
 
@@ -79,6 +79,11 @@ def _row(model: type[models.Base], event: Event) -> dict[str, Any]:
             col = cols[key]
             if isinstance(col.type, models.UTCDateTime):
                 value = _ts(value)
+            elif value is not None and isinstance(col.type, Integer) and (
+                    isinstance(value, bool) or not isinstance(value, int)):
+                raise ValueError(f"{model.__tablename__}.{key} must be an integer, got {value!r}")
+            elif value is not None and isinstance(col.type, String) and not isinstance(value, str):
+                raise ValueError(f"{model.__tablename__}.{key} must be text, got {type(value).__name__}")
             row[key] = value
         else:
             details[key] = value
@@ -299,7 +304,7 @@ class _FlushLock:
         self.fd: int | None = None
 
     def acquire(self) -> bool:
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o640)
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o640)
         try:
             fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             return True
@@ -361,7 +366,8 @@ def _flush_locked(spool: Spool, engine: Engine, batch: int, backoff: tuple[float
                 events = spool.read(path)
             except FileNotFoundError:
                 continue  # shipped by a concurrent flusher
-            except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
+            except (ValueError, KeyError, TypeError, UnicodeDecodeError, OSError) as exc:
+                log.error("ledger: spool file %s set aside in bad/: %s", path.name, exc)
                 spool.quarantine(path, f"unreadable event: {exc}")
                 result.quarantined += 1
                 continue

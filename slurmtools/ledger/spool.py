@@ -32,6 +32,8 @@ EVENT_TYPES = frozenset({
     "chain", "decision",
 })
 STALE_TMP_S = 3600.0
+#: A spool file larger than this is refused unread (a hook's batch is a few kB).
+MAX_FILE_BYTES = 64 << 20
 
 
 class SpoolError(RuntimeError):
@@ -111,11 +113,20 @@ class Spool:
         return Path(self._bad)
 
     def ensure(self) -> None:
+        """Make the spool's directories if missing; refuse a spool that another user could write (its
+        events are believed as root's), or whose directories are symlinks. Raises SpoolError."""
+        from slurmtools.fsutil import check_trusted, trusted_dir
+
         try:
+            trusted_dir(self.root, 0o750)
             for d in (self._tmp, self._pending, self._bad):
-                os.makedirs(d, mode=0o750, exist_ok=True)
+                try:
+                    os.mkdir(d, 0o750)
+                except FileExistsError:
+                    pass
+                check_trusted(d, what="directory", parents=False)
         except OSError as exc:
-            raise SpoolError(f"spool {self.root}: {exc.strerror}") from None
+            raise SpoolError(f"spool {self.root}: {exc.strerror or exc}") from None
 
     def write(self, event: Event) -> str:
         """Durably spool one event; returns its path in pending/. Raises SpoolError."""
@@ -158,8 +169,27 @@ class Spool:
             return []
 
     def read(self, path: Path) -> list[Event]:
-        """The events of one spool file. Raises ValueError if any line is not an event."""
-        lines = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()]
+        """The events of one spool file. Raises ValueError if any line is not an event, or if the file is
+        not a regular file written by us (root): a symlink, a FIFO or a file another user planted."""
+        import errno
+        import stat
+
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise ValueError("a symbolic link; refused") from None
+            raise
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat.S_ISREG(st.st_mode):
+                raise ValueError("not a regular file; refused")
+            if st.st_uid not in (0, os.geteuid()):
+                raise ValueError(f"written by uid {st.st_uid}, not by root; refused")
+            if st.st_size > MAX_FILE_BYTES:
+                raise ValueError(f"larger than {MAX_FILE_BYTES} bytes; refused")
+            text = fh.read().decode("utf-8")
+        lines = [ln for ln in text.splitlines() if ln.strip()]
         if not lines:
             raise ValueError("empty spool file")
         return [Event.from_json(ln) for ln in lines]
@@ -173,18 +203,19 @@ class Spool:
     def quarantine_event(self, event: Event, why: str) -> None:
         """Keep one event the database rejected in bad/, with the reason; its batch ships on."""
         self.ensure()
-        path = self.bad / f"{time.time_ns():020d}-{event.key[:40]}.json"
-        path.write_text(event.to_json() + "\n")
-        (self.bad / (path.name + ".why")).write_text(why + "\n")
+        name = f"{time.time_ns():020d}-{event.key[:40]}.json"
+        _write_new(os.path.join(self._bad, name), event.to_json() + "\n")
+        _write_new(os.path.join(self._bad, name + ".why"), why + "\n")
 
     def quarantine(self, path: Path, why: str) -> None:
         """Move an unreadable file aside, with the reason next to it; it never blocks others."""
         self.ensure()
+        name = path.name           # rename(2) replaces a link of that name; it never writes through it
         try:
-            os.rename(path, self.bad / path.name)
-            (self.bad / (path.name + ".why")).write_text(why + "\n")
+            os.rename(path, os.path.join(self._bad, name))
         except FileNotFoundError:
-            pass
+            return
+        _write_new(os.path.join(self._bad, name + ".why"), why + "\n")
 
     def clean_tmp(self, older_than: float = STALE_TMP_S) -> int:
         """Remove temporary files left by writers that died mid-write."""
@@ -222,6 +253,16 @@ def record_or_report(spool_dir: str | os.PathLike[str], events: list[Event], who
         print(f"slurmtools {who}: cannot spool {len(events)} event(s): {exc}")
         return False
     return True
+
+
+def _write_new(path: str, text: str) -> None:
+    """Write TEXT to PATH, replacing a file of ours but never writing through a symlink (O_NOFOLLOW)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK, 0o640)
+    except OSError:
+        return          # a link or FIFO planted under that name: the reason is lost, never root's file
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
 
 
 def _fsync_dir(path: str) -> None:
