@@ -88,10 +88,3 @@ def trusted_dir(path: str, mode: int = 0o750, *, owners: frozenset[int] | set[in
     except FileExistsError:
         pass
     check_trusted(path, owners=owners, what="directory")
-
-
-def open_nofollow(path: str, flags: int = os.O_RDONLY, mode: int = 0o640) -> int:
-    """os.open that never follows a symlink at PATH (O_NOFOLLOW) and never blocks on a FIFO (O_NONBLOCK
-    for reading). Raises OSError (ELOOP for a symlink)."""
-    extra = os.O_NOFOLLOW | (os.O_NONBLOCK if flags & (os.O_WRONLY | os.O_RDWR) == 0 else 0)
-    return os.open(path, flags | extra | getattr(os, "O_CLOEXEC", 0), mode)
