@@ -192,6 +192,7 @@ CREATE TABLE job_attempts (
 	exit_code INTEGER,
 	exit_signal INTEGER,
 	nodes TEXT,
+	node_count INTEGER,
 	"user" VARCHAR(64),
 	name VARCHAR(256),
 	partition VARCHAR(64),
@@ -211,6 +212,8 @@ CREATE INDEX ix_job_attempts_end ON job_attempts (end_time);
 CREATE INDEX ix_job_attempts_job ON job_attempts (cluster, job_id, restart_count);
 
 CREATE INDEX ix_job_attempts_state ON job_attempts (state);
+
+CREATE INDEX ix_job_attempts_user_name ON job_attempts (cluster, "user", name, submit_time);
 
 CREATE TABLE findings (
 	id SERIAL NOT NULL,

@@ -1,7 +1,7 @@
 """The `slurmtools` command: the admin's and the researcher's interface to every stage.
 
 One module per command group (`config`, `nodes`, `lab`, `diagnose`, `check` + `snapshot` + `hook`,
-`jobs` for sbatch/status/why, `exclude`, `ledger`, `controller`, `plugins`), all sharing `common`
+`jobs` for sbatch/status/why, `exclude`, `ledger`, `controller`, `plugins`, `report`, `exporter`), all sharing `common`
 (configuration, `--json` output, one-line errors, a ledger session). This module only registers them;
 nothing imports back from it. Commands import their heavy modules lazily, so `--help` stays quick.
 """
@@ -23,6 +23,7 @@ from slurmtools.cli.lab import lab_group
 from slurmtools.cli.ledger import ledger_group
 from slurmtools.cli.nodes import nodes_cmd
 from slurmtools.cli.plugins import plugins_group
+from slurmtools.cli.report import report_cmd
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -35,5 +36,5 @@ def main(verbose: int) -> None:
 
 
 for _command in (config_group, nodes_cmd, lab_group, diagnose_cmd, hook_cmd, check_cmd, snapshot_group, sbatch_cmd,
-                 status_cmd, why_cmd, exclude_group, ledger_group, controller_group, plugins_group):
+                 status_cmd, why_cmd, exclude_group, ledger_group, controller_group, plugins_group, report_cmd):
     main.add_command(_command)

@@ -11,7 +11,9 @@ from pathlib import Path
 from slurmtools.lab.procs import LabError
 
 PACKAGES = ["munge", "slurmctld", "slurmd", "slurm-client", "slurmdbd", "mariadb-server", "postgresql",
-            "lua5.1"]   # the interpreter the plugins' unit tests run them under (slurmctld links liblua5.1)
+            "lua5.1",    # the interpreter the plugins' unit tests run them under (slurmctld links liblua5.1)
+            "prometheus",  # scrapes `slurmtools exporter` in the lab (and promtool for the rules)
+            "chromium"]    # headless: the HTML report is checked in a real browser
 
 
 def missing() -> list[str]:

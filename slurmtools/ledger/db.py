@@ -66,8 +66,9 @@ def network_fs_warning(url: str) -> str | None:
     return None
 
 
-def make_engine(url: str, *, echo: bool = False) -> Engine:
-    """An engine for the ledger URL. SQLite gets WAL, a 30 s busy timeout and BEGIN IMMEDIATE."""
+def make_engine(url: str, *, echo: bool = False, readonly: bool = False) -> Engine:
+    """An engine for the ledger URL. SQLite gets WAL, a 30 s busy timeout and BEGIN IMMEDIATE; READONLY (reports)
+    opens an existing SQLite file read-only, so a long read never holds the write lock."""
     try:
         parsed = make_url(url)
     except Exception as exc:  # noqa: BLE001 - sqlalchemy raises several types for bad URLs
@@ -83,7 +84,8 @@ def make_engine(url: str, *, echo: bool = False) -> Engine:
             warning = network_fs_warning(url)
             if warning:
                 log.warning(warning)
-        if path is not None and path.exists() and not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)):
+        if path is not None and path.exists() and (readonly or not (os.access(path, os.W_OK)
+                                                                    and os.access(path.parent, os.W_OK))):
             return _sqlite_reader(path, echo)
         engine = create_engine(url, echo=echo, connect_args={"timeout": 30})
         _sqlite_pragmas(engine)

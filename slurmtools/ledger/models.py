@@ -117,6 +117,7 @@ class JobAttempt(Base):
         UniqueConstraint("cluster", "job_id", "restart_count", "submit_time"),
         Index("ix_job_attempts_job", "cluster", "job_id", "restart_count"),
         Index("ix_job_attempts_end", "end_time"),
+        Index("ix_job_attempts_user_name", "cluster", "user", "name", "submit_time"),  # manual retries (reports)
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     idempotency_key: Mapped[str] = _key()
@@ -130,6 +131,7 @@ class JobAttempt(Base):
     exit_code: Mapped[int | None] = mapped_column(Integer)
     exit_signal: Mapped[int | None] = mapped_column(Integer)
     nodes: Mapped[str | None] = mapped_column(Text)  # a Slurm hostlist
+    node_count: Mapped[int | None] = mapped_column(Integer)  # len(expand(nodes)), set when the row is stored
     user: Mapped[str | None] = mapped_column(String(64))
     name: Mapped[str | None] = mapped_column(String(256))
     partition: Mapped[str | None] = mapped_column(String(64))

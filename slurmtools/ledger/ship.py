@@ -187,6 +187,8 @@ def _attempt(conn: Connection, event: Event, seen: Seen) -> None:
     T = A.__table__
     row = _row(A, event)
     row.setdefault("restart_count", 0)
+    if row.get("node_count") is None and row.get("nodes"):
+        row["node_count"] = _node_count(row["nodes"])
     if conn.execute(select(T.c.id).where(T.c.idempotency_key == event.key)).first():
         return
     same_job = and_(T.c.cluster == event.cluster, T.c.job_id == row["job_id"],
@@ -215,6 +217,16 @@ def _attempt(conn: Connection, event: Event, seen: Seen) -> None:
         conn.execute(update(A).where(T.c.id == existing["id"]).values(**merged))
     for name in (row.get("details") or {}).get("node_list", []) or []:
         _see(seen, event.cluster, name, event.time)
+
+
+def _node_count(nodes: str) -> int | None:
+    """How many nodes a hostlist names (None for one that does not parse: the row is still stored)."""
+    from slurmtools.slurm import SlurmParseError, expand
+
+    try:
+        return len(expand(nodes)) or None
+    except SlurmParseError:
+        return None
 
 
 def _gate_run(conn: Connection, event: Event, seen: Seen) -> None:

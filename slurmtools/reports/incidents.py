@@ -1,0 +1,226 @@
+"""Incidents (sections 1, 2, 3, 5): out-of-service periods on one node merged into incidents, which of them
+are infrastructure failures and why, MTBF, MTTR, projected MTTF by job size, and how concentrated they are.
+
+An out-of-service period is an exclusion (every drain slurmtools applies opens one), an imported node
+fault period (`node_events`), or a drain that observe mode recorded but did not apply (a point in time).
+Periods on one node that overlap or lie within `merge_gap_s` of each other are one incident, so one GPU
+falling off the bus, its follow-on lines, the drain and a lemon exclusion count once."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from slurmtools.reports.scope import INFRA, Scope, Sql, iso, ratio
+
+CATEGORY_PARAMS = {f"pfx_{c}": c for c in INFRA}
+
+
+def prepare(sql: Sql, scope: Scope, prefix: str) -> dict[str, Any]:
+    """Create the temporary tables st_periods and st_incidents on this connection. Returns the parameters."""
+    params = scope.params()
+    for key, cat in CATEGORY_PARAMS.items():
+        params[key] = f"{prefix} {cat}:"
+    params["pfx_lemon"], params["prefix"] = f"{prefix} lemon:", prefix
+
+    def starts(col: str, key: str) -> str:   # a prefix test both dialects plan the same way
+        return f"substr({col}, 1, {len(params[key])}) = :{key}"
+
+    cat_case = " ".join(f"WHEN {starts('x.reason', k)} THEN '{c}'" for k, c in CATEGORY_PARAMS.items())
+    ep = sql.epoch
+    for table in ("st_incidents", "st_periods"):
+        sql.conn.exec_driver_sql(f"DROP TABLE IF EXISTS {table}")
+    sql.run(f"""
+        CREATE TEMPORARY TABLE st_periods AS
+        SELECT x.node AS node, 'exclusion' AS src, x.source AS origin, x.reason AS reason,
+               CASE {cat_case} END AS category,
+               CASE WHEN x.source NOT LIKE 'admin:%' AND ({' OR '.join(starts('x.reason', k) for k in CATEGORY_PARAMS)})
+                    THEN 1 ELSE 0 END AS failure,
+               1 AS timed, x.start AS start_t, {ep('x.start')} AS s,
+               CASE WHEN x."end" IS NULL THEN :e1 ELSE {ep('x."end"')} END AS e,
+               CASE WHEN x."end" IS NULL THEN 1 ELSE 0 END AS open_
+        FROM exclusions x
+        WHERE x.cluster = :cluster AND x.start < :t1 AND (x."end" IS NULL OR x."end" >= :t0)
+        UNION ALL
+        SELECT v.node, 'node_event', v.source, v.reason, v.category,
+               CASE WHEN v.source LIKE 'trace:%' OR v.category IS NOT NULL OR v.state LIKE 'DOWN%'
+                    OR v.state = 'FAULT' OR {starts('v.reason', 'prefix')} THEN 1 ELSE 0 END,
+               1, v.start, {ep('v.start')},
+               CASE WHEN v."end" IS NULL THEN :e1 ELSE {ep('v."end"')} END,
+               CASE WHEN v."end" IS NULL THEN 1 ELSE 0 END
+        FROM node_events v
+        WHERE v.cluster = :cluster AND v.start < :t1 AND (v."end" IS NULL OR v."end" >= :t0)
+        UNION ALL
+        SELECT c.node, 'observe', c.actor, c.reason, NULL, 0, 0, c.time, {ep('c.time')}, {ep('c.time')}, 0
+        FROM node_state_changes c
+        WHERE c.cluster = :cluster AND c.action = 'drain' AND NOT c.applied AND c.time >= :t0 AND c.time < :t1
+    """, params)
+    sql.run(f"""
+        CREATE TEMPORARY TABLE st_incidents AS
+        WITH o AS (
+            SELECT p.*, MAX(e) OVER (PARTITION BY node ORDER BY s, e, src, reason
+                                     ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_e
+            FROM st_periods p),
+        f AS (SELECT o.*, CASE WHEN prev_e IS NULL OR s > prev_e + :gap THEN 1 ELSE 0 END AS brk FROM o),
+        g AS (SELECT f.*, SUM(brk) OVER (PARTITION BY node ORDER BY s, e, src, reason ROWS UNBOUNDED PRECEDING) AS inc
+              FROM f),
+        h AS (SELECT g.*, ROW_NUMBER() OVER (PARTITION BY node, inc
+                                             ORDER BY failure DESC, s, src, reason) AS pick FROM g),
+        i AS (SELECT node, inc, MIN(s) AS s, MAX(e) AS e, MAX(open_) AS open_, MAX(timed) AS timed,
+                     MIN(start_t) AS start_t, COUNT(*) AS periods, MAX(failure) AS failure,
+                     MAX(CASE WHEN pick = 1 THEN category END) AS p_category,
+                     MAX(CASE WHEN pick = 1 THEN reason END) AS p_reason,
+                     MAX(CASE WHEN pick = 1 THEN src END) AS p_src
+              FROM h GROUP BY node, inc)
+        SELECT i.*, (SELECT fi.id FROM findings fi
+                     WHERE fi.cluster = :cluster AND fi.node = i.node
+                       AND fi.time >= {sql.shift('i.start_t', '-:lookback')} AND fi.time <= {sql.shift('i.start_t', '60')}
+                       AND fi.category IN ('hardware', 'driver', 'network', 'filesystem')
+                       AND fi.trust <> 'job' AND fi.severity IN ('error', 'critical')
+                     ORDER BY fi.time, fi.id LIMIT 1) AS finding_id
+        FROM i
+    """, params)
+    return params
+
+
+INCIDENTS = """
+    SELECT i.node, i.s, i.e, i.open_, i.timed, i.periods,
+           COALESCE(f.category, i.p_category, 'unknown') AS category,
+           COALESCE(f.kind, CASE WHEN i.p_src = 'node_event' THEN i.p_reason END, 'drain') AS kind,
+           f.xid AS xid, f.id AS finding_id, i.p_src AS src
+    FROM st_incidents i LEFT JOIN findings f ON f.id = i.finding_id
+    WHERE (i.finding_id IS NOT NULL OR i.failure = 1)"""
+
+
+def fleet(sql: Sql, scope: Scope) -> dict[str, Any]:
+    seen = sql.one("SELECT COUNT(*) AS n FROM nodes WHERE cluster = :cluster", {"cluster": scope.cluster})
+    known = int(seen.get("n") or 0)
+    nodes = scope.nodes or known
+    return {"nodes": nodes, "nodes_in_ledger": known, "gpus_per_node": scope.gpus_per_node,
+            "gpus": nodes * scope.gpus_per_node, "window_h": round(scope.hours, 3),
+            "nodes_from": "option" if scope.nodes else "ledger"}
+
+
+def failures(sql: Sql, scope: Scope, params: dict[str, Any], fl: dict[str, Any]) -> dict[str, Any]:
+    """Section 1: infrastructure failures, MTBF, and the root-cause table."""
+    inwin = f"SELECT * FROM ({INCIDENTS}) q WHERE q.s >= :e0 AND q.s < :e1"
+    total = sql.one(f"SELECT COUNT(*) AS n, COUNT(DISTINCT node) AS nodes FROM ({inwin}) t", params)
+    down = sql.one("""
+        SELECT COALESCE(SUM(CASE WHEN e > :e1 THEN :e1 ELSE e END - CASE WHEN s < :e0 THEN :e0 ELSE s END), 0) AS down_s,
+               COUNT(*) AS n
+        FROM st_incidents WHERE e > :e0 AND s < :e1 AND timed = 1""", params)
+    by = sql.rows(f"""
+        SELECT category, kind, xid, COUNT(*) AS n FROM ({inwin}) t
+        GROUP BY category, kind, xid ORDER BY COUNT(*) DESC, category, kind, xid""", params)
+    cats = sql.rows(f"SELECT category, COUNT(*) AS n FROM ({inwin}) t GROUP BY category ORDER BY COUNT(*) DESC, category",
+                    params)
+    n = int(total.get("n") or 0)
+    down_h = float(down.get("down_s") or 0) / 3600.0
+    node_h = max(fl["nodes"] * scope.hours - down_h, 0.0)
+    return {
+        "failures": n, "nodes_with_failures": int(total.get("nodes") or 0),
+        "node_hours_in_service": round(node_h, 3), "node_hours_out_of_service": round(down_h, 3),
+        "mtbf_gpu_hours": _round(ratio(node_h * scope.gpus_per_node, n)),
+        "mtbf_node_hours": _round(ratio(node_h, n)),
+        "mtbf_cluster_hours": _round(ratio(scope.hours, n)),
+        "by_category": [{"category": r["category"], "count": int(r["n"]), "share": _round(ratio(r["n"], n), 4)}
+                        for r in cats],
+        "by_cause": [{"category": r["category"], "kind": r["kind"], "xid": r["xid"], "count": int(r["n"]),
+                      "share": _round(ratio(r["n"], n), 4)} for r in by],
+    }
+
+
+def over_time(sql: Sql, scope: Scope, params: dict[str, Any], buckets: int = 30) -> dict[str, Any]:
+    """Failures per time bucket and category (the HTML chart)."""
+    width = max(scope.hours * 3600.0 / buckets, 3600.0)
+    rows = sql.rows(f"""
+        SELECT CAST((s - :e0) / :width AS INTEGER) AS b, category, COUNT(*) AS n
+        FROM ({INCIDENTS}) q WHERE q.s >= :e0 AND q.s < :e1 GROUP BY CAST((s - :e0) / :width AS INTEGER), category
+        ORDER BY b, category""", {**params, "width": width})
+    return {"bucket_s": width, "start": iso(scope.since),
+            "points": [{"bucket": int(r["b"]), "category": r["category"], "count": int(r["n"])} for r in rows]}
+
+
+def mttr(sql: Sql, params: dict[str, Any]) -> dict[str, Any]:
+    """Section 3: time out of service per failure incident that started in the window."""
+    base = f"SELECT * FROM ({INCIDENTS}) q WHERE q.s >= :e0 AND q.s < :e1"
+    st = sql.stats(f"SELECT e - s AS v FROM ({base}) t WHERE open_ = 0 AND timed = 1", params)
+    counts = sql.one(f"""SELECT SUM(CASE WHEN open_ = 1 THEN 1 ELSE 0 END) AS open_n,
+                                SUM(CASE WHEN timed = 0 THEN 1 ELSE 0 END) AS untimed FROM ({base}) t""", params)
+    hist = sql.rows(f"SELECT e - s AS v FROM ({base}) t WHERE open_ = 0 AND timed = 1 ORDER BY v", params)
+    return {"n": st["n"], "open": int(counts.get("open_n") or 0), "no_repair_time": int(counts.get("untimed") or 0),
+            **{f"{k}_s": _round(st[k], 1) for k in ("mean", "median", "p90", "min", "max")},
+            "durations_s": [round(float(r["v"]), 1) for r in hist][:5000]}
+
+
+def projected(sql: Sql, scope: Scope, params: dict[str, Any]) -> dict[str, Any]:
+    """Section 2: interruptions per GPU-hour of multi-node attempts -> projected MTTF by job size."""
+    ep = sql.epoch
+    part = " AND a.partition = :partition" if scope.partition else ""
+    row = sql.one(f"""
+        SELECT COUNT(*) AS n, SUM(h * node_count * :gpn) AS gpu_h, SUM(hit) AS hits FROM (
+            SELECT a.node_count, ({ep('a.end_time')} - {ep('a.start_time')}) / 3600.0 AS h,
+                   CASE WHEN a.state = 'NODE_FAIL' THEN 1
+                        WHEN EXISTS (SELECT 1 FROM controller_decisions d WHERE d.cluster = a.cluster
+                                     AND d.job_id = a.job_id AND d.restart_count = a.restart_count
+                                     AND d.classification = 'node_fault') THEN 1
+                        WHEN EXISTS (SELECT 1 FROM findings f WHERE f.cluster = a.cluster AND f.job_id = a.job_id
+                                     AND f.restart_count = a.restart_count
+                                     AND f.category IN ('hardware', 'driver', 'network', 'filesystem')
+                                     AND f.trust <> 'job' AND f.severity IN ('error', 'critical')) THEN 1
+                        ELSE 0 END AS hit
+            FROM job_attempts a
+            WHERE a.cluster = :cluster AND a.end_time >= :t0 AND a.end_time < :t1 AND a.start_time IS NOT NULL
+              AND a.end_time >= a.start_time AND a.node_count >= :multi{part}) t""", params)
+    n, gpu_h, hits = int(row.get("n") or 0), float(row.get("gpu_h") or 0.0), int(row.get("hits") or 0)
+    rate = ratio(hits, gpu_h)
+    return {"attempts": n, "gpu_hours": round(gpu_h, 3), "interruptions": hits,
+            "interruptions_per_gpu_hour": rate, "min_nodes": scope.multi_node_min,
+            "projected": [{"gpus": g, "mttf_h": _round(ratio(1.0, rate * g) if rate else None, 3)}
+                          for g in scope.projected_gpus],
+            "note": None if hits else ("no interruptions observed" if n else "no multi-node attempts with run times")}
+
+
+def concentration(sql: Sql, scope: Scope, params: dict[str, Any], fl: dict[str, Any]) -> dict[str, Any]:
+    """Section 5: how concentrated exclusions and failure incidents are on a few nodes."""
+    excl = """SELECT node FROM exclusions WHERE cluster = :cluster AND start >= :t0 AND start < :t1"""
+    inc = f"SELECT node FROM ({INCIDENTS}) q WHERE q.s >= :e0 AND q.s < :e1"
+    out = {"exclusions": _spread(sql, excl, params, fl["nodes"]), "incidents": _spread(sql, inc, params, fl["nodes"])}
+    out["lemons"] = [
+        {"node": r["node"], "reason": r["reason"], "source": r["source"], "since": iso(r["start"]),
+         "expires": iso(r["expires"]), "lemon": bool(r["lemon"])}
+        for r in sql.rows("""
+            SELECT node, reason, source, start, expires,
+                   CASE WHEN {lemon} THEN 1 ELSE 0 END AS lemon
+            FROM exclusions WHERE cluster = :cluster AND start < :t1 AND ("end" IS NULL OR "end" > :t1)
+            ORDER BY CASE WHEN {lemon} THEN 0 ELSE 1 END, start, node""".format(
+                lemon=f"substr(reason, 1, {len(params['pfx_lemon'])}) = :pfx_lemon"), params)]
+    return out
+
+
+def _spread(sql: Sql, rows_sql: str, params: dict[str, Any], fleet_nodes: int) -> dict[str, Any]:
+    per = sql.rows(f"SELECT node, COUNT(*) AS k FROM ({rows_sql}) t GROUP BY node ORDER BY COUNT(*) DESC, node",
+                   params)
+    k_nodes = len(per)
+    n = max(fleet_nodes, k_nodes)
+    top10, top5 = math.ceil(0.10 * n), math.ceil(0.05 * n)
+    row = sql.one(f"""
+        WITH c AS (SELECT node, COUNT(*) AS k FROM ({rows_sql}) t GROUP BY node),
+             r AS (SELECT k, ROW_NUMBER() OVER (ORDER BY k DESC, node) AS rk,
+                         ROW_NUMBER() OVER (ORDER BY k, node) AS ra, COUNT(*) OVER () AS kk FROM c)
+        SELECT SUM(k) AS total, SUM(CASE WHEN rk <= 3 THEN k ELSE 0 END) AS top3,
+               SUM(CASE WHEN rk <= :top10 THEN k ELSE 0 END) AS top10,
+               SUM(CASE WHEN rk <= :top5 THEN k ELSE 0 END) AS top5,
+               SUM((:n - kk + ra) * k) AS ranked FROM r""", {**params, "top10": top10, "top5": top5, "n": n})
+    total = int(row.get("total") or 0)
+    gini = None
+    if total and n:
+        gini = 2.0 * float(row["ranked"]) / (n * total) - (n + 1.0) / n
+    return {"total": total, "nodes": n, "nodes_with_any": k_nodes, "top3_share": _round(ratio(row.get("top3"), total), 4),
+            "top10pct_nodes": top10, "top10pct_share": _round(ratio(row.get("top10"), total), 4),
+            "top5pct_nodes": top5, "top5pct_share": _round(ratio(row.get("top5"), total), 4),
+            "gini": _round(gini, 4), "per_node": [{"node": r["node"], "count": int(r["k"])} for r in per[:1000]]}
+
+
+def _round(value: float | None, digits: int = 3) -> float | None:
+    return None if value is None else round(float(value), digits)

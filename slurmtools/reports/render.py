@@ -1,0 +1,138 @@
+"""A report as text a person reads in a terminal, or as CSV (one `section,metric,value` row per number)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+
+def _fmt(value: Any, unit: str = "") -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float):
+        if unit == "%":
+            return f"{value * 100:.1f}%"
+        text = f"{value:,.1f}" if abs(value) >= 100 else f"{value:.3g}"
+        return text + unit
+    return f"{value:,}{unit}" if isinstance(value, int) else f"{value}{unit}"
+
+
+def _dur(seconds: float | None) -> str:
+    if seconds is None:
+        return "n/a"
+    for unit, size in (("d", 86400.0), ("h", 3600.0), ("min", 60.0)):
+        if abs(seconds) >= size:
+            return f"{seconds / size:.1f} {unit}"
+    return f"{seconds:.1f} s"
+
+
+def _table(rows: list[list[str]], head: list[str]) -> list[str]:
+    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
+    line = lambda r: "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)  # noqa: E731
+                               for i, (c, w) in enumerate(zip(r, widths, strict=True)))
+    return [line(head), line(["-" * w for w in widths]), *(line(r) for r in rows)]
+
+
+def text(report: dict[str, Any]) -> str:
+    r, fl = report["report"], report["fleet"]
+    out = [f"slurmtools report: cluster {r['cluster']}, {r['since']} .. {r['until']} ({r['window_h']:,.0f} h)"
+           + (f", partition {r['partition']}" if r["partition"] else ""),
+           f"fleet: {fl['nodes']:,} nodes x {fl['gpus_per_node']} GPUs ({fl['nodes_from']}; "
+           f"{fl['nodes_in_ledger']:,} in the ledger); database {r['database']}, {r['seconds']:.2f} s"]
+    out += [f"note: {n}" for n in report["notes"]]
+    if "failures" in report:
+        f = report["failures"]
+        out += ["", "1. Infrastructure failures and MTBF",
+                f"   failures {f['failures']:,} on {f['nodes_with_failures']:,} nodes; "
+                f"node-hours in service {f['node_hours_in_service']:,.0f}, out of service {f['node_hours_out_of_service']:,.0f}",
+                f"   MTBF {_fmt(f['mtbf_gpu_hours'])} GPU-hours, {_fmt(f['mtbf_node_hours'])} node-hours, "
+                f"{_fmt(f['mtbf_cluster_hours'])} cluster hours (n={f['failures']})"]
+        rows = [[c["category"], c["kind"] or "", "" if c["xid"] is None else str(c["xid"]), str(c["count"]),
+                 _fmt(c["share"], "%")] for c in f["by_cause"][:15]]
+        if rows:
+            out += ["   " + x for x in _table(rows, ["category", "kind", "xid", "count", "share"])]
+            if len(f["by_cause"]) > 15:
+                out.append(f"   ... {len(f['by_cause']) - 15} more causes (--json has all)")
+    if "mttf" in report:
+        m = report["mttf"]
+        out += ["", f"2. Projected MTTF by job size (jobs of >= {m['min_nodes']} nodes)",
+                f"   {m['interruptions']:,} interruptions in {m['gpu_hours']:,.0f} GPU-hours of {m['attempts']:,} "
+                f"attempts: {_fmt(m['interruptions_per_gpu_hour'])} per GPU-hour"
+                + (f" ({m['note']})" if m["note"] else "")]
+        out += ["   " + x for x in _table([[f"{p['gpus']:,} GPUs", _dur(p["mttf_h"] * 3600 if p["mttf_h"] else None)]
+                                          for p in m["projected"]], ["job size", "MTTF"])]
+    if "mttr" in report:
+        t = report["mttr"]
+        out += ["", "3. MTTR (out of service -> back in service, per failure incident)",
+                f"   n={t['n']}: median {_dur(t['median_s'])}, mean {_dur(t['mean_s'])}, p90 {_dur(t['p90_s'])}; "
+                f"still open {t['open']}, no repair time recorded (observe mode) {t['no_repair_time']}"]
+    if "goodput" in report:
+        g = report["goodput"]
+        out += ["", "4. Goodput / ETTR per retry chain",
+                f"   {g['chains']} finished chains ({g['active_chains']} active): ETTR {_fmt(g['ettr'], '%')} of "
+                f"{_dur(g['wall_s'])} wall; failed attempts {_fmt(g['failed_attempts_share'], '%')}, "
+                f"failure->next attempt {_fmt(g['recovery_share'], '%')}, queue {_fmt(g['queue_share'], '%')}"]
+        rows = [[str(w["root_job_id"]), w["status"], str(w["attempts"]), _fmt(w["ettr"], "%"), _dur(w["wall_s"]),
+                 _dur(w["failed_attempts_s"]), _dur(w["recovery_s"]), _dur(w["queue_s"])] for w in g["worst"][:5]]
+        if rows:
+            out += ["   worst chains:"] + ["   " + x for x in _table(
+                rows, ["job", "status", "attempts", "ETTR", "wall", "failed", "recovery", "queue"])]
+    if "concentration" in report:
+        c = report["concentration"]
+        out += ["", "5. Concentration"]
+        for what in ("exclusions", "incidents"):
+            s = c[what]
+            out.append(f"   {what}: {s['total']:,} on {s['nodes_with_any']:,} of {s['nodes']:,} nodes; top 3 nodes "
+                       f"{_fmt(s['top3_share'], '%')}, top 10% ({s['top10pct_nodes']}) {_fmt(s['top10pct_share'], '%')}, "
+                       f"top 5% ({s['top5pct_nodes']}) {_fmt(s['top5pct_share'], '%')}, Gini {_fmt(s['gini'])}")
+        if c["lemons"]:
+            out.append("   excluded now:")
+            out += [f"     {x['node']:<12} {'lemon ' if x['lemon'] else ''}{x['reason']} (since {x['since']})"
+                    for x in c["lemons"][:20]]
+    if "retries" in report:
+        out += ["", "6. Retries: automatic (controller) vs manual (same user and job name resubmitted)"]
+        rows = []
+        for name in ("automatic", "manual"):
+            b = report["retries"][name]
+            iv = b["retry_interval_s"]
+            rows.append([name, str(b["chains"]), _fmt(b["success_rate"], "%"), _fmt(b["mean_attempts"]),
+                         _dur(iv["median"]), _dur(iv["iqr"]), str(iv["n"])])
+        out += ["   " + x for x in _table(rows, ["retries", "chains", "success", "attempts/chain",
+                                                 "interval median", "IQR", "n"])]
+    if "detection" in report:
+        d = report["detection"]
+        out += ["", "7. Detection quality",
+                f"   automatic exclusions ended: confirmed {d['confirmed']}, refuted {d['refuted']} "
+                f"(false-positive rate {_fmt(d['false_positive_rate'], '%')}), expired {d['expired']}, removed {d['removed']}",
+                f"   drains: caught before a job (prolog/healthcheck) {d['caught_before_job']}, found after a job "
+                f"(epilog) {d['found_after_job']}; by actor: "
+                + (", ".join(f"{k} {v['drains']}" for k, v in d["drains_by_actor"].items()) or "none")]
+        tm = d["time_from_job_end_s"]
+        out.append("   from job end: " + ", ".join(f"{k} median {_dur(v['median_s'])} (n={v['n']})" for k, v in tm.items()))
+    return "\n".join(out) + "\n"
+
+
+def _flat(prefix: str, value: Any, rows: list[tuple[str, str, Any]], section: str) -> None:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _flat(f"{prefix}.{k}" if prefix else k, v, rows, section)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            _flat(f"{prefix}[{i}]", v, rows, section)
+    else:
+        rows.append((section, prefix, value))
+
+
+def csv_text(report: dict[str, Any]) -> str:
+    rows: list[tuple[str, str, Any]] = []
+    for section, value in report.items():
+        if section in ("charts",):
+            continue
+        _flat("", value, rows, section)
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["section", "metric", "value"])
+    for section, metric, value in rows:
+        writer.writerow([section, metric, "" if value is None else value])
+    return buf.getvalue()

@@ -1,0 +1,122 @@
+"""What a report covers (cluster, window, partition, fleet size) and the SQL pieces every section shares:
+epoch seconds from a timestamp column on each dialect, and order statistics computed by the database."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Connection, bindparam, text
+from sqlalchemy.sql.elements import TextClause
+
+from slurmtools.ledger.models import UTCDateTime
+
+#: Finding categories that make an incident an infrastructure failure.
+INFRA = ("hardware", "driver", "network", "filesystem")
+
+
+@dataclass
+class Scope:
+    cluster: str
+    since: datetime
+    until: datetime
+    partition: str | None = None
+    #: Nodes in the fleet (0: the nodes the ledger knows for this cluster).
+    nodes: int = 0
+    gpus_per_node: int = 8
+    #: Out-of-service periods on one node closer than this many seconds are one incident.
+    merge_gap_s: float = 600.0
+    #: An incident's cause: the first infrastructure finding on its node this long before it opened.
+    lookback_s: float = 3600.0
+    #: A new job by the same user with the same name within this long after a failure is a manual retry.
+    manual_window_s: float = 21600.0
+    multi_node_min: int = 2
+    projected_gpus: tuple[int, ...] = (8, 64, 512, 1024, 16384)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def hours(self) -> float:
+        return max((self.until - self.since).total_seconds(), 0.0) / 3600.0
+
+    def params(self) -> dict[str, Any]:
+        return {"cluster": self.cluster, "t0": self.since, "t1": self.until,
+                "e0": self.since.timestamp(), "e1": self.until.timestamp(),
+                "gap": self.merge_gap_s, "lookback": self.lookback_s, "partition": self.partition,
+                "gpn": self.gpus_per_node, "manual": self.manual_window_s, "multi": self.multi_node_min}
+
+
+class Sql:
+    """Dialect snippets for text SQL: the only place SQLite and PostgreSQL differ in the reports."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.name = conn.dialect.name
+
+    def epoch(self, col: str) -> str:
+        """Seconds since 1970 (UTC) of a timestamp column, as a float."""
+        if self.name == "sqlite":
+            return f"((julianday({col}) - 2440587.5) * 86400.0)"
+        return f"CAST(EXTRACT(EPOCH FROM {col}) AS DOUBLE PRECISION)"
+
+    def shift(self, col: str, seconds: str) -> str:
+        """A timestamp column moved by SECONDS (a bound parameter name or a number), comparable to the column."""
+        if self.name == "sqlite":
+            return f"strftime('%Y-%m-%d %H:%M:%f', {col}, ({seconds}) || ' seconds')"
+        return f"({col} + make_interval(secs => {seconds}))"
+
+    def query(self, sql: str) -> TextClause:
+        stmt = text(sql)
+        times = [p for p in ("t0", "t1") if re.search(rf":{p}\b", sql)]
+        if times:
+            stmt = stmt.bindparams(*(bindparam(p, type_=UTCDateTime()) for p in times))
+        return stmt
+
+    def rows(self, sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        stmt = self.query(sql)
+        used = {k: v for k, v in params.items() if re.search(rf":{k}\b", sql)}
+        return [dict(r) for r in self.conn.execute(stmt, used).mappings()]
+
+    def run(self, sql: str, params: dict[str, Any]) -> None:
+        used = {k: v for k, v in params.items() if re.search(rf":{k}\b", sql)}
+        self.conn.execute(self.query(sql), used)
+
+    def one(self, sql: str, params: dict[str, Any]) -> dict[str, Any]:
+        rows = self.rows(sql, params)
+        return rows[0] if rows else {}
+
+    def stats(self, values_sql: str, params: dict[str, Any]) -> dict[str, Any]:
+        """n, mean, median, p25, p75, p90, min and max of the column `v` of VALUES_SQL, by the database.
+
+        Median: the middle value (the mean of the two middle ones for an even n). Quartiles and p90:
+        nearest rank (the smallest value with at least that share of values at or below it)."""
+        row = self.one(f"""
+            WITH v AS ({values_sql}),
+                 r AS (SELECT v, ROW_NUMBER() OVER (ORDER BY v) AS rn, COUNT(*) OVER () AS n FROM v WHERE v IS NOT NULL)
+            SELECT MAX(n) AS n, AVG(v) AS mean, MIN(v) AS min, MAX(v) AS max,
+                   AVG(CASE WHEN rn = (n + 1) / 2 OR rn = (n + 2) / 2 THEN v END) AS median,
+                   MIN(CASE WHEN rn * 4 >= n THEN v END) AS p25,
+                   MIN(CASE WHEN rn * 4 >= n * 3 THEN v END) AS p75,
+                   MIN(CASE WHEN rn * 10 >= n * 9 THEN v END) AS p90
+            FROM r""", params)
+        n = int(row.get("n") or 0)
+        out: dict[str, Any] = {"n": n}
+        for key in ("mean", "median", "p25", "p75", "p90", "min", "max"):
+            out[key] = None if n == 0 or row.get(key) is None else float(row[key])
+        return out
+
+
+def ratio(num: float | None, den: float | None) -> float | None:
+    """NUM / DEN, or None when there is nothing to divide by (a report says so; it never divides by zero)."""
+    if num is None or not den:
+        return None
+    return num / den
+
+
+def iso(value: datetime | float | None) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, (int, float)):
+        value = datetime.fromtimestamp(value, UTC)
+    return value.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
