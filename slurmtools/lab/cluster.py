@@ -1,7 +1,8 @@
 """The lab cluster: its layout on disk, rendering its configuration, starting and stopping its daemons.
 
 Debian's munge, slurmctld, slurmdbd (with MariaDB) and four ``slurmd -N nX`` on their own
-ports, fake GPUs as gres on character devices, and PostgreSQL for the ledger; every
+ports, fake GPUs as gres on character devices, PostgreSQL for the ledger, and Prometheus scraping
+``slurmtools exporter`` (lab/monitoring.py); every
 listener on loopback. Every daemon is tracked by its PID file, and ``down`` stops only
 those PIDs (never anything found by name).
 """
@@ -22,7 +23,7 @@ from pathlib import Path
 
 import jinja2
 
-from slurmtools.lab import packages
+from slurmtools.lab import monitoring, packages
 from slurmtools.lab.procs import LabError, pid_alive, pid_is, port_open, read_pid, wait_for
 
 PG_BIN_CANDIDATES = sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
@@ -149,7 +150,6 @@ class Lab:
             raise LabError(f"{' '.join(argv)} failed ({proc.returncode}): {proc.stderr.strip() or proc.stdout.strip()}")
         return proc
 
-    # -------------------------------------------------------------- packages
     # ------------------------------------------------------------- rendering
     def _render(self, template: str, dest: Path, mode: int = 0o644, **extra: object) -> None:
         env = jinja2.Environment(loader=jinja2.PackageLoader("slurmtools.lab", "templates"),
@@ -244,13 +244,14 @@ class Lab:
                  ("slurmctld", run / "slurmctld.pid")]
         items += [(f"slurmd {n.name}", run / f"slurmd-{n.name}.pid") for n in self.nodes]
         items.append(("postgresql", self.root / "pg" / "data" / "postmaster.pid"))
-        return items
+        return items + monitoring.pidfiles(self)
 
     @staticmethod
     def _comm(pidfile: Path) -> str:
         """The program a lab PID file belongs to (checked against /proc/PID/comm)."""
         return {"munged.pid": "munged", "mysqld.pid": "mariadbd", "slurmdbd.pid": "slurmdbd",
-                "slurmctld.pid": "slurmctld", "postmaster.pid": "postgres"}.get(pidfile.name, "slurmd")
+                "slurmctld.pid": "slurmctld", "postmaster.pid": "postgres",
+                **monitoring.COMMS}.get(pidfile.name, "slurmd")
 
     def _pid(self, pidfile: Path) -> int | None:
         """The live PID of the lab daemon behind this PID file, or None (absent, dead or reused)."""
@@ -386,6 +387,7 @@ class Lab:
         self.start_slurmctld()
         self.start_slurmds()
         self.start_postgres()
+        monitoring.up(self)
         wait_for("all lab nodes responding", self.nodes_idle, 60, self.root / "log" / "slurmctld.log")
         self.say(f"lab up in {time.monotonic() - t0:.1f}s: {len(self.nodes)} nodes, state in {self.root}")
 
@@ -410,6 +412,7 @@ class Lab:
 
     def down(self, purge: bool = False) -> None:
         run = self.root / "run"
+        monitoring.down(self)
         for node in self.nodes:
             self._stop_pid(f"slurmd {node.name}", run / f"slurmd-{node.name}.pid")
         self._stop_pid("slurmctld", run / "slurmctld.pid")

@@ -65,7 +65,7 @@ def goodput(sql: Sql, scope: Scope, params: dict[str, Any], worst: int = 10) -> 
                         LIMIT {int(worst)}""", params)
     wall = float(tot.get("wall") or 0.0)
 
-    def share(key: str) -> float | None:
+    def share(key: str) -> Any:
         return _r(ratio(float(tot.get(key) or 0.0), wall), 4)
 
     return {

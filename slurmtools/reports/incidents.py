@@ -74,7 +74,8 @@ def prepare(sql: Sql, scope: Scope, prefix: str) -> dict[str, Any]:
               FROM h GROUP BY node, inc)
         SELECT i.*, (SELECT fi.id FROM findings fi
                      WHERE fi.cluster = :cluster AND fi.node = i.node
-                       AND fi.time >= {sql.shift('i.start_t', '-:lookback')} AND fi.time <= {sql.shift('i.start_t', '60')}
+                       AND fi.time >= {sql.shift('i.start_t', '-:lookback')}
+                       AND fi.time <= {sql.shift('i.start_t', '60')}
                        AND fi.category IN ('hardware', 'driver', 'network', 'filesystem')
                        AND fi.trust <> 'job' AND fi.severity IN ('error', 'critical')
                      ORDER BY fi.time, fi.id LIMIT 1) AS finding_id
@@ -106,14 +107,15 @@ def failures(sql: Sql, scope: Scope, params: dict[str, Any], fl: dict[str, Any])
     inwin = f"SELECT * FROM ({INCIDENTS}) q WHERE q.s >= :e0 AND q.s < :e1"
     total = sql.one(f"SELECT COUNT(*) AS n, COUNT(DISTINCT node) AS nodes FROM ({inwin}) t", params)
     down = sql.one("""
-        SELECT COALESCE(SUM(CASE WHEN e > :e1 THEN :e1 ELSE e END - CASE WHEN s < :e0 THEN :e0 ELSE s END), 0) AS down_s,
+        SELECT COALESCE(SUM(CASE WHEN e > :e1 THEN :e1 ELSE e END
+                            - CASE WHEN s < :e0 THEN :e0 ELSE s END), 0) AS down_s,
                COUNT(*) AS n
         FROM st_incidents WHERE e > :e0 AND s < :e1 AND timed = 1""", params)
     by = sql.rows(f"""
         SELECT category, kind, xid, COUNT(*) AS n FROM ({inwin}) t
         GROUP BY category, kind, xid ORDER BY COUNT(*) DESC, category, kind, xid""", params)
-    cats = sql.rows(f"SELECT category, COUNT(*) AS n FROM ({inwin}) t GROUP BY category ORDER BY COUNT(*) DESC, category",
-                    params)
+    cats = sql.rows(f"""SELECT category, COUNT(*) AS n FROM ({inwin}) t GROUP BY category
+                        ORDER BY COUNT(*) DESC, category""", params)
     n = int(total.get("n") or 0)
     down_h = float(down.get("down_s") or 0) / 3600.0
     node_h = max(fl["nodes"] * scope.hours - down_h, 0.0)
@@ -176,7 +178,7 @@ def projected(sql: Sql, scope: Scope, params: dict[str, Any]) -> dict[str, Any]:
     rate = ratio(hits, gpu_h)
     return {"attempts": n, "gpu_hours": round(gpu_h, 3), "interruptions": hits,
             "interruptions_per_gpu_hour": rate, "min_nodes": scope.multi_node_min,
-            "projected": [{"gpus": g, "mttf_h": _round(ratio(1.0, rate * g) if rate else None, 3)}
+            "projected": [{"gpus": g, "mttf_h": _round(ratio(1.0, rate * g) if rate else None, 6)}
                           for g in scope.projected_gpus],
             "note": None if hits else ("no interruptions observed" if n else "no multi-node attempts with run times")}
 
@@ -185,7 +187,8 @@ def concentration(sql: Sql, scope: Scope, params: dict[str, Any], fl: dict[str, 
     """Section 5: how concentrated exclusions and failure incidents are on a few nodes."""
     excl = """SELECT node FROM exclusions WHERE cluster = :cluster AND start >= :t0 AND start < :t1"""
     inc = f"SELECT node FROM ({INCIDENTS}) q WHERE q.s >= :e0 AND q.s < :e1"
-    out = {"exclusions": _spread(sql, excl, params, fl["nodes"]), "incidents": _spread(sql, inc, params, fl["nodes"])}
+    out: dict[str, Any] = {"exclusions": _spread(sql, excl, params, fl["nodes"]),
+                           "incidents": _spread(sql, inc, params, fl["nodes"])}
     out["lemons"] = [
         {"node": r["node"], "reason": r["reason"], "source": r["source"], "since": iso(r["start"]),
          "expires": iso(r["expires"]), "lemon": bool(r["lemon"])}
@@ -216,7 +219,8 @@ def _spread(sql: Sql, rows_sql: str, params: dict[str, Any], fleet_nodes: int) -
     gini = None
     if total and n:
         gini = 2.0 * float(row["ranked"]) / (n * total) - (n + 1.0) / n
-    return {"total": total, "nodes": n, "nodes_with_any": k_nodes, "top3_share": _round(ratio(row.get("top3"), total), 4),
+    return {"total": total, "nodes": n, "nodes_with_any": k_nodes,
+            "top3_share": _round(ratio(row.get("top3"), total), 4),
             "top10pct_nodes": top10, "top10pct_share": _round(ratio(row.get("top10"), total), 4),
             "top5pct_nodes": top5, "top5pct_share": _round(ratio(row.get("top5"), total), 4),
             "gini": _round(gini, 4), "per_node": [{"node": r["node"], "count": int(r["k"])} for r in per[:1000]]}

@@ -29,8 +29,10 @@ def _dur(seconds: float | None) -> str:
 
 def _table(rows: list[list[str]], head: list[str]) -> list[str]:
     widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
-    line = lambda r: "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)  # noqa: E731
-                               for i, (c, w) in enumerate(zip(r, widths, strict=True)))
+    def line(r: list[str]) -> str:
+        return "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w)
+                         for i, (c, w) in enumerate(zip(r, widths, strict=True)))
+
     return [line(head), line(["-" * w for w in widths]), *(line(r) for r in rows)]
 
 
@@ -45,7 +47,8 @@ def text(report: dict[str, Any]) -> str:
         f = report["failures"]
         out += ["", "1. Infrastructure failures and MTBF",
                 f"   failures {f['failures']:,} on {f['nodes_with_failures']:,} nodes; "
-                f"node-hours in service {f['node_hours_in_service']:,.0f}, out of service {f['node_hours_out_of_service']:,.0f}",
+                f"node-hours in service {f['node_hours_in_service']:,.0f}, "
+                f"out of service {f['node_hours_out_of_service']:,.0f}",
                 f"   MTBF {_fmt(f['mtbf_gpu_hours'])} GPU-hours, {_fmt(f['mtbf_node_hours'])} node-hours, "
                 f"{_fmt(f['mtbf_cluster_hours'])} cluster hours (n={f['failures']})"]
         rows = [[c["category"], c["kind"] or "", "" if c["xid"] is None else str(c["xid"]), str(c["count"]),
@@ -60,8 +63,9 @@ def text(report: dict[str, Any]) -> str:
                 f"   {m['interruptions']:,} interruptions in {m['gpu_hours']:,.0f} GPU-hours of {m['attempts']:,} "
                 f"attempts: {_fmt(m['interruptions_per_gpu_hour'])} per GPU-hour"
                 + (f" ({m['note']})" if m["note"] else "")]
-        out += ["   " + x for x in _table([[f"{p['gpus']:,} GPUs", _dur(p["mttf_h"] * 3600 if p["mttf_h"] else None)]
-                                          for p in m["projected"]], ["job size", "MTTF"])]
+        sizes = [[f"{p['gpus']:,} GPUs", _dur(p["mttf_h"] * 3600 if p["mttf_h"] is not None else None)]
+                 for p in m["projected"]]
+        out += ["   " + x for x in _table(sizes, ["job size", "MTTF"])]
     if "mttr" in report:
         t = report["mttr"]
         out += ["", "3. MTTR (out of service -> back in service, per failure incident)",
@@ -84,7 +88,8 @@ def text(report: dict[str, Any]) -> str:
         for what in ("exclusions", "incidents"):
             s = c[what]
             out.append(f"   {what}: {s['total']:,} on {s['nodes_with_any']:,} of {s['nodes']:,} nodes; top 3 nodes "
-                       f"{_fmt(s['top3_share'], '%')}, top 10% ({s['top10pct_nodes']}) {_fmt(s['top10pct_share'], '%')}, "
+                       f"{_fmt(s['top3_share'], '%')}, "
+                       f"top 10% ({s['top10pct_nodes']}) {_fmt(s['top10pct_share'], '%')}, "
                        f"top 5% ({s['top5pct_nodes']}) {_fmt(s['top5pct_share'], '%')}, Gini {_fmt(s['gini'])}")
         if c["lemons"]:
             out.append("   excluded now:")
@@ -104,12 +109,14 @@ def text(report: dict[str, Any]) -> str:
         d = report["detection"]
         out += ["", "7. Detection quality",
                 f"   automatic exclusions ended: confirmed {d['confirmed']}, refuted {d['refuted']} "
-                f"(false-positive rate {_fmt(d['false_positive_rate'], '%')}), expired {d['expired']}, removed {d['removed']}",
+                f"(false-positive rate {_fmt(d['false_positive_rate'], '%')}), "
+                f"expired {d['expired']}, removed {d['removed']}",
                 f"   drains: caught before a job (prolog/healthcheck) {d['caught_before_job']}, found after a job "
                 f"(epilog) {d['found_after_job']}; by actor: "
                 + (", ".join(f"{k} {v['drains']}" for k, v in d["drains_by_actor"].items()) or "none")]
         tm = d["time_from_job_end_s"]
-        out.append("   from job end: " + ", ".join(f"{k} median {_dur(v['median_s'])} (n={v['n']})" for k, v in tm.items()))
+        out.append("   from job end: " + ", ".join(f"{k} median {_dur(v['median_s'])} (n={v['n']})"
+                                                   for k, v in tm.items()))
     return "\n".join(out) + "\n"
 
 

@@ -1,0 +1,182 @@
+"""`slurmtools exporter`: the ledger's and the controller's state as Prometheus metrics (prometheus_client).
+
+One collector reads everything at scrape time, in one short read-only transaction: per-node exclusion and
+last gate verdict, findings and decisions as counters (counts of ledger rows, so they only grow until a
+`ledger prune`), retry chains by state, the controller's queue and the spool's backlog, and, from Slurm, the
+drain circuit breaker. Labels are bounded: node names, never job ids."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Collector
+from sqlalchemy import Engine, text
+
+log = logging.getLogger(__name__)
+VERDICTS = ("ok", "warn", "fail", "unknown")
+
+
+class LedgerCollector(Collector):
+    def __init__(self, cfg: Any, engine: Engine, slurm: Any = None) -> None:
+        self.cfg = cfg
+        self.engine = engine
+        self.slurm = slurm
+        self.cluster = cfg.cluster
+
+    def collect(self) -> Iterator[Any]:
+        t0 = time.monotonic()
+        up = GaugeMetricFamily("slurmtools_ledger_up", "1 if the ledger database answered this scrape")
+        try:
+            families = list(self._ledger())
+            up.add_metric([], 1)
+        except Exception as exc:  # noqa: BLE001 - a scrape reports the database down, it does not fail
+            log.warning("exporter: ledger unavailable: %s", str(exc).splitlines()[0] if str(exc) else exc)
+            families = []
+            up.add_metric([], 0)
+        yield up
+        yield from families
+        yield from self._local()
+        yield from self._slurm()
+        took = GaugeMetricFamily("slurmtools_exporter_collect_seconds", "How long this scrape took to collect")
+        took.add_metric([], time.monotonic() - t0)
+        yield took
+
+    def _ledger(self) -> Iterator[Any]:
+        p = {"cluster": self.cluster}
+        with self.engine.connect() as conn:
+            def rows(sql: str) -> list[Any]:
+                return list(conn.execute(text(sql), p))
+
+            excl = GaugeMetricFamily("slurmtools_node_excluded", "Active exclusions of a node (0 or more), by scope",
+                                     labels=["node", "scope"])
+            for node, scope, n in rows("""SELECT node, scope, COUNT(*) FROM exclusions WHERE cluster = :cluster
+                                          AND "end" IS NULL GROUP BY node, scope ORDER BY node, scope"""):
+                excl.add_metric([node, scope], n)
+            yield excl
+            nodes = [r[0] for r in rows("SELECT name FROM nodes WHERE cluster = :cluster ORDER BY name")]
+            last_fail = {r[0]: r[1:] for r in rows("""
+                SELECT g.node, g.time, g.verdict, g.duration_ms FROM gate_runs g
+                WHERE g.cluster = :cluster AND g.time = (SELECT MAX(h.time) FROM gate_runs h
+                                                         WHERE h.cluster = g.cluster AND h.node = g.node)""")}
+            last_pass = {r[0]: r[1:] for r in rows("""
+                SELECT node, MAX(last_pass), MAX(total_ms * 1.0 / passes) FROM gate_pass_counts
+                WHERE cluster = :cluster AND passes > 0 GROUP BY node""")}
+            verdict = GaugeMetricFamily("slurmtools_node_gate_verdict",
+                                        "1 for the verdict of the node's last health-gate run",
+                                        labels=["node", "verdict"])
+            duration = GaugeMetricFamily("slurmtools_node_gate_duration_seconds",
+                                         "Duration of the node's last failing gate run, or its mean passing one",
+                                         labels=["node"])
+            when = GaugeMetricFamily("slurmtools_node_gate_last_run_timestamp_seconds",
+                                     "When the node's last gate run ended (Unix time)", labels=["node"])
+            for node in sorted(set(nodes) | set(last_fail) | set(last_pass)):
+                f, ps = last_fail.get(node), last_pass.get(node)
+                ft, pt = _ts(f[0]) if f else None, _ts(ps[0]) if ps else None
+                if ft is None and pt is None:
+                    continue
+                if f is not None and ft is not None and (pt is None or ft >= pt):
+                    v, secs, at = str(f[1]), float(f[2]) / 1000.0, ft
+                elif ps is not None and pt is not None:
+                    v, secs, at = "ok", float(ps[1] or 0.0) / 1000.0, pt
+                else:
+                    continue
+                for name in VERDICTS:
+                    verdict.add_metric([node, name], 1.0 if v == name else 0.0)
+                duration.add_metric([node], secs)
+                when.add_metric([node], at)
+            yield verdict
+            yield duration
+            yield when
+            findings = CounterMetricFamily("slurmtools_findings", "Findings recorded in the ledger",
+                                           labels=["kind", "severity", "category"])
+            for kind, sev, cat, n in rows("""SELECT kind, severity, category, COUNT(*) FROM findings
+                                             WHERE cluster = :cluster GROUP BY kind, severity, category"""):
+                findings.add_metric([kind, sev, cat], n)
+            yield findings
+            decisions = CounterMetricFamily("slurmtools_controller_decisions", "Controller decisions, by outcome",
+                                            labels=["classification", "decision", "status"])
+            for cls, dec, st, n in rows("""SELECT classification, decision, status, COUNT(*) FROM controller_decisions
+                                           WHERE cluster = :cluster GROUP BY classification, decision, status"""):
+                decisions.add_metric([cls, dec, st], n)
+            yield decisions
+            chains = GaugeMetricFamily("slurmtools_retry_chains", "Retry chains by status", labels=["status"])
+            for st, n in rows("SELECT status, COUNT(*) FROM retry_chains WHERE cluster = :cluster GROUP BY status"):
+                chains.add_metric([st], n)
+            yield chains
+            changes = CounterMetricFamily("slurmtools_node_state_changes", "Drains, resumes and exclusions recorded",
+                                          labels=["action", "applied"])
+            for act, applied, n in rows("""SELECT action, applied, COUNT(*) FROM node_state_changes
+                                           WHERE cluster = :cluster GROUP BY action, applied"""):
+                changes.add_metric([act, "true" if applied else "false"], n)
+            yield changes
+
+    def _local(self) -> Iterator[Any]:
+        from slurmtools.ledger.spool import Spool
+
+        spool = GaugeMetricFamily("slurmtools_spool_files", "Files in this host's ledger spool, by state",
+                                  labels=["state"])
+        try:
+            counts = Spool(self.cfg.get("ledger.spool_dir")).counts()
+        except OSError:
+            counts = {}
+        for state in ("pending", "bad", "tmp"):
+            spool.add_metric([state], counts.get(state, 0))
+        yield spool
+        queue = GaugeMetricFamily("slurmtools_controller_queue_depth", "Ended jobs waiting for the controller")
+        try:
+            qdir = str(self.cfg.get("controller.queue_dir"))
+            queue.add_metric([], sum(1 for n in os.listdir(qdir) if n.endswith(".json")))
+        except OSError:
+            queue.add_metric([], 0)
+        yield queue
+
+    def _slurm(self) -> Iterator[Any]:
+        if self.slurm is None:
+            return
+        from slurmtools.controller import safety
+
+        up = GaugeMetricFamily("slurmtools_slurm_up", "1 if slurmctld answered this scrape")
+        try:
+            b = safety.breaker_status(self.cfg, self.slurm)
+        except Exception as exc:  # noqa: BLE001 - Slurm down is a metric, not a failed scrape
+            log.warning("exporter: Slurm unavailable: %s", exc)
+            up.add_metric([], 0)
+            yield up
+            return
+        up.add_metric([], 1)
+        yield up
+        g = GaugeMetricFamily("slurmtools_drain_breaker_open", "1 while the circuit breaker refuses further drains")
+        g.add_metric([], 1 if b["open"] else 0)
+        yield g
+        g = GaugeMetricFamily("slurmtools_nodes_drained_by_slurmtools", "Nodes drained with slurmtools' reason now")
+        g.add_metric([], len(b["drained_by_us"]))
+        yield g
+        g = GaugeMetricFamily("slurmtools_drain_breaker_limit", "How many nodes slurmtools may hold drained at once")
+        g.add_metric([], b["limit"])
+        yield g
+
+
+def _ts(value: Any) -> float | None:
+    """A timestamp column as Unix time (SQLite returns text in text queries, PostgreSQL a datetime)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        from slurmtools.timeutil import aware
+
+        return aware(value.replace(" ", "T")).timestamp()
+    return float(value.timestamp())
+
+
+def serve(cfg: Any, listen: str, engine: Engine, slurm: Any = None) -> Any:
+    """Start the HTTP server on LISTEN (host:port) in a thread; returns (server, thread)."""
+    from prometheus_client import CollectorRegistry, start_http_server
+
+    host, _, port = listen.rpartition(":")
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(LedgerCollector(cfg, engine, slurm))
+    return start_http_server(int(port), addr=host.strip("[]") or "127.0.0.1", registry=registry)
