@@ -92,7 +92,8 @@ def timeline(sql: Sql, scope: Scope, params: dict[str, Any], chain_ids: list[int
     rows = sql.rows(f"SELECT * FROM ({_attempts(sql, scope)}) t WHERE t.chain_id IN ({ids}) ORDER BY chain_id, nth",
                     params)
     return [{"chain_id": int(r["chain_id"]), "job_id": int(r["job_id"]), "restart_count": int(r["restart_count"]),
-             "state": r["state"], "start": iso(r["s"]), "end": iso(r["e"]), "s": r["s"], "e": r["e"]} for r in rows]
+             "state": r["state"], "start": iso(r["s"]), "end": iso(r["e"]), "s": round(float(r["s"]), 1),
+             "e": round(float(r["e"]), 1)} for r in rows]
 
 
 def _manual(sql: Sql, scope: Scope) -> str:

@@ -136,8 +136,8 @@ def over_time(sql: Sql, scope: Scope, params: dict[str, Any], buckets: int = 30)
     """Failures per time bucket and category (the HTML chart)."""
     width = max(scope.hours * 3600.0 / buckets, 3600.0)
     rows = sql.rows(f"""
-        SELECT CAST((s - :e0) / :width AS INTEGER) AS b, category, COUNT(*) AS n
-        FROM ({INCIDENTS}) q WHERE q.s >= :e0 AND q.s < :e1 GROUP BY CAST((s - :e0) / :width AS INTEGER), category
+        SELECT {sql.floor('(s - :e0) / :width')} AS b, category, COUNT(*) AS n
+        FROM ({INCIDENTS}) q WHERE q.s >= :e0 AND q.s < :e1 GROUP BY {sql.floor('(s - :e0) / :width')}, category
         ORDER BY b, category""", {**params, "width": width})
     return {"bucket_s": width, "start": iso(scope.since),
             "points": [{"bucket": int(r["b"]), "category": r["category"], "count": int(r["n"])} for r in rows]}
@@ -174,10 +174,11 @@ def projected(sql: Sql, scope: Scope, params: dict[str, Any]) -> dict[str, Any]:
             FROM job_attempts a
             WHERE a.cluster = :cluster AND a.end_time >= :t0 AND a.end_time < :t1 AND a.start_time IS NOT NULL
               AND a.end_time >= a.start_time AND a.node_count >= :multi{part}) t""", params)
-    n, gpu_h, hits = int(row.get("n") or 0), float(row.get("gpu_h") or 0.0), int(row.get("hits") or 0)
+    n, hits = int(row.get("n") or 0), int(row.get("hits") or 0)
+    gpu_h = round(float(row.get("gpu_h") or 0.0), 6)
     rate = ratio(hits, gpu_h)
     return {"attempts": n, "gpu_hours": round(gpu_h, 3), "interruptions": hits,
-            "interruptions_per_gpu_hour": rate, "min_nodes": scope.multi_node_min,
+            "interruptions_per_gpu_hour": None if rate is None else float(f"{rate:.6g}"), "min_nodes": scope.multi_node_min,
             "projected": [{"gpus": g, "mttf_h": _round(ratio(1.0, rate * g) if rate else None, 6)}
                           for g in scope.projected_gpus],
             "note": None if hits else ("no interruptions observed" if n else "no multi-node attempts with run times")}

@@ -56,9 +56,15 @@ class Sql:
 
     def epoch(self, col: str) -> str:
         """Seconds since 1970 (UTC) of a timestamp column, as a float."""
-        if self.name == "sqlite":
-            return f"((julianday({col}) - 2440587.5) * 86400.0)"
+        if self.name == "sqlite":   # whole seconds, plus the stored microseconds (julianday() would round them)
+            return f"(CAST(strftime('%s', {col}) AS REAL) + CAST(substr({col}, 20) AS REAL))"
         return f"CAST(EXTRACT(EPOCH FROM {col}) AS DOUBLE PRECISION)"
+
+    def floor(self, expr: str) -> str:
+        """The integer part of a non-negative number (PostgreSQL's integer cast rounds; SQLite's truncates)."""
+        if self.name == "sqlite":
+            return f"CAST({expr} AS INTEGER)"
+        return f"CAST(FLOOR({expr}) AS INTEGER)"
 
     def shift(self, col: str, seconds: str) -> str:
         """A timestamp column moved by SECONDS (a bound parameter name or a number), comparable to the column."""
@@ -118,5 +124,5 @@ def iso(value: datetime | float | None) -> str | None:
     if value is None:
         return None
     if isinstance(value, (int, float)):
-        value = datetime.fromtimestamp(value, UTC)
+        value = datetime.fromtimestamp(round(value), UTC)
     return value.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")

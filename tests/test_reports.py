@@ -1,0 +1,190 @@
+"""`slurmtools report`: each section's figures on a ledger whose answers were worked out by hand, an empty
+ledger, the InfiniteHBD trace against an independent computation, and the text/CSV/HTML/CLI surfaces."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from slurmtools.cli import main
+from slurmtools.ledger import ship
+from slurmtools.ledger.db import make_engine
+from slurmtools.ledger.imports import trace_events
+from slurmtools.reports import render
+from slurmtools.reports.build import ReportError, build_report
+from slurmtools.reports.html import render_html
+from slurmtools.reports.scope import Scope
+
+from .reports_data import CLUSTER, DAY, T0, TRACE, fill, trace_figures
+
+
+def scope(**kw: Any) -> Scope:
+    return Scope(**{"cluster": CLUSTER, "since": T0, "until": T0 + 10 * DAY, "nodes": 10, "gpus_per_node": 8, **kw})
+
+
+@pytest.fixture
+def report(tmp_path: Path) -> dict[str, Any]:
+    engine = make_engine(f"sqlite:///{tmp_path}/l.db")
+    fill(engine)
+    return build_report(engine, scope(), charts=True)
+
+
+def test_failures_and_mtbf(report: dict[str, Any]) -> None:
+    f = report["failures"]
+    # a1 twice (the XID 79 with its follow-on lines and lemon exclusion is one), a3 twice, a4 (observe), a5
+    assert (f["failures"], f["nodes_with_failures"]) == (6, 4)
+    down_h = (10798 + 3600 + 2400 + 2 * 86400 + 3600 + 3599) / 3600   # a2's maintenance counts as down time
+    assert f["node_hours_out_of_service"] == pytest.approx(down_h, abs=1e-3)
+    assert f["mtbf_node_hours"] == pytest.approx((2400 - down_h) / 6, abs=1e-3)
+    assert f["mtbf_gpu_hours"] == pytest.approx((2400 - down_h) * 8 / 6, abs=1e-2)
+    assert f["mtbf_cluster_hours"] == pytest.approx(40.0)
+    causes = {(c["category"], c["kind"], c["xid"]): c["count"] for c in f["by_cause"]}
+    assert causes == {("hardware", "xid", 79): 1, ("hardware", "xid", 48): 1, ("hardware", "GPU lost", None): 1,
+                      ("hardware", "PSU failure", None): 1, ("network", "ib", None): 1, ("hardware", "drain", None): 1}
+    assert {c["category"]: c["share"] for c in f["by_category"]} == {"hardware": pytest.approx(5 / 6, abs=1e-4),
+                                                                    "network": pytest.approx(1 / 6, abs=1e-4)}
+
+
+def test_mttr_and_projected_mttf(report: dict[str, Any]) -> None:
+    t = report["mttr"]
+    assert (t["n"], t["open"], t["no_repair_time"]) == (4, 1, 1)
+    assert t["median_s"] == pytest.approx(3599.5, abs=0.1)
+    assert t["mean_s"] == pytest.approx((2400 + 3599 + 3600 + 10798) / 4, abs=0.1)
+    assert t["p90_s"] == pytest.approx(10798, abs=0.1)
+    m = report["mttf"]
+    # job 100: two 1-hour attempts on 2 nodes x 8 GPUs; the first ended NODE_FAIL
+    assert (m["attempts"], m["interruptions"]) == (2, 1) and m["gpu_hours"] == pytest.approx(32.0)
+    assert {p["gpus"]: p["mttf_h"] for p in m["projected"]} == pytest.approx(
+        {8: 4.0, 64: 0.5, 512: 0.0625, 1024: 0.03125, 16384: 32 / 16384}, abs=1e-6)
+
+
+def test_goodput_buckets(report: dict[str, Any]) -> None:
+    g = report["goodput"]
+    assert (g["chains"], g["active_chains"]) == (2, 0)
+    assert (g["wall_s"], g["productive_s"], g["failed_attempts_s"], g["recovery_s"], g["queue_s"]) == (
+        7920.0, 3600.0, 4140.0, 60.0, 120.0)
+    assert g["ettr"] == pytest.approx(3600 / 7920, abs=1e-4)
+    worst = {w["root_job_id"]: w for w in g["worst"]}
+    assert worst[300]["ettr"] == 0.0 and worst[100]["ettr"] == pytest.approx(3600 / 7320, abs=1e-4)
+    w = worst[100]
+    assert w["productive_s"] + w["failed_attempts_s"] + w["recovery_s"] + w["queue_s"] == w["wall_s"]
+    assert [a["job_id"] for a in report["charts"]["chain_timeline"] if a["chain_id"] == w["chain_id"]] == [100, 100]
+
+
+def test_concentration(report: dict[str, Any]) -> None:
+    inc = report["concentration"]["incidents"]
+    assert (inc["total"], inc["nodes"], inc["nodes_with_any"]) == (6, 10, 4)
+    assert (inc["top3_share"], inc["top10pct_nodes"], inc["top10pct_share"], inc["top5pct_share"]) == (
+        pytest.approx(5 / 6, abs=1e-4), 1, pytest.approx(1 / 3, abs=1e-4), pytest.approx(1 / 3, abs=1e-4))
+    assert inc["gini"] == pytest.approx(2 * 53 / 60 - 1.1, abs=1e-4)   # counts 0 x6, 1, 1, 2, 2
+    ex = report["concentration"]["exclusions"]
+    assert ex["total"] == 5 and ex["per_node"][0] == {"node": "a1", "count": 3}
+    assert report["concentration"]["lemons"] == []   # all ended before the window's end
+
+
+def test_retries_and_detection(report: dict[str, Any]) -> None:
+    auto, manual = report["retries"]["automatic"], report["retries"]["manual"]
+    assert (auto["chains"], auto["succeeded"], auto["retry_interval_s"]["median"]) == (1, 1, 60.0)
+    assert (manual["chains"], manual["succeeded"], manual["mean_attempts"]) == (1, 1, 2.0)
+    assert manual["retry_interval_s"]["median"] == 660.0
+    d = report["detection"]
+    assert (d["confirmed"], d["refuted"], d["expired"], d["removed"]) == (2, 1, 1, 0)
+    assert d["false_positive_rate"] == pytest.approx(1 / 3, abs=1e-4)
+    assert (d["caught_before_job"], d["found_after_job"]) == (1, 2)
+    assert d["drains_by_actor"]["epilog"] == {"drains": 2, "applied": 1}
+    tm = d["time_from_job_end_s"]
+    assert (tm["detect"]["median_s"], tm["running"]["median_s"], tm["running"]["n"]) == (1.0, 60.0, 1)
+
+
+def test_partition_and_window_filter(tmp_path: Path) -> None:
+    engine = make_engine(f"sqlite:///{tmp_path}/l.db")
+    fill(engine)
+    other = build_report(engine, scope(partition="cpu"))
+    assert other["mttf"]["attempts"] == 0 and other["goodput"]["chains"] == 0
+    early = build_report(engine, Scope(cluster=CLUSTER, since=T0, until=T0 + 2 * DAY, nodes=10))
+    assert early["failures"]["failures"] == 1 and early["mttr"]["n"] == 1
+
+
+def test_empty_ledger_says_so(tmp_path: Path) -> None:
+    engine = make_engine(f"sqlite:///{tmp_path}/l.db")
+    from slurmtools.ledger import schema
+
+    schema.upgrade(engine)
+    r = build_report(engine, scope(nodes=0), charts=True)
+    assert r["empty"] is True and "nothing" in r["notes"][0]
+    assert r["failures"]["mtbf_gpu_hours"] is None and r["mttr"]["median_s"] is None
+    assert r["goodput"]["ettr"] is None and r["concentration"]["incidents"]["gini"] is None
+    assert "n/a" in render.text(r) and render.csv_text(r).startswith("section,metric,value")
+    html = render_html(r)
+    assert html.count("<svg") == 5 and "no failures in" in html
+
+
+def test_infinitehbd_trace_matches_an_independent_computation(tmp_path: Path) -> None:
+    expect = trace_figures(nodes=400)
+    engine = make_engine(f"sqlite:///{tmp_path}/l.db")
+    from slurmtools.ledger import schema
+
+    schema.upgrade(engine)
+    with engine.begin() as conn:
+        ship.store(conn, trace_events(TRACE, "hbd"))
+    r = build_report(engine, Scope(cluster="hbd", since=T0.replace(year=2024, month=3, day=30),
+                                   until=expect["until"], nodes=400))
+    assert r["failures"]["failures"] == expect["incidents"] and r["mttr"]["open"] == expect["open"]
+    assert r["mttr"]["median_s"] == pytest.approx(expect["mttr_median_s"], abs=0.1)
+    inc = r["concentration"]["incidents"]
+    assert inc["top10pct_share"] == pytest.approx(expect["top10pct_share"], abs=1e-4)
+    assert inc["top5pct_share"] == pytest.approx(expect["top5pct_share"], abs=1e-4)
+    assert r["failures"]["mtbf_node_hours"] == pytest.approx(expect["mtbf_node_hours"], rel=1e-6)
+
+
+def test_cli_report_formats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    url = f"sqlite:///{tmp_path}/l.db"
+    fill(make_engine(url))
+    monkeypatch.setenv("SLURMTOOLS_LEDGER_URL", url)
+    runner = CliRunner()
+    base = ["report", "--cluster", CLUSTER, "--since", "2026-01-01T00:00:00+00:00",
+            "--until", "2026-01-11T00:00:00+00:00", "--nodes", "10"]
+    out = runner.invoke(main, [*base, "--json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["failures"]["failures"] == 6 and data["report"]["sections"][0] == "failures"
+    text = runner.invoke(main, base)
+    assert text.exit_code == 0 and "1. Infrastructure failures and MTBF" in text.output
+    assert "failures 6 on 4" in text.output
+    rows = list(csv.DictReader(io.StringIO(runner.invoke(main, [*base, "--format", "csv"]).output)))
+    assert {"section": "failures", "metric": "failures", "value": "6"} in rows
+    only = json.loads(runner.invoke(main, [*base, "--json", "--section", "mttr"]).output)
+    assert "mttr" in only and "failures" not in only
+    html = tmp_path / "r.html"
+    res = runner.invoke(main, [*base, "--format", "html", "-o", str(html)])
+    assert res.exit_code == 0 and html.read_text().count("<svg") == 5
+    for bad, msg in ((["--format", "html"], "give -o FILE"), (["--section", "nope"], "unknown section"),
+                     (["--since", "yesterday"], "not a time")):
+        res = runner.invoke(main, [*base, *bad])
+        assert res.exit_code == 2 and msg in res.output and "Traceback" not in res.output
+    res = runner.invoke(main, ["report", "--since", "1d", "--until", "2d"])
+    assert res.exit_code == 1 and "empty window" in res.output
+
+
+def test_html_is_self_contained(report: dict[str, Any]) -> None:
+    html = render_html(report)
+    assert "<script" not in html and "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    assert "https://" not in html and "@import" not in html
+    for chart in ("failures-over-time", "mttr-distribution", "lorenz", "chain-timeline", "goodput"):
+        assert f'id="{chart}"' in html
+    assert report["charts"]["failures_over_time"]["points"]
+
+
+def test_a_database_error_is_one_line(tmp_path: Path) -> None:
+    engine = make_engine(f"sqlite:///{tmp_path}/empty.db")   # no schema at all
+    with pytest.raises(ReportError, match="cannot read the ledger"):
+        build_report(engine, scope())
+    with pytest.raises(ReportError, match="empty window"):
+        build_report(engine, Scope(cluster="x", since=T0, until=T0 - timedelta(seconds=1)))
