@@ -178,7 +178,8 @@ def projected(sql: Sql, scope: Scope, params: dict[str, Any]) -> dict[str, Any]:
     gpu_h = round(float(row.get("gpu_h") or 0.0), 6)
     rate = ratio(hits, gpu_h)
     return {"attempts": n, "gpu_hours": round(gpu_h, 3), "interruptions": hits,
-            "interruptions_per_gpu_hour": None if rate is None else float(f"{rate:.6g}"), "min_nodes": scope.multi_node_min,
+            "interruptions_per_gpu_hour": None if rate is None else float(f"{rate:.6g}"),
+            "min_nodes": scope.multi_node_min,
             "projected": [{"gpus": g, "mttf_h": _round(ratio(1.0, rate * g) if rate else None, 6)}
                           for g in scope.projected_gpus],
             "note": None if hits else ("no interruptions observed" if n else "no multi-node attempts with run times")}
