@@ -8,12 +8,11 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from slurmtools.lab.procs import LabError, port_open, wait_for
 
-if TYPE_CHECKING:
-    from slurmtools.lab.cluster import Lab
+Lab = Any   # slurmtools.lab.cluster.Lab, which imports this module
 
 PROMETHEUS_PORT = 19090
 EXPORTER_PORT = 19469
