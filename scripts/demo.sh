@@ -61,9 +61,15 @@ slurmtools status "$job"
 echo; slurmtools why "$job"
 say "the node is repaired: end the exclusion (resumes only a node slurmtools drained)"
 slurmtools exclude remove "$node" --reason "demo: repaired"
+say "the report: what the loop did, from the ledger (job times from Slurm's accounting first)"
+slurmtools ledger import-sacct --since 1h > /dev/null
+slurmtools report --since 1h
+slurmtools report --since 1h --format html -o "$SLURMTOOLS_LAB_DIR/report.html"
+echo "HTML report (one file, charts inline): $SLURMTOOLS_LAB_DIR/report.html"
+echo "Prometheus (the lab's, scraping slurmtools exporter): curl -s 'http://127.0.0.1:19090/api/v1/query?query=slurmtools_node_excluded'"
 cat <<'EOT'
 
-Still being built: reports. Also try: `slurmtools exclude add n3 --soft --reason test`, then a plain
+Also try: `slurmtools exclude add n3 --soft --reason test`, then a plain
 `sbatch --wrap true` gets n3 in its excluded nodes (slurmtools' job_submit.lua) and `srun -w n3 true`
 warns (cli_filter.lua); `slurmtools sbatch` is the researcher's wrapper (docs/sbatch.md).
 Try the prolog gate: `slurmtools lab inject n3 row-remap-failure`, then

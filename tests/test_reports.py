@@ -22,7 +22,7 @@ from slurmtools.reports.build import ReportError, build_report
 from slurmtools.reports.html import render_html
 from slurmtools.reports.scope import Scope
 
-from .reports_data import CLUSTER, DAY, T0, TRACE, fill, trace_figures
+from .reports_data import CLUSTER, DAY, T0, TRACE, exclusion, fill, trace_figures
 
 
 def scope(**kw: Any) -> Scope:
@@ -87,6 +87,17 @@ def test_concentration(report: dict[str, Any]) -> None:
     ex = report["concentration"]["exclusions"]
     assert ex["total"] == 5 and ex["per_node"][0] == {"node": "a1", "count": 3}
     assert report["concentration"]["lemons"] == []   # all ended before the window's end
+
+
+def test_open_exclusions_are_the_lemon_list(tmp_path: Path) -> None:
+    engine = make_engine(f"sqlite:///{tmp_path}/l.db")
+    fill(engine)
+    with engine.begin() as conn:
+        ship.store(conn, [exclusion("a7", T0 + 9 * DAY, None, "slurmtools: lemon: lemon node: 3 faults", "controller"),
+                          exclusion("a8", T0 + 9 * DAY, None, "slurmtools: admin: bad fan", "admin:root")])
+    lemons = build_report(engine, scope(), sections=("concentration",))["concentration"]["lemons"]
+    assert [(x["node"], x["lemon"], x["since"]) for x in lemons] == [("a7", True, "2026-01-10T00:00:00Z"),
+                                                                   ("a8", False, "2026-01-10T00:00:00Z")]
 
 
 def test_retries_and_detection(report: dict[str, Any]) -> None:

@@ -1,0 +1,215 @@
+"""Bench: the whole `slurmtools report` on a large ledger: 1,000,000 job attempts, 1,000,000 findings and
+100,000 node events (plus 50,000 retry chains, 50,000 exclusions, 50,000 drains and 100,000 controller
+decisions) over a 5,000-node, 40,000-GPU cluster and 30 days. PostgreSQL is filled with COPY, SQLite with
+executemany in one transaction; then the report is built (every section, the HTML charts' series too)
+--runs times and the median is printed with each section's share.
+
+    python bench/report_scale.py --url postgresql+psycopg://postgres@127.0.0.1:55432/report_bench
+    python bench/report_scale.py --url sqlite:////var/tmp/report_bench.db
+    python bench/report_scale.py --url ... --explain     # also EXPLAIN ANALYZE of the incident query (PostgreSQL)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Engine, text
+
+from slurmtools.ledger import db, models, schema
+from slurmtools.reports.build import build_report
+from slurmtools.reports.scope import Scope
+
+CLUSTER = "big"
+START = datetime(2026, 10, 1, tzinfo=UTC)
+DAYS = 30
+NODES = [f"g{i:04d}" for i in range(1, 5001)]
+CATEGORIES = ["application"] * 8 + ["hardware"] * 4 + ["network"] * 3 + ["driver"] * 2 + ["filesystem", "unknown"]
+STATES = ["COMPLETED"] * 90 + ["FAILED"] * 7 + ["NODE_FAIL"] * 2 + ["TIMEOUT"]
+
+
+def _t(rng: random.Random) -> datetime:
+    return START + timedelta(seconds=rng.uniform(0, DAYS * 86400))
+
+
+def attempts(rng: random.Random, n: int, chains: int) -> Iterator[tuple[Any, ...]]:
+    job = 0
+    i = 0
+    while i < n:
+        job += 1
+        restarts = 2 if job <= chains else (2 if rng.random() < 0.03 else 1)
+        sub = _t(rng)
+        size = rng.choice([1, 1, 1, 2, 4, 8, 16, 64])
+        user, name = f"u{rng.randrange(500)}", f"job{rng.randrange(3000)}"
+        for r in range(restarts):
+            start = sub + timedelta(seconds=rng.expovariate(1 / 600))
+            end = start + timedelta(seconds=rng.expovariate(1 / 14400))
+            state = ("NODE_FAIL" if r == 0 else "COMPLETED") if job <= chains else (
+                rng.choice(STATES) if r == restarts - 1 else "NODE_FAIL")
+            first = rng.randrange(len(NODES) - size)
+            nodes = f"g[{first + 1:04d}-{first + size:04d}]" if size > 1 else NODES[first]
+            yield (f"a{i}", CLUSTER, job, r, sub, start, end, state, 0, 0, nodes, size, user, name, "gpu", "sacct",
+                   job if job <= chains else None, "{}")
+            sub = end + timedelta(seconds=rng.expovariate(1 / 120))
+            i += 1
+            if i >= n:
+                return
+
+
+def findings(rng: random.Random, n: int, jobs: int) -> Iterator[tuple[Any, ...]]:
+    for i in range(n):
+        cat = rng.choice(CATEGORIES)
+        xid = rng.choice([79, 48, 94, 13, 31, 43]) if cat in ("hardware", "application") and rng.random() < .5 else None
+        sev = rng.choice(["error", "critical"]) if cat != "application" else rng.choice(["warning", "error"])
+        yield (f"f{i}", CLUSTER, rng.choice(NODES), _t(rng), rng.randrange(1, jobs), 0, "kernel",
+               "xid" if xid else cat[:8], xid, cat, sev, "drain_node" if cat == "hardware" else "none",
+               "job" if rng.random() < .1 else "kernel", f"synthetic {cat} line {i}", "{}")
+
+
+def node_events(rng: random.Random, n: int) -> Iterator[tuple[Any, ...]]:
+    for i in range(n):
+        start = _t(rng)
+        end = None if rng.random() < .01 else start + timedelta(seconds=rng.lognormvariate(8, 1.5))
+        yield (f"e{i}", CLUSTER, rng.choice(NODES), start, end, "DOWN", rng.choice(CATEGORIES[8:]),
+               "synthetic", "trace:bench", "{}")
+
+
+def exclusions(rng: random.Random, n: int) -> Iterator[tuple[Any, ...]]:
+    for i in range(n):
+        start = _t(rng)
+        end = None if rng.random() < .02 else start + timedelta(seconds=rng.lognormvariate(9, 1))
+        cat = rng.choice(["hardware", "network", "driver", "lemon", "admin"])
+        yield (f"x{i}", CLUSTER, rng.choice(NODES), "drain", f"slurmtools: {cat}: synthetic",
+               "admin:root" if cat == "admin" else rng.choice(["epilog", "prolog", "controller"]), start, None, end,
+               rng.choice(["confirmed", "refuted", "expired", "removed"]) if end else None, "{}")
+
+
+def drains(rng: random.Random, n: int) -> Iterator[tuple[Any, ...]]:
+    for i in range(n):
+        yield (f"s{i}", CLUSTER, rng.choice(NODES), _t(rng), "drain", rng.choice(["epilog", "prolog", "controller"]),
+               "slurmtools: hardware: synthetic", rng.random() < .9, "{}")
+
+
+def decisions(rng: random.Random, n: int) -> Iterator[tuple[Any, ...]]:
+    for i in range(n):
+        end = _t(rng)
+        yield (f"d{i}", CLUSTER, i + 1, 0, rng.choice(["node_fault", "app_fault", "success"]),
+               rng.choice(["retry", "no_retry"]), "synthetic", "", "done", end, end + timedelta(seconds=1),
+               end + timedelta(seconds=2), end + timedelta(seconds=3), end + timedelta(seconds=4), None,
+               end + timedelta(seconds=rng.expovariate(1 / 60)), "{}")
+
+
+TABLES: list[tuple[str, tuple[str, ...]]] = [
+    ("job_attempts", ("idempotency_key", "cluster", "job_id", "restart_count", "submit_time", "start_time", "end_time",
+                      "state", "exit_code", "exit_signal", "nodes", "node_count", "user", "name", "partition",
+                      "source", "chain_id", "details")),
+    ("findings", ("idempotency_key", "cluster", "node", "time", "job_id", "restart_count", "source", "kind", "xid",
+                  "category", "severity", "action", "trust", "message", "details")),
+    ("node_events", ("idempotency_key", "cluster", "node", "start", "end", "state", "category", "reason", "source",
+                     "details")),
+    ("exclusions", ("idempotency_key", "cluster", "node", "scope", "reason", "source", "start", "expires", "end",
+                    "outcome", "details")),
+    ("node_state_changes", ("idempotency_key", "cluster", "node", "time", "action", "actor", "reason", "applied",
+                            "details")),
+    ("controller_decisions", ("idempotency_key", "cluster", "job_id", "restart_count", "classification", "decision",
+                              "reason", "excluded_nodes", "status", "t_ended", "t_detected", "t_decided", "t_requeued",
+                              "t_released", "t_verified", "t_running", "details")),
+]
+
+
+def fill(engine: Engine, scale: float) -> dict[str, float]:
+    rng = random.Random(42)
+    n_att, n_find, n_ev = int(1_000_000 * scale), int(1_000_000 * scale), int(100_000 * scale)
+    n_chain = int(50_000 * scale)
+    sources = {"job_attempts": attempts(rng, n_att, n_chain), "findings": findings(rng, n_find, n_att // 2),
+               "node_events": node_events(rng, n_ev), "exclusions": exclusions(rng, int(50_000 * scale)),
+               "node_state_changes": drains(rng, int(50_000 * scale)),
+               "controller_decisions": decisions(rng, int(100_000 * scale))}
+    took: dict[str, float] = {}
+    with engine.begin() as conn:
+        for table in ("controller_decisions", "node_state_changes", "exclusions", "node_events", "findings",
+                      "job_attempts", "chain_jobs", "retry_chains", "nodes"):
+            conn.execute(text(f"DELETE FROM {table}"))
+        now = START
+        conn.execute(models.Node.__table__.insert(), [{"cluster": CLUSTER, "name": n, "first_seen": now,
+                                                       "last_seen": now} for n in NODES])
+        conn.execute(models.RetryChain.__table__.insert(), [
+            {"id": j, "idempotency_key": f"c{j}", "cluster": CLUSTER, "root_job_id": j, "user": "u1",
+             "created": START, "max_retries": 2, "retry_on": "node", "status": "completed", "retries_used": 1,
+             "details": {}} for j in range(1, n_chain + 1)])
+    for table, cols in TABLES:
+        t0 = time.monotonic()
+        rows = sources[table]
+        if engine.dialect.name == "postgresql":
+            raw = engine.raw_connection()
+            try:
+                cur = raw.cursor()
+                quoted = ", ".join(f'"{c}"' for c in cols)
+                with cur.copy(f"COPY {table} ({quoted}) FROM STDIN") as copy:  # type: ignore[attr-defined]
+                    for row in rows:
+                        copy.write_row(row)
+                raw.commit()
+            finally:
+                raw.close()
+        else:
+            marks = ", ".join("?" for _ in cols)
+            raw = engine.raw_connection()
+            try:
+                raw.execute("BEGIN")
+                raw.executemany(f"INSERT INTO {table} ({', '.join(chr(34) + c + chr(34) for c in cols)}) "
+                                f"VALUES ({marks})", ([_lite(v) for v in r] for r in rows))
+                raw.execute("COMMIT")
+            finally:
+                raw.close()
+        took[table] = time.monotonic() - t0
+    with engine.begin() as conn:
+        conn.execute(text("ANALYZE"))
+    return took
+
+
+def _lite(v: Any) -> Any:
+    if isinstance(v, datetime):
+        return v.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+    return v
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--url", required=True)
+    ap.add_argument("--scale", type=float, default=1.0, help="fraction of the full size (1.0 = 1M attempts)")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--no-fill", action="store_true", help="reuse the data of an earlier run")
+    ap.add_argument("--explain", action="store_true")
+    args = ap.parse_args()
+    engine = db.make_engine(args.url)
+    schema.upgrade(engine)
+    fill_s = {} if args.no_fill else fill(engine, args.scale)
+    scope = Scope(CLUSTER, START, START + timedelta(days=DAYS), nodes=len(NODES), gpus_per_node=8)
+    times, last = [], {}
+    for _ in range(args.runs):
+        t0 = time.monotonic()
+        last = build_report(engine, scope, charts=True)
+        times.append(time.monotonic() - t0)
+    out = {"database": engine.dialect.name, "scale": args.scale, "fill_s": {k: round(v, 1) for k, v in fill_s.items()},
+           "report_s": {"median": round(statistics.median(times), 2), "runs": [round(t, 2) for t in times]},
+           "sections_s": last["report"]["timings_s"], "failures": last["failures"]["failures"],
+           "attempts_in_mttf": last["mttf"]["attempts"], "chains": last["goodput"]["chains"],
+           "manual_chains": last["retries"]["manual"]["chains"]}
+    print(json.dumps(out, indent=2))
+    if args.explain and engine.dialect.name == "postgresql":
+        with engine.connect() as conn:
+            plan = conn.execute(text("EXPLAIN (ANALYZE, BUFFERS) SELECT COUNT(*) FROM findings f WHERE f.cluster = :c "
+                                     "AND f.node = 'g0001' AND f.time >= :t AND f.category IN ('hardware')"),
+                                {"c": CLUSTER, "t": START}).scalars().all()
+            print("\n".join(plan))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
