@@ -60,7 +60,7 @@ def text(report: dict[str, Any]) -> str:
     if "mttf" in report:
         m = report["mttf"]
         out += ["", f"2. Projected MTTF by job size (jobs of >= {m['min_nodes']} nodes)",
-                f"   {m['interruptions']:,} interruptions in {m['gpu_hours']:,.0f} GPU-hours of {m['attempts']:,} "
+                f"   {m['interruptions']:,} interruptions in {_fmt(m['gpu_hours'])} GPU-hours of {m['attempts']:,} "
                 f"attempts: {_fmt(m['interruptions_per_gpu_hour'])} per GPU-hour"
                 + (f" ({m['note']})" if m["note"] else "")]
         sizes = [[f"{p['gpus']:,} GPUs", _dur(p["mttf_h"] * 3600 if p["mttf_h"] is not None else None)]
