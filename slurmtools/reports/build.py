@@ -37,12 +37,16 @@ def build_report(engine: Engine, scope: Scope, *, prefix: str = "slurmtools:",
                 conn.exec_driver_sql("PRAGMA query_only=OFF")   # our temporary tables only: main stays read-only
             params = incidents.prepare(sql, scope, prefix)
             timings["incidents"] = time.monotonic() - t0
+            if {"goodput", "retries"} & set(sections) or charts:
+                t = time.monotonic()
+                chains.prepare(sql, scope, params)
+                timings["chains"] = time.monotonic() - t
             fl = incidents.fleet(sql, scope)
             steps = {
                 "failures": lambda: incidents.failures(sql, scope, params, fl),
                 "mttf": lambda: incidents.projected(sql, scope, params),
                 "mttr": lambda: incidents.mttr(sql, params),
-                "goodput": lambda: chains.goodput(sql, scope, params),
+                "goodput": lambda: chains.goodput(sql, params),
                 "concentration": lambda: incidents.concentration(sql, scope, params, fl),
                 "retries": lambda: chains.retries(sql, scope, params),
                 "detection": lambda: quality.quality(sql, scope, params),
@@ -55,7 +59,7 @@ def build_report(engine: Engine, scope: Scope, *, prefix: str = "slurmtools:",
             if charts:
                 out["charts"] = {"failures_over_time": incidents.over_time(sql, scope, params)}
                 worst = [w["chain_id"] for w in out.get("goodput", {}).get("worst", [])]
-                out["charts"]["chain_timeline"] = chains.timeline(sql, scope, params, worst)
+                out["charts"]["chain_timeline"] = chains.timeline(sql, params, worst)
             dialect = sql.name
             conn.rollback()
     except ReportError:

@@ -3,7 +3,8 @@ automatic retries (the controller's chains) against manual ones (a user resubmit
 
 A chain's jobs are its root job and every job id that continued it (`chain_jobs`); its attempts are those
 jobs' attempts with start and end times (`ledger import-sacct` fills them in). Only chains that are over
-(status completed, failed or ended) are measured; active ones are counted."""
+(status completed, failed or ended) are measured; active ones are counted. `prepare` computes the chains'
+attempts once per report, into temporary tables the sections read."""
 
 from __future__ import annotations
 
@@ -36,24 +37,34 @@ def _attempts(sql: Sql, scope: Scope) -> str:
         FROM att"""
 
 
-def _per_chain(sql: Sql, scope: Scope) -> str:
-    return f"""
+def prepare(sql: Sql, scope: Scope, params: dict[str, Any]) -> None:
+    """Create the temporary tables st_chain_attempts (every measured attempt of every chain in the window) and
+    st_chains (one row per chain that is over, with its buckets), read by goodput, retries and the timeline."""
+    for table in ("st_chains", "st_chain_attempts"):
+        sql.conn.exec_driver_sql(f"DROP TABLE IF EXISTS {table}")
+    sql.run(f"CREATE TEMPORARY TABLE st_chain_attempts AS {_attempts(sql, scope)}", params)
+    sql.run(f"""CREATE TEMPORARY TABLE st_chains AS
+                SELECT p.*, last_end - first_submit AS wall,
+                       CASE WHEN first_start > first_submit THEN first_start - first_submit ELSE 0 END AS queue
+                FROM ({_per_chain()}) p""", params)
+
+
+def _per_chain() -> str:
+    return """
         SELECT t.chain_id, c.status, c.root_job_id, COUNT(*) AS attempts,
                LEAST_FIRST AS first_submit, MIN(t.s) AS first_start, MAX(t.e) AS last_end,
                SUM(CASE WHEN t.from_last = 1 AND c.status = 'completed' THEN t.e - t.s ELSE 0 END) AS productive,
                SUM(CASE WHEN t.from_last = 1 AND c.status = 'completed' THEN 0 ELSE t.e - t.s END) AS failed_run,
                SUM(CASE WHEN t.prev_e IS NOT NULL AND t.s > t.prev_e THEN t.s - t.prev_e ELSE 0 END) AS recovery
-        FROM ({_attempts(sql, scope)}) t JOIN retry_chains c ON c.id = t.chain_id
+        FROM st_chain_attempts t JOIN retry_chains c ON c.id = t.chain_id
         WHERE c.status IN ('completed', 'failed', 'ended')
         GROUP BY t.chain_id, c.status, c.root_job_id""".replace(
         "LEAST_FIRST", "MIN(CASE WHEN t.sub IS NOT NULL AND t.sub < t.created_e THEN t.sub ELSE t.created_e END)")
 
 
-def goodput(sql: Sql, scope: Scope, params: dict[str, Any], worst: int = 10) -> dict[str, Any]:
+def goodput(sql: Sql, params: dict[str, Any], worst: int = 10) -> dict[str, Any]:
     """Section 4: ETTR = productive run time / wall time per chain, and the buckets of the rest."""
-    chains = f"""SELECT p.*, last_end - first_submit AS wall,
-                        CASE WHEN first_start > first_submit THEN first_start - first_submit ELSE 0 END AS queue
-                 FROM ({_per_chain(sql, scope)}) p"""
+    chains = "SELECT * FROM st_chains"
     tot = sql.one(f"""SELECT COUNT(*) AS n, SUM(wall) AS wall, SUM(productive) AS productive, SUM(failed_run) AS failed,
                              SUM(recovery) AS recovery, SUM(queue) AS queue FROM ({chains}) q WHERE wall > 0""", params)
     active = sql.one("""SELECT COUNT(*) AS n FROM retry_chains WHERE cluster = :cluster AND created >= :t0
@@ -84,13 +95,12 @@ def goodput(sql: Sql, scope: Scope, params: dict[str, Any], worst: int = 10) -> 
     }
 
 
-def timeline(sql: Sql, scope: Scope, params: dict[str, Any], chain_ids: list[int]) -> list[dict[str, Any]]:
+def timeline(sql: Sql, params: dict[str, Any], chain_ids: list[int]) -> list[dict[str, Any]]:
     """The attempts of a few chains (the HTML timeline)."""
     if not chain_ids:
         return []
     ids = ", ".join(str(int(i)) for i in chain_ids)
-    rows = sql.rows(f"SELECT * FROM ({_attempts(sql, scope)}) t WHERE t.chain_id IN ({ids}) ORDER BY chain_id, nth",
-                    params)
+    rows = sql.rows(f"SELECT * FROM st_chain_attempts t WHERE t.chain_id IN ({ids}) ORDER BY chain_id, nth", params)
     return [{"chain_id": int(r["chain_id"]), "job_id": int(r["job_id"]), "restart_count": int(r["restart_count"]),
              "state": r["state"], "start": iso(r["s"]), "end": iso(r["e"]), "s": round(float(r["s"]), 1),
              "e": round(float(r["e"]), 1)} for r in rows]
@@ -123,17 +133,19 @@ def _manual(sql: Sql, scope: Scope) -> str:
 
 def retries(sql: Sql, scope: Scope, params: dict[str, Any]) -> dict[str, Any]:
     """Section 6: automatic vs manual retries."""
-    auto_chains = f"""
+    auto_chains = """
         SELECT t.chain_id, COUNT(*) AS attempts, MAX(c.status) AS status
-        FROM ({_attempts(sql, scope)}) t JOIN retry_chains c ON c.id = t.chain_id
+        FROM st_chain_attempts t JOIN retry_chains c ON c.id = t.chain_id
         WHERE c.status IN ('completed', 'failed', 'ended') GROUP BY t.chain_id HAVING COUNT(*) >= 2"""
     auto = sql.one(f"""SELECT COUNT(*) AS n, SUM(CASE WHEN status = 'completed' THEN 1 ELSE 0 END) AS ok,
                               AVG(attempts) AS mean_attempts, MAX(attempts) AS max_attempts FROM ({auto_chains}) q""",
                    params)
-    auto_iv = sql.stats(f"""SELECT t.s - t.prev_e AS v FROM ({_attempts(sql, scope)}) t
+    auto_iv = sql.stats("""SELECT t.s - t.prev_e AS v FROM st_chain_attempts t
                             JOIN retry_chains c ON c.id = t.chain_id
                             WHERE t.prev_e IS NOT NULL AND c.status IN ('completed', 'failed', 'ended')""", params)
-    man = f"SELECT * FROM ({_manual(sql, scope)}) q WHERE jobs >= 2"
+    sql.conn.exec_driver_sql("DROP TABLE IF EXISTS st_manual")   # read twice below: computed once
+    sql.run(f"CREATE TEMPORARY TABLE st_manual AS SELECT * FROM ({_manual(sql, scope)}) q WHERE jobs >= 2", params)
+    man = "SELECT * FROM st_manual"
     manual = sql.one(f"""SELECT COUNT(*) AS n, SUM(CASE WHEN state = 'COMPLETED' THEN 1 ELSE 0 END) AS ok,
                                 AVG(jobs) AS mean_attempts, MAX(jobs) AS max_attempts
                          FROM ({man}) q WHERE from_last = 1 AND e IS NOT NULL""", params)
