@@ -199,3 +199,27 @@ def test_a_database_error_is_one_line(tmp_path: Path) -> None:
         build_report(engine, scope())
     with pytest.raises(ReportError, match="empty window"):
         build_report(engine, Scope(cluster="x", since=T0, until=T0 - timedelta(seconds=1)))
+
+
+def test_exporter_counts_ledger_rows_by_label(tmp_path: Path) -> None:
+    import types
+
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from slurmtools.reports.exporter import LedgerCollector
+
+    engine = make_engine(f"sqlite:///{tmp_path}/l.db")
+    fill(engine)
+    paths = {"ledger.spool_dir": str(tmp_path / "spool"), "controller.queue_dir": str(tmp_path / "queue")}
+    cfg = types.SimpleNamespace(cluster=CLUSTER, get=paths.__getitem__)
+    registry = CollectorRegistry()
+    registry.register(LedgerCollector(cfg, engine))
+    lines = set(generate_latest(registry).decode().splitlines())
+    for sample in ('slurmtools_ledger_up 1.0',
+                   'slurmtools_node_state_changes_total{action="drain",applied="false"} 1.0',
+                   'slurmtools_node_state_changes_total{action="drain",applied="true"} 2.0',
+                   'slurmtools_retry_chains{status="completed"} 1.0',
+                   'slurmtools_controller_decisions_total{classification="node_fault",decision="retry",'
+                   'status="done"} 1.0',
+                   'slurmtools_findings_total{category="hardware",kind="xid",severity="critical"} 5.0'):
+        assert sample in lines, sample

@@ -19,6 +19,18 @@ from sqlalchemy import Engine, text
 
 log = logging.getLogger(__name__)
 VERDICTS = ("ok", "warn", "fail", "unknown")
+#: Ledger rows counted per label set: (family class, name, help), labels, table.
+COUNTS: list[tuple[tuple[Any, str, str], tuple[str, ...], str]] = [
+    ((CounterMetricFamily, "slurmtools_findings", "Findings recorded in the ledger"),
+     ("kind", "severity", "category"), "findings"),
+    ((CounterMetricFamily, "slurmtools_controller_decisions", "Controller decisions, by outcome"),
+     ("classification", "decision", "status"), "controller_decisions"),
+    ((GaugeMetricFamily, "slurmtools_retry_chains", "Retry chains by status"), ("status",), "retry_chains"),
+    ((CounterMetricFamily, "slurmtools_node_state_changes", "Drains, resumes and exclusions recorded"),
+     ("action", "applied"), "node_state_changes"),
+]
+#: A label's SQL where the column is not text (both dialects give the same label values).
+LABEL_SQL = {"applied": "CASE WHEN applied THEN 'true' ELSE 'false' END"}
 
 
 class LedgerCollector(Collector):
@@ -92,28 +104,13 @@ class LedgerCollector(Collector):
             yield verdict
             yield duration
             yield when
-            findings = CounterMetricFamily("slurmtools_findings", "Findings recorded in the ledger",
-                                           labels=["kind", "severity", "category"])
-            for kind, sev, cat, n in rows("""SELECT kind, severity, category, COUNT(*) FROM findings
-                                             WHERE cluster = :cluster GROUP BY kind, severity, category"""):
-                findings.add_metric([kind, sev, cat], n)
-            yield findings
-            decisions = CounterMetricFamily("slurmtools_controller_decisions", "Controller decisions, by outcome",
-                                            labels=["classification", "decision", "status"])
-            for cls, dec, st, n in rows("""SELECT classification, decision, status, COUNT(*) FROM controller_decisions
-                                           WHERE cluster = :cluster GROUP BY classification, decision, status"""):
-                decisions.add_metric([cls, dec, st], n)
-            yield decisions
-            chains = GaugeMetricFamily("slurmtools_retry_chains", "Retry chains by status", labels=["status"])
-            for st, n in rows("SELECT status, COUNT(*) FROM retry_chains WHERE cluster = :cluster GROUP BY status"):
-                chains.add_metric([st], n)
-            yield chains
-            changes = CounterMetricFamily("slurmtools_node_state_changes", "Drains, resumes and exclusions recorded",
-                                          labels=["action", "applied"])
-            for act, applied, n in rows("""SELECT action, applied, COUNT(*) FROM node_state_changes
-                                           WHERE cluster = :cluster GROUP BY action, applied"""):
-                changes.add_metric([act, "true" if applied else "false"], n)
-            yield changes
+            for family, labels, table in COUNTS:
+                metric = family[0](family[1], family[2], labels=list(labels))
+                cols = ", ".join(LABEL_SQL.get(c, c) for c in labels)
+                for *values, n in rows(f"SELECT {cols}, COUNT(*) FROM {table} WHERE cluster = :cluster "
+                                       f"GROUP BY {cols}"):
+                    metric.add_metric([str(v) for v in values], n)
+                yield metric
 
     def _local(self) -> Iterator[Any]:
         from slurmtools.ledger.spool import Spool
@@ -162,14 +159,10 @@ class LedgerCollector(Collector):
 
 
 def _ts(value: Any) -> float | None:
-    """A timestamp column as Unix time (SQLite returns text in text queries, PostgreSQL a datetime)."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        from slurmtools.timeutil import aware
+    """A timestamp column as Unix time."""
+    from slurmtools.reports.scope import column_time
 
-        return aware(value.replace(" ", "T")).timestamp()
-    return float(value.timestamp())
+    return None if value is None else column_time(value).timestamp()
 
 
 def serve(cfg: Any, listen: str, engine: Engine, slurm: Any = None) -> Any:

@@ -13,9 +13,9 @@ from slurmtools.reports import render, svg
 def render_html(report: dict[str, Any]) -> str:
     env = jinja2.Environment(loader=jinja2.PackageLoader("slurmtools.reports", "templates"),
                              autoescape=True, undefined=jinja2.StrictUndefined)
-    env.filters["dur"] = render._dur
-    env.filters["pct"] = lambda v: render._fmt(v, "%")
-    env.filters["num"] = render._fmt
+    env.filters["dur"] = render.dur
+    env.filters["pct"] = lambda v: render.fmt(v, "%")
+    env.filters["num"] = render.fmt
     charts = report.get("charts") or {}
     drawn = {
         "failures": svg.failures_over_time(charts.get("failures_over_time") or {}),

@@ -7,7 +7,7 @@ import io
 from typing import Any
 
 
-def _fmt(value: Any, unit: str = "") -> str:
+def fmt(value: Any, unit: str = "") -> str:
     if value is None:
         return "n/a"
     if isinstance(value, float):
@@ -18,7 +18,7 @@ def _fmt(value: Any, unit: str = "") -> str:
     return f"{value:,}{unit}" if isinstance(value, int) else f"{value}{unit}"
 
 
-def _dur(seconds: float | None) -> str:
+def dur(seconds: float | None) -> str:
     if seconds is None:
         return "n/a"
     for unit, size in (("d", 86400.0), ("h", 3600.0), ("min", 60.0)):
@@ -49,10 +49,10 @@ def text(report: dict[str, Any]) -> str:
                 f"   failures {f['failures']:,} on {f['nodes_with_failures']:,} nodes; "
                 f"node-hours in service {f['node_hours_in_service']:,.0f}, "
                 f"out of service {f['node_hours_out_of_service']:,.0f}",
-                f"   MTBF {_fmt(f['mtbf_gpu_hours'])} GPU-hours, {_fmt(f['mtbf_node_hours'])} node-hours, "
-                f"{_fmt(f['mtbf_cluster_hours'])} cluster hours (n={f['failures']})"]
+                f"   MTBF {fmt(f['mtbf_gpu_hours'])} GPU-hours, {fmt(f['mtbf_node_hours'])} node-hours, "
+                f"{fmt(f['mtbf_cluster_hours'])} cluster hours (n={f['failures']})"]
         rows = [[c["category"], c["kind"] or "", "" if c["xid"] is None else str(c["xid"]), str(c["count"]),
-                 _fmt(c["share"], "%")] for c in f["by_cause"][:15]]
+                 fmt(c["share"], "%")] for c in f["by_cause"][:15]]
         if rows:
             out += ["   " + x for x in _table(rows, ["category", "kind", "xid", "count", "share"])]
             if len(f["by_cause"]) > 15:
@@ -60,25 +60,25 @@ def text(report: dict[str, Any]) -> str:
     if "mttf" in report:
         m = report["mttf"]
         out += ["", f"2. Projected MTTF by job size (jobs of >= {m['min_nodes']} nodes)",
-                f"   {m['interruptions']:,} interruptions in {_fmt(m['gpu_hours'])} GPU-hours of {m['attempts']:,} "
-                f"attempts: {_fmt(m['interruptions_per_gpu_hour'])} per GPU-hour"
+                f"   {m['interruptions']:,} interruptions in {fmt(m['gpu_hours'])} GPU-hours of {m['attempts']:,} "
+                f"attempts: {fmt(m['interruptions_per_gpu_hour'])} per GPU-hour"
                 + (f" ({m['note']})" if m["note"] else "")]
-        sizes = [[f"{p['gpus']:,} GPUs", _dur(p["mttf_h"] * 3600 if p["mttf_h"] is not None else None)]
+        sizes = [[f"{p['gpus']:,} GPUs", dur(p["mttf_h"] * 3600 if p["mttf_h"] is not None else None)]
                  for p in m["projected"]]
         out += ["   " + x for x in _table(sizes, ["job size", "MTTF"])]
     if "mttr" in report:
         t = report["mttr"]
         out += ["", "3. MTTR (out of service -> back in service, per failure incident)",
-                f"   n={t['n']}: median {_dur(t['median_s'])}, mean {_dur(t['mean_s'])}, p90 {_dur(t['p90_s'])}; "
+                f"   n={t['n']}: median {dur(t['median_s'])}, mean {dur(t['mean_s'])}, p90 {dur(t['p90_s'])}; "
                 f"still open {t['open']}, no repair time recorded (observe mode) {t['no_repair_time']}"]
     if "goodput" in report:
         g = report["goodput"]
         out += ["", "4. Goodput / ETTR per retry chain",
-                f"   {g['chains']} finished chains ({g['active_chains']} active): ETTR {_fmt(g['ettr'], '%')} of "
-                f"{_dur(g['wall_s'])} wall; failed attempts {_fmt(g['failed_attempts_share'], '%')}, "
-                f"failure->next attempt {_fmt(g['recovery_share'], '%')}, queue {_fmt(g['queue_share'], '%')}"]
-        rows = [[str(w["root_job_id"]), w["status"], str(w["attempts"]), _fmt(w["ettr"], "%"), _dur(w["wall_s"]),
-                 _dur(w["failed_attempts_s"]), _dur(w["recovery_s"]), _dur(w["queue_s"])] for w in g["worst"][:5]]
+                f"   {g['chains']} finished chains ({g['active_chains']} active): ETTR {fmt(g['ettr'], '%')} of "
+                f"{dur(g['wall_s'])} wall; failed attempts {fmt(g['failed_attempts_share'], '%')}, "
+                f"failure->next attempt {fmt(g['recovery_share'], '%')}, queue {fmt(g['queue_share'], '%')}"]
+        rows = [[str(w["root_job_id"]), w["status"], str(w["attempts"]), fmt(w["ettr"], "%"), dur(w["wall_s"]),
+                 dur(w["failed_attempts_s"]), dur(w["recovery_s"]), dur(w["queue_s"])] for w in g["worst"][:5]]
         if rows:
             out += ["   worst chains:"] + ["   " + x for x in _table(
                 rows, ["job", "status", "attempts", "ETTR", "wall", "failed", "recovery", "queue"])]
@@ -88,9 +88,9 @@ def text(report: dict[str, Any]) -> str:
         for what in ("exclusions", "incidents"):
             s = c[what]
             out.append(f"   {what}: {s['total']:,} on {s['nodes_with_any']:,} of {s['nodes']:,} nodes; top 3 nodes "
-                       f"{_fmt(s['top3_share'], '%')}, "
-                       f"top 10% ({s['top10pct_nodes']}) {_fmt(s['top10pct_share'], '%')}, "
-                       f"top 5% ({s['top5pct_nodes']}) {_fmt(s['top5pct_share'], '%')}, Gini {_fmt(s['gini'])}")
+                       f"{fmt(s['top3_share'], '%')}, "
+                       f"top 10% ({s['top10pct_nodes']}) {fmt(s['top10pct_share'], '%')}, "
+                       f"top 5% ({s['top5pct_nodes']}) {fmt(s['top5pct_share'], '%')}, Gini {fmt(s['gini'])}")
         if c["lemons"]:
             out.append("   excluded now:")
             out += [f"     {x['node']:<12} {'lemon ' if x['lemon'] else ''}{x['reason']} (since {x['since']})"
@@ -101,21 +101,21 @@ def text(report: dict[str, Any]) -> str:
         for name in ("automatic", "manual"):
             b = report["retries"][name]
             iv = b["retry_interval_s"]
-            rows.append([name, str(b["chains"]), _fmt(b["success_rate"], "%"), _fmt(b["mean_attempts"]),
-                         _dur(iv["median"]), _dur(iv["iqr"]), str(iv["n"])])
+            rows.append([name, str(b["chains"]), fmt(b["success_rate"], "%"), fmt(b["mean_attempts"]),
+                         dur(iv["median"]), dur(iv["iqr"]), str(iv["n"])])
         out += ["   " + x for x in _table(rows, ["retries", "chains", "success", "attempts/chain",
                                                  "interval median", "IQR", "n"])]
     if "detection" in report:
         d = report["detection"]
         out += ["", "7. Detection quality",
                 f"   automatic exclusions ended: confirmed {d['confirmed']}, refuted {d['refuted']} "
-                f"(false-positive rate {_fmt(d['false_positive_rate'], '%')}), "
+                f"(false-positive rate {fmt(d['false_positive_rate'], '%')}), "
                 f"expired {d['expired']}, removed {d['removed']}",
                 f"   drains: caught before a job (prolog/healthcheck) {d['caught_before_job']}, found after a job "
                 f"(epilog) {d['found_after_job']}; by actor: "
                 + (", ".join(f"{k} {v['drains']}" for k, v in d["drains_by_actor"].items()) or "none")]
         tm = d["time_from_job_end_s"]
-        out.append("   from job end: " + ", ".join(f"{k} median {_dur(v['median_s'])} (n={v['n']})"
+        out.append("   from job end: " + ", ".join(f"{k} median {dur(v['median_s'])} (n={v['n']})"
                                                    for k, v in tm.items()))
     return "\n".join(out) + "\n"
 

@@ -120,14 +120,21 @@ def ratio(num: float | None, den: float | None) -> float | None:
     return num / den
 
 
+def column_time(value: datetime | str) -> datetime:
+    """A timestamp column read by a text query: PostgreSQL gives a datetime, SQLite its stored UTC text."""
+    if isinstance(value, str):
+        from slurmtools.timeutil import aware
+
+        return aware(value.replace(" ", "T", 1))
+    return value
+
+
 def iso(value: datetime | float | str | None) -> str | None:
     """UTC ISO 8601 with a Z, to the second, from a datetime, epoch seconds or SQLite's stored text."""
     if value is None:
         return None
     if isinstance(value, str):
-        from slurmtools.timeutil import aware
-
-        value = aware(value.replace(" ", "T", 1))
+        value = column_time(value)
     if isinstance(value, (int, float)):
         value = datetime.fromtimestamp(round(value), UTC)
     return value.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
