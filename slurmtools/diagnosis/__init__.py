@@ -18,15 +18,19 @@ __all__ = ["Finding", "diagnose"]
 
 def diagnose(kernel_data: bytes, *, exit_code: int | None = None, exit_signal: int = 0,
              job_state: str | None = None, job_lines: list[str] | None = None,
-             overrides: dict[str, dict[str, Any]] | None = None, no_requeue_code: int = 93) -> list[Finding]:
-    """All findings for one job's window on one node, after the noise policy, most serious first."""
+             overrides: dict[str, dict[str, Any]] | None = None, no_requeue_code: int = 93,
+             rules: list[dict[str, Any]] | None = None, window_s: float | None = None) -> list[Finding]:
+    """All findings for one job's window on one node, after the noise policy, most serious first.
+    RULES: a site's `[[diagnosis.rules]]`; WINDOW_S: the job's window on this node (for rate rules)."""
     from slurmtools.diagnosis import joblog, kernel, policy  # here: the prolog imports only `sources`
+    from slurmtools.diagnosis.rules import ruleset
 
-    found, boots = kernel.scan(kernel_data, {"overrides": overrides or {}})
+    rs = ruleset(rules)
+    found, boots = kernel.scan(kernel_data, {"overrides": overrides or {}, "ruleset": rs, "window_s": window_s})
     exit_f = None
     if exit_code is not None or job_state:
         exit_f = joblog.exit_finding(exit_code or 0, exit_signal, job_state, no_requeue_code)
-    job_findings = joblog.scan(job_lines) if job_lines else []
+    job_findings = joblog.scan(job_lines, rs) if job_lines else []
     app_failed = exit_f is not None or any(f.kind in {"cuda", "nccl"} for f in job_findings)
     findings = policy.apply(found, boots, app_failed)
     findings += policy.fold(job_findings)

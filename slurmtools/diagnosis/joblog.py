@@ -1,43 +1,36 @@
-"""The job's own output -> findings with trust "job": they may decide a retry, never drain a node."""
+"""The job's own output -> findings with trust "job": they may decide a retry, never drain a node.
+
+The rules are the `trust = "job"` entries of the diagnosis rules (data/diagnosis_rules.toml, and a site's
+`[[diagnosis.rules]]`): NCCL and CUDA failures, host OOM as slurmstepd, srun and launchers print it.
+"""
 
 from __future__ import annotations
 
-import re
+from typing import Any
 
 from slurmtools.diagnosis.findings import Finding
+from slurmtools.diagnosis.handlers import HANDLERS, plain
+from slurmtools.diagnosis.lines import Line
+from slurmtools.diagnosis.rules import RuleSet, ruleset
 
 MAX_LINE = 4096
 
-_RULES: list[tuple[re.Pattern[str], str, str, str, str]] = [
-    # pattern, kind, category, action, severity
-    (re.compile(r"Watchdog caught collective operation timeout|NCCL watchdog.*timeout|"
-                r"ProcessGroupNCCL.*[Tt]imeout"), "nccl", "network", "restart_app", "error"),
-    (re.compile(r"ncclSystemError|ncclRemoteError|NET/IB ?: .*(?:error|Error|failed)|"
-                r"NCCL WARN .*(?:ibv_|IB|[Nn]et|[Ss]ocket|[Cc]onnection)"), "nccl", "network", "restart_app", "error"),
-    (re.compile(r"ncclUnhandledCudaError|ncclInternalError|NCCL error|NCCL WARN|"
-                r"NCCL communicator was aborted"), "nccl", "unknown", "restart_app", "error"),
-    (re.compile(r"uncorrectable ECC error encountered|uncorrectable NVLink error"), "cuda", "hardware", "reset_gpu",
-     "error"),
-    (re.compile(r"illegal memory access was encountered|misaligned address|device-side assert triggered"),
-     "cuda", "application", "restart_app", "error"),
-    (re.compile(r"CUDA out of memory|OutOfMemoryError"), "cuda", "application", "restart_app", "error"),
-    (re.compile(r"CUDA error: (?!out of memory)|CUDA_ERROR_\w+|cudaError\w+"), "cuda", "unknown", "restart_app",
-     "error"),
-]
-_KEY = re.compile(r"NCCL|nccl|CUDA|cuda|ECC|NVLink|Watchdog|watchdog|OutOfMemoryError|illegal memory|"
-                  r"misaligned|device-side")
 
-
-def scan(lines: list[str]) -> list[Finding]:
+def scan(lines: list[str], rs: RuleSet | None = None, ctx: dict[str, Any] | None = None) -> list[Finding]:
+    rs = rs or ruleset()
+    job_rules = [r for r in rs.rules if r.trust == "job"]
     out: list[Finding] = []
     for number, raw in enumerate(lines, start=1):
-        text = raw.rstrip("\r\n")[:MAX_LINE]
-        if not _KEY.search(text) or "NCCL INFO" in text:
-            continue
-        for pattern, kind, category, action, severity in _RULES:
-            if pattern.search(text):
-                out.append(Finding(kind=kind, category=category, action=action, severity=severity, trust="job",
-                                   message=text.strip(), line=number))
+        text = raw.rstrip("\r\n")[:MAX_LINE].strip()
+        for rule in job_rules:
+            if not any(lit in text for lit in rule.literals):
+                continue
+            m = rule.pattern.search(text)
+            if m:
+                f = HANDLERS.get(rule.handler or "", plain)(rule, m, Line(number, text, None, None, None), ctx or {})
+                if f is not None:
+                    f.trust = "job"
+                    out.append(f)
                 break
     return out
 
@@ -55,4 +48,3 @@ def exit_finding(code: int, signal: int, state: str | None = None,
         details["do_not_requeue"] = True
     return Finding(kind="exit", category="application", action="none", severity="warning", trust="job",
                    message=f"job ended with {what}" + (f" ({state})" if state else ""), details=details)
-

@@ -65,28 +65,36 @@ def apply(findings: list[Finding], boots: list[int], app_failed: bool) -> list[F
     return findings
 
 
+def _last(f: Finding) -> int:
+    return int(f.details.get("last_line") or f.line or 0)
+
+
 def _recoveries(findings: list[Finding]) -> None:
-    """An NFS server that came back, or a link that came up again, downgrades what came before."""
+    """An NFS server that came back, or a link that came up again, downgrades what came before; three or more
+    downs of one link (repeats counted) are a flapping link."""
     last_ok: dict[object, int] = {}
     last_up: dict[object, int] = {}
-    for i, f in enumerate(findings):
+    for f in findings:
         if f.kind == "nfs" and f.details.get("ok"):
-            last_ok[f.details.get("server")] = i
+            key = f.details.get("server")
+            last_ok[key] = max(last_ok.get(key, 0), _last(f))
         if f.kind == "ib" and f.details.get("link") == "up":
-            last_up[f.details.get("device")] = i
+            key = f.details.get("device")
+            last_up[key] = max(last_up.get(key, 0), _last(f))
     downs: dict[object, list[Finding]] = {}
-    for i, f in enumerate(findings):
+    for f in findings:
         if f.kind == "nfs" and not f.details.get("ok") and "server" in f.details \
-                and last_ok.get(f.details["server"], -1) > i:
+                and last_ok.get(f.details["server"], -1) > _last(f):
             f.severity, f.details["recovered"] = "warning", True
         if f.kind == "ib" and f.details.get("link") == "down":
             downs.setdefault(f.details.get("device"), []).append(f)
-            if last_up.get(f.details.get("device"), -1) > i:
+            if last_up.get(f.details.get("device"), -1) > _last(f):
                 f.severity, f.action, f.details["recovered"] = "warning", "investigate", True
     for group in downs.values():
-        if len(group) >= 3:  # flapping
+        total = sum(f.count for f in group)
+        if total >= 3:  # flapping
             for f in group:
-                f.severity, f.action, f.details["flapping"] = "error", "drain_node", len(group)
+                f.severity, f.action, f.details["flapping"] = "error", "drain_node", total
 
 
 def summary(findings: list[Finding]) -> Finding | None:

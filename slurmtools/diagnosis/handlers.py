@@ -1,0 +1,172 @@
+"""Verdict functions a rule names with `handler = "..."`, where the verdict depends on what the line says
+(the XID number through the catalog, an AER's severity, an MCE's correctability, a link's state).
+
+Each takes (rule, match, line, ctx) and returns a Finding, or None for a marker (`boot`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from slurmtools.diagnosis import catalog
+from slurmtools.diagnosis.findings import Finding
+from slurmtools.diagnosis.lines import Line, pci
+from slurmtools.diagnosis.rules import Rule
+
+Handler = Callable[[Rule, "re.Match[str]", Line, dict[str, Any]], Finding | None]
+_RECOVERY = {"none": "none", "reset": "reset_gpu", "reboot": "reboot_node", "drain": "drain_node"}
+
+
+def finding(rule: Rule, m: re.Match[str], line: Line, **kw: Any) -> Finding:
+    """The rule's own verdict, with the match's named groups as details (`pci` normalised, `xid` as a number)."""
+    groups = {k: v for k, v in m.groupdict().items() if v is not None}
+    address = pci(groups.pop("pci", None))
+    xid = groups.pop("xid", None)
+    base: dict[str, Any] = {"kind": rule.kind, "category": rule.category, "action": rule.action,
+                            "severity": rule.severity, "trust": "kernel" if rule.trust == "kernel" else rule.trust,
+                            "message": line.message, "line": line.number, "pci": address, "time": line.stamp,
+                            "xid": rule.xid if xid is None else int(xid), "details": {**groups, "rule": rule.name}}
+    base.update(kw)
+    return Finding(**base)
+
+
+def plain(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) -> Finding:
+    return finding(rule, m, line)
+
+
+def boot(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) -> None:
+    return None
+
+
+def xid(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) -> Finding:
+    groups = m.groupdict()
+    number = int(groups["xid"]) if groups.get("xid") else (rule.xid or 79)
+    entry = catalog.lookup(number, ctx.get("overrides"))
+    action, category, severity = entry["action"], entry["category"], entry["severity"]
+    text = groups.get("text") or ""
+    if number == 154:  # "GPU recovery action changed from 0x0 (None) to 0x2 (Node Reboot Required)"
+        to = re.search(r"to 0x[0-9a-fA-F]+ \(([^)]*)\)", text)
+        words = [w.lower() for w in re.findall(r"[A-Za-z]+", to.group(1))] if to else []
+        action = next((_RECOVERY[w] for w in ("drain", "reboot", "reset", "none") if w in words), action)
+        severity = {"none": "info", "reset_gpu": "error"}.get(action, "critical" if action in {
+            "reboot_node", "drain_node"} else severity)
+        category = "hardware" if action != "none" else category
+    details: dict[str, Any] = {"name": entry.get("name", ""), "why": entry.get("why", ""), "rule": rule.name}
+    for key in ("pid", "proc", "device"):
+        if groups.get(key):
+            details[key] = groups[key].strip("'")
+    trust = "kernel" if rule.trust == "kernel" else rule.trust
+    if trust != "kernel" and action in {"reset_gpu", "reboot_node", "drain_node"}:
+        details["why"] = f"{details['why']} (reported by {rule.trust} text: recorded, never drains)".strip()
+    return Finding(kind="xid", category=category, action=action, severity=severity, trust=trust,
+                   message=line.message, line=line.number, xid=number, pci=pci(groups.get("pci")), time=line.stamp,
+                   details=details)
+
+
+def sxid(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) -> Finding:
+    fatal = (m.group("sev") or "").lower() == "fatal"
+    return finding(rule, m, line, category="hardware", action="drain_node" if fatal else "investigate",
+                   severity="critical" if fatal else "warning",
+                   details={"sxid": int(m.group("sxid")), "switch": m.group("sw"), "fatal": fatal, "rule": rule.name})
+
+
+def mce(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) -> Finding:
+    text = line.message
+    uncorrected = bool(re.search(r"\bUE\b|[Uu]ncorrect|\bUC\b|\bPCC\b|[Ff]atal|context corrupt|"
+                                 r"severity: (?:fatal|recoverable)", text))
+    f = finding(rule, m, line, category="hardware", action="drain_node" if uncorrected else "none",
+                severity="critical" if uncorrected else "info")
+    f.details["uncorrected"] = uncorrected
+    return f
+
+
+def aer(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) -> Finding:
+    """An AER header or `PCIe Bus Error` line: its severity as the kernel states it."""
+    text = line.message
+    if "Fatal)" in text or re.search(r"severity[=:] ?(?:Uncorrected \(Fatal\)|fatal)", text):
+        action, severity, level = "drain_node", "critical", "fatal"
+    elif re.search(r"Uncorrect|[Nn]on-[Ff]atal|severity: recoverable", text):
+        action, severity, level = "investigate", "error", "uncorrected"
+    else:
+        action, severity, level = "none", "info", "corrected"
+    source = re.search(r"(?:received|from):? (?:id=)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.\d)", text)
+    f = finding(rule, m, line, category="hardware", action=action, severity=severity)
+    f.pci = pci(source.group(1)) if source else f.pci   # the device that erred, not the port reporting it
+    f.details["level"] = level
+    return f
+
+
+#: Detail lines (`[ 5] SDES`, old and new names): the PCIe error's class. Uncorrectable ones that take the
+#: link down are worse than the rest: a GPU or NIC that left the bus.
+_AER_LINK_LOST = re.compile(r"SDES|Surprise Down|DLP\b|Data Link Protocol")
+_AER_UNCORRECTABLE = re.compile(
+    r"Undefined|\bTLP\b|Poisoned TLP|FCP|Flow Control|CmpltTO|Completion Timeout|CmpltAbrt|Completer Abort|"
+    r"UnxCmplt|Unexpected Completion|RxOF|Receiver Overflow|MalfTLP|Malformed TLP|ECRC|UnsupReq|"
+    r"Unsupported Request|ACSViol|ACS Violation|UncorrIntErr|Uncorrectable Internal|BlockedTLP|AtomicOp|"
+    r"TLPBlocked|PoisonTLPBlocked")
+
+
+def aer_detail(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) -> Finding:
+    name = (m.groupdict().get("err") or line.message).strip()
+    if _AER_LINK_LOST.search(name):
+        action, severity, level = "drain_node", "critical", "link_lost"
+    elif _AER_UNCORRECTABLE.search(name):
+        action, severity, level = "investigate", "error", "uncorrected"
+    else:
+        action, severity, level = "none", "info", "corrected"
+    f = finding(rule, m, line, category="hardware", action=action, severity=severity)
+    f.details["level"] = level
+    return f
+
+
+def link_down(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) -> Finding:
+    f = finding(rule, m, line)
+    f.details.update(link="down", device=m.groupdict().get("dev") or m.groupdict().get("pci") or "?")
+    return f
+
+
+def link_up(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) -> Finding:
+    f = finding(rule, m, line, action="none", severity="info")
+    f.details.update(link="up", device=m.groupdict().get("dev") or m.groupdict().get("pci") or "?")
+    return f
+
+
+def module(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) -> Finding:
+    what = m.groupdict().get("what") or ""
+    bad = (m.groupdict().get("lvl") or "").lower() == "error" or bool(
+        re.search(r"[Cc]able error|unplugged|[Hh]igh [Tt]emperature|[Pp]ower budget|not supported", what))
+    f = finding(rule, m, line, category="network", action="drain_node" if bad else "none",
+                severity="critical" if bad else "info")
+    f.details.update(event=what, device=f.pci)
+    return f
+
+
+def nfs(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) -> Finding:
+    ok = m.group("state") == "OK"
+    f = finding(rule, m, line, action="none" if ok else rule.action, severity="info" if ok else rule.severity)
+    f.details.update(server=m.group("srv"), ok=ok)
+    return f
+
+
+#: infiniband-diags' ibcheckerrs default thresholds (counter value since the last clear) per counter.
+IB_COUNTER_LIMITS = {"SymbolErrorCounter": 10, "LinkErrorRecoveryCounter": 10, "LinkDownedCounter": 10,
+                     "PortRcvErrors": 10, "PortRcvRemotePhysicalErrors": 100, "PortRcvSwitchRelayErrors": 100,
+                     "PortXmitDiscards": 100, "PortXmitConstraintErrors": 100, "PortRcvConstraintErrors": 100,
+                     "LocalLinkIntegrityErrors": 10, "ExcessiveBufferOverrunErrors": 10, "VL15Dropped": 100}
+_COUNTER = re.compile(r"\[?(" + "|".join(IB_COUNTER_LIMITS) + r")\b[\s.:=]*(\d+)")
+
+
+def ib_counters(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) -> Finding:
+    """perfquery / ibqueryerrors counters: a warning when one is past ibcheckerrs' default threshold."""
+    values = {name: int(value) for name, value in _COUNTER.findall(line.message)}
+    over = {k: v for k, v in values.items() if v > IB_COUNTER_LIMITS[k]}
+    f = finding(rule, m, line, category="network", action="investigate" if over else "none",
+                severity="warning" if over else "info")
+    f.details.update(counters=values, over_threshold=sorted(over))
+    return f
+
+
+HANDLERS: dict[str, Handler] = {"xid": xid, "sxid": sxid, "aer": aer, "aer_detail": aer_detail, "mce": mce,
+                                "link_down": link_down, "link_up": link_up, "module": module, "nfs": nfs,
+                                "boot": boot, "ignore": boot, "ib_counters": ib_counters}

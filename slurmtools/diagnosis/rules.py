@@ -1,0 +1,211 @@
+"""The diagnosis rules as data: the packaged `data/diagnosis_rules.toml` plus a site's `[[diagnosis.rules]]`.
+
+One rule per message family: the literals a line must contain (the prefilter's keywords are their union,
+never kept by hand), a Python regex searched in the message (after stamps and prefixes), the verdict
+(kind, category, action, severity) or a named verdict function, and optional grouping (`group`, `role`,
+`within`: header + detail lines make one event) and rate (`rate = "10/1h"`: corrected errors become a
+warning above that many events on one device in the job's window). Every rule carries `examples`: lines it
+must match, each holding one of its literals, checked whenever the rules are loaded, so a bad site rule is
+refused by `slurmtools config check` with its name and the reason.
+
+A site rule whose name is a packaged rule's changes only the fields it gives (`enabled = false` turns it
+off); a new name is tried before every packaged rule.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from slurmtools.diagnosis.findings import ACTIONS, CATEGORIES, NODE_ACTIONS, SEVERITIES
+
+#: `trust` of a rule: kernel (the kernel's own message, anchored at its prefix), syslog (a daemon's line,
+#: forgeable with logger(1)), job (what a job prints). Only kernel rules may carry a node action.
+TRUSTS = ("kernel", "syslog", "job")
+ROLES = ("header", "detail")
+#: `anchor = "task"`: the message begins with a task's name (`NAME invoked oom-killer`), which a job chooses.
+ANCHORS = ("prefix", "task")
+HANDLERS = ("xid", "sxid", "aer", "aer_detail", "mce", "link_down", "link_up", "module", "nfs", "boot", "ignore",
+            "ib_counters")
+FIELDS = {"name": str, "kind": str, "category": str, "action": str, "severity": str, "literals": list,
+          "pattern": str, "handler": str, "trust": str, "anchor": str, "group": str, "role": str, "within": int,
+          "retype": str, "rate": str, "xid": int, "examples": list, "enabled": bool, "doc": str}
+REQUIRED = ("name", "kind", "literals", "pattern", "examples")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+MAX_RULES = 1000
+
+
+class RuleError(ValueError):
+    """A rule is invalid; the message names the rule and the field."""
+
+
+@dataclass
+class Rule:
+    name: str
+    kind: str
+    literals: tuple[str, ...]
+    pattern: re.Pattern[str]
+    category: str = "unknown"
+    action: str = "investigate"
+    severity: str = "warning"
+    handler: str | None = None
+    trust: str = "kernel"
+    anchor: str = "prefix"
+    group: str | None = None
+    role: str = "header"
+    within: int = 30
+    retype: str | None = None        # a detail that says what the event is (GHES `section_type: PCIe error`)
+    rate: tuple[int, float] | None = None   # (events, seconds)
+    xid: int | None = None
+    examples: tuple[str, ...] = ()
+    doc: str = ""
+    index: int = 0
+    raw: dict[str, Any] = field(default_factory=dict, repr=False)
+
+
+def parse_rate(text: str) -> tuple[int, float]:
+    m = re.fullmatch(r"\s*(\d+)\s*/\s*(\d*(?:\.\d+)?)\s*([smhd])\s*", text)
+    if not m or int(m.group(1)) < 1:
+        raise ValueError(f"rate must look like 10/1h (events per s, m, h or d), got {text!r}")
+    return int(m.group(1)), float(m.group(2) or 1) * _UNITS[m.group(3)]
+
+
+def _check(raw: dict[str, Any], where: str) -> dict[str, Any]:
+    name = raw.get("name", "?")
+    if not isinstance(raw, dict):
+        raise RuleError(f"{where}: each rule must be a table")
+    for key, value in raw.items():
+        if key not in FIELDS:
+            raise RuleError(f"{where}: rule {name!r}: unknown field {key!r} (known: {', '.join(sorted(FIELDS))})")
+        want = FIELDS[key]
+        if not isinstance(value, want) or (want is int and isinstance(value, bool)):
+            raise RuleError(f"{where}: rule {name!r}: {key} must be {want.__name__}, got {value!r}")
+    for key, allowed in (("category", CATEGORIES), ("action", ACTIONS), ("severity", SEVERITIES),
+                         ("trust", TRUSTS), ("role", ROLES), ("anchor", ANCHORS), ("handler", HANDLERS)):
+        if key in raw and raw[key] not in allowed:
+            raise RuleError(f"{where}: rule {name!r}: {key} must be one of {', '.join(allowed)}, got {raw[key]!r}")
+    return raw
+
+
+def compile_rule(raw: dict[str, Any], where: str, index: int = 0) -> Rule:
+    """One validated rule (RuleError names what is wrong)."""
+    _check(raw, where)
+    name = raw.get("name")
+    for key in REQUIRED:
+        if not raw.get(key):
+            raise RuleError(f"{where}: rule {name or '(no name)'!r}: {key} is required")
+    literals = tuple(raw["literals"])
+    if not all(isinstance(lit, str) and len(lit) >= 2 and "\n" not in lit for lit in literals):
+        raise RuleError(f"{where}: rule {name!r}: literals must be strings of 2 or more characters")
+    try:
+        pattern = re.compile(raw["pattern"])
+    except re.error as exc:
+        raise RuleError(f"{where}: rule {name!r}: pattern is not a valid regular expression: {exc}") from None
+    rate = None
+    if raw.get("rate"):
+        try:
+            rate = parse_rate(raw["rate"])
+        except ValueError as exc:
+            raise RuleError(f"{where}: rule {name!r}: {exc}") from None
+    rule = Rule(name=str(name), kind=raw["kind"], literals=literals, pattern=pattern,
+                category=raw.get("category", "unknown"), action=raw.get("action", "investigate"),
+                severity=raw.get("severity", "warning"), handler=raw.get("handler"), trust=raw.get("trust", "kernel"),
+                anchor=raw.get("anchor", "prefix"), group=raw.get("group"), role=raw.get("role", "header"),
+                within=raw.get("within", 30), retype=raw.get("retype"), rate=rate, xid=raw.get("xid"),
+                examples=tuple(raw["examples"]), doc=raw.get("doc", ""), index=index, raw=raw)
+    if not re.fullmatch(r"[a-z][a-z0-9_]{0,31}", rule.kind):
+        raise RuleError(f"{where}: rule {name!r}: kind must be a short lowercase word, got {rule.kind!r}")
+    if rule.trust == "kernel" and rule.anchor == "task" and (rule.action in NODE_ACTIONS or rule.handler):
+        raise RuleError(f"{where}: rule {name!r}: a line that begins with a task's name is partly written by the "
+                        f"job: give it trust = \"syslog\" or an action that is not {rule.action}")
+    if not 1 <= rule.within <= 1000:
+        raise RuleError(f"{where}: rule {name!r}: within must be 1..1000 lines")
+    from slurmtools.diagnosis.lines import normalise
+
+    for example in rule.examples:
+        if not isinstance(example, str):
+            raise RuleError(f"{where}: rule {name!r}: examples must be strings")
+        if not any(lit in example for lit in literals):
+            raise RuleError(f"{where}: rule {name!r}: example {example!r} holds none of the literals {list(literals)}"
+                            " (the prefilter would never pass it)")
+        if not pattern.search(normalise(example).message):
+            raise RuleError(f"{where}: rule {name!r}: pattern does not match its example {example!r}")
+    return rule
+
+
+@lru_cache(maxsize=1)
+def packaged() -> tuple[dict[str, Any], ...]:
+    import tomllib
+    from importlib import resources
+
+    text = resources.files("slurmtools").joinpath("data/diagnosis_rules.toml").read_text(encoding="utf-8")
+    return tuple(tomllib.loads(text)["rule"])
+
+
+def merge(site: list[dict[str, Any]] | None, where: str = "[[diagnosis.rules]]") -> list[dict[str, Any]]:
+    """The packaged rules with a site's overrides and additions (site additions first), as raw tables."""
+    base = [dict(r) for r in packaged()]
+    by_name = {r["name"]: r for r in base}
+    added: list[dict[str, Any]] = []
+    if site is not None and not isinstance(site, list):
+        raise RuleError(f"{where}: must be an array of tables ([[diagnosis.rules]])")
+    for raw in site or []:
+        if not isinstance(raw, dict) or not isinstance(raw.get("name"), str) or not raw.get("name"):
+            raise RuleError(f"{where}: every rule needs a name")
+        _check(raw, where)
+        if raw["name"] in by_name:
+            by_name[raw["name"]].update(raw)
+        elif any(a["name"] == raw["name"] for a in added):
+            raise RuleError(f"{where}: rule {raw['name']!r} is given twice")
+        else:
+            added.append(dict(raw))
+    out = [r for r in added + base if r.get("enabled", True)]
+    if len(out) > MAX_RULES:
+        raise RuleError(f"{where}: more than {MAX_RULES} rules")
+    return out
+
+
+def validate(site: list[dict[str, Any]] | None, where: str = "[[diagnosis.rules]]") -> None:
+    """Raise RuleError if the site's rules (merged over the packaged ones) are invalid."""
+    RuleSet.build(merge(site, where), where)
+
+
+class RuleSet:
+    """Compiled rules in the order they are tried, and the prefilter's keywords derived from them."""
+
+    def __init__(self, rules: list[Rule]) -> None:
+        self.rules = rules
+        self.keywords: tuple[bytes, ...] = tuple(sorted({lit.encode() for r in rules for lit in r.literals}))
+        self.any_keyword = re.compile(b"|".join(re.escape(k) for k in sorted(self.keywords, key=len, reverse=True)))
+        self.task_rules = [r for r in rules if r.anchor == "task" or r.trust != "kernel"]
+        self.groups = {r.group for r in rules if r.group}
+
+    @classmethod
+    def build(cls, raws: list[dict[str, Any]], where: str = "rules") -> RuleSet:
+        names: set[str] = set()
+        rules = []
+        for i, raw in enumerate(raws):
+            rule = compile_rule(raw, where, i)
+            if rule.name in names:
+                raise RuleError(f"{where}: rule {rule.name!r} is given twice")
+            names.add(rule.name)
+            rules.append(rule)
+        return cls(rules)
+
+
+_SETS: dict[str, RuleSet] = {}
+
+
+def ruleset(site: list[dict[str, Any]] | None = None) -> RuleSet:
+    """The compiled rules for a site's configuration (cached per distinct configuration)."""
+    import json
+
+    key = json.dumps(site or [], sort_keys=True)
+    found = _SETS.get(key)
+    if found is None:
+        found = _SETS[key] = RuleSet.build(merge(site), "[[diagnosis.rules]]" if site else "packaged rules")
+        if len(_SETS) > 8:
+            _SETS.pop(next(iter(_SETS)))
+    return found
