@@ -105,6 +105,17 @@ def _check_value(key: str, value: Any, default: Any, origin: str, choice_key: st
     return value
 
 
+def _check_rules(value: Any, origin: str) -> list[dict[str, Any]]:
+    """A site's [[diagnosis.rules]], compiled and checked against their examples now (not in an epilog)."""
+    from slurmtools.diagnosis.rules import RuleError, validate
+
+    try:
+        validate(value, f"{origin}: [[diagnosis.rules]]")
+    except RuleError as exc:
+        raise ConfigError(str(exc)) from None
+    return list(value)
+
+
 def _check_range(key: str, value: float, origin: str, schema_key: str) -> None:
     import math
 
@@ -137,6 +148,8 @@ def _merge(base: dict[str, Any], override: dict[str, Any], schema: dict[str, Any
             if not isinstance(value, dict):
                 raise ConfigError(f"{origin}: {dotted} must be a table")
             _merge(base[key], value, default, origin, f"{dotted}.")
+        elif dotted == "diagnosis.rules":
+            base[key] = _check_rules(value, origin)
         else:
             base[key] = _check_value(dotted, value, default, origin,
                                      f"{schema_name}.{key}" if schema_name else None)

@@ -87,7 +87,8 @@ def diagnose_cmd(kernel_log: str | None, job_log: str | None, stream: bool, exit
         job_lines = raw.decode("utf-8", "replace").splitlines()
     findings = diagnose(data, exit_code=status.code if status else None, exit_signal=status.signal if status else 0,
                         job_lines=job_lines, overrides=cfg.get("xid"),
-                        no_requeue_code=cfg.get("diagnosis.no_requeue_exit_code"))
+                        no_requeue_code=cfg.get("diagnosis.no_requeue_exit_code"),
+                        rules=cfg.get("diagnosis.rules") or None)
     if cutoff is not None:
         findings = [f for f in findings if f.trust == "job" or (t := _finding_time(f.time)) is None or t >= cutoff]
     if as_json:

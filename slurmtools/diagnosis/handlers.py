@@ -84,7 +84,7 @@ def mce(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) -> Findin
 def aer(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) -> Finding:
     """An AER header or `PCIe Bus Error` line: its severity as the kernel states it."""
     text = line.message
-    if "Fatal)" in text or re.search(r"severity[=:] ?(?:Uncorrected \(Fatal\)|fatal)", text):
+    if "(Fatal)" in text or re.search(r"severity[=:] ?(?:Uncorrected \(Fatal\)|fatal)", text):
         action, severity, level = "drain_node", "critical", "fatal"
     elif re.search(r"Uncorrect|[Nn]on-[Ff]atal|severity: recoverable", text):
         action, severity, level = "investigate", "error", "uncorrected"

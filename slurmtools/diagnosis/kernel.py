@@ -20,7 +20,7 @@ from typing import Any
 
 from slurmtools.diagnosis.findings import ACTIONS, SEVERITIES, Finding
 from slurmtools.diagnosis.handlers import HANDLERS, plain
-from slurmtools.diagnosis.lines import MAX_LINE, Line, normalise, stamp_split
+from slurmtools.diagnosis.lines import MAX_LINE, Line, normalise
 from slurmtools.diagnosis.rules import Rule, RuleSet, ruleset
 
 __all__ = ["GREP_MIN_BYTES", "MAX_LINE", "TASK_FIRST", "Line", "iter_lines", "match_line", "normalise", "scan"]
@@ -68,7 +68,11 @@ def iter_lines(data: bytes, rs: RuleSet | None = None) -> Iterator[tuple[int, by
     if len(data) >= GREP_MIN_BYTES:
         found = _grep_lines(data, rs)
         if found is not None:
-            yield from found
+            for offset, out in found:
+                for row in out.split(b"\n"):
+                    number, sep, text = row.partition(b":")
+                    if sep:
+                        yield offset + int(number), text
             return
     number, counted_to = 1, 0
     pos, end = 0, len(data)
@@ -87,24 +91,59 @@ def iter_lines(data: bytes, rs: RuleSet | None = None) -> Iterator[tuple[int, by
 
 
 def _grep_lines(data: bytes, rs: RuleSet) -> list[tuple[int, bytes]] | None:
-    """The same prefilter through `grep -a -n -F` (None if grep is missing or fails: use Python)."""
+    """The same prefilter through `grep -a -n -F`, one grep per CPU (at most 4) on line-aligned parts of the
+    buffer, each reading from and writing to an in-memory file (no Python in the data path):
+    [(line number offset, grep's output)], or None if grep is missing or fails (then Python does it)."""
     grep = shutil.which("grep") or ("/bin/grep" if os.access("/bin/grep", os.X_OK) else None)
-    if grep is None:
+    if grep is None or not hasattr(os, "memfd_create"):
         return None
-    patterns = b"\n".join(rs.keywords)
+    parts = max(1, min(os.cpu_count() or 1, 4, len(data) // max(GREP_MIN_BYTES, 1 << 20)))
+    bounds = [0]
+    for i in range(1, parts):
+        cut = data.find(b"\n", len(data) * i // parts)
+        if cut < 0 or cut + 1 <= bounds[-1]:
+            break
+        bounds.append(cut + 1)
+    bounds.append(len(data))
+    argv = [grep, "-a", "-n", "-F", "-e", b"\n".join(rs.keywords).decode("utf-8", "replace")]
+    fds: list[int] = []
+    procs: list[tuple[subprocess.Popen[bytes], int]] = []
     try:
-        proc = subprocess.run([grep, "-a", "-n", "-F", "-e", patterns.decode()], input=data, capture_output=True,
-                              timeout=120, env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"})
-    except (OSError, subprocess.TimeoutExpired, UnicodeDecodeError):
+        view = memoryview(data)
+        for i in range(len(bounds) - 1):
+            fd_in, fd_out = os.memfd_create("slurmtools-scan-in"), os.memfd_create("slurmtools-scan-out")
+            fds += [fd_in, fd_out]
+            part, written = view[bounds[i]:bounds[i + 1]], 0
+            while written < len(part):
+                written += os.write(fd_in, part[written:])
+            os.lseek(fd_in, 0, os.SEEK_SET)
+            procs.append((subprocess.Popen(argv, stdin=fd_in, stdout=fd_out, stderr=subprocess.DEVNULL,
+                                           env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"}), fd_out))
+        out, offset = [], 0
+        for i, (proc, fd_out) in enumerate(procs):
+            if proc.wait(timeout=120) not in (0, 1):
+                return None
+            size = os.lseek(fd_out, 0, os.SEEK_END)
+            os.lseek(fd_out, 0, os.SEEK_SET)
+            chunks, left = [], size
+            while left > 0:
+                chunk = os.read(fd_out, min(left, 1 << 26))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                left -= len(chunk)
+            out.append((offset, b"".join(chunks)))
+            offset += data.count(b"\n", bounds[i], bounds[i + 1])
+        return out
+    except (OSError, subprocess.TimeoutExpired):
         return None
-    if proc.returncode not in (0, 1):
-        return None
-    out = []
-    for row in proc.stdout.split(b"\n"):
-        number, sep, text = row.partition(b":")
-        if sep and number.isdigit():
-            out.append((int(number), text))
-    return out
+    finally:
+        for proc, _ in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        for fd in fds:
+            os.close(fd)
 
 
 def _rank(action: str, severity: str) -> int:
@@ -131,78 +170,103 @@ def _attach(event: Finding, rule: Rule, detail: Finding | None, message: str) ->
         event.pci = detail.pci
 
 
+SKIP, BOOT, PLAIN, HEADER, DETAIL = range(5)
+
+
+def _plan(key: bytes | str, ctx: dict[str, Any], rs: RuleSet) -> tuple[int, str, Rule | None, Finding | None]:
+    """What to do with every line whose message is KEY: decided once per distinct message."""
+    text = key.decode("utf-8", "replace").replace("\x00", "") if isinstance(key, bytes) else key
+    message = normalise(text).message if isinstance(key, bytes) else text
+    hit = match_line(Line(0, message, None, None, None), ctx, rs)
+    if hit is None or hit[0].handler == "ignore":
+        return SKIP, message, None, None
+    rule, template = hit
+    if rule.handler == "boot":
+        return BOOT, message, rule, None
+    step = (DETAIL if rule.role == "detail" else HEADER) if rule.group else PLAIN
+    return step, message, rule, template
+
+
 def scan(data: bytes, ctx: dict[str, Any] | None = None) -> tuple[list[Finding], list[int]]:
     """All findings in a buffer of kernel log (one per distinct event message, with its count), and the line
     numbers of boot markers. CTX: `overrides` (XID catalog), `ruleset`, `window_s` (the job's window, for rates)."""
     ctx = ctx or {}
     rs: RuleSet = ctx.get("ruleset") or ruleset()
     ctx["ruleset"] = rs
-    memo: dict[bytes | str, tuple[str, tuple[Rule, Finding | None] | None]] = {}
+    memo: dict[bytes | str, tuple[int, str, Rule | None, Finding | None]] = {}
     aggs: dict[tuple[str, bytes | str], Finding] = {}
     rules_of: dict[int, Rule] = {}
-    open_events: dict[str, list[Any]] = {}     # group -> [event finding, line number of its last member]
+    open_events: dict[str, list[Any]] = {}     # group -> [event, line of its last member, `once` rules seen]
     boots: list[int] = []
     last_mono: float | None = None
     first_mono: float | None = None
     mono: float | None
     key: bytes | str
+    stamp: str | None = None
     for number, raw in iter_lines(data, rs):
-        fast = stamp_split(raw)
-        if fast is not None:
-            mono, key = fast
-            hit = memo.get(key)
-            if hit is None:
-                message = normalise(key.decode("utf-8", "replace").replace("\x00", "")).message
-                hit = (message, match_line(Line(0, message, None, None, None), ctx, rs))
-                if len(memo) < MEMO_MAX:
-                    memo[key] = hit
-            stamp: str | None = raw[1:raw.find(b"]")].decode().strip()
+        close = raw.find(b"] ", 1, 24) if raw[:1] == b"[" else -1
+        if close > 0 and b"+" not in raw[1:close]:   # `[  123.456789] message`: the commonest form, no regex
+            key = raw[close + 2:]
+            try:
+                mono = float(raw[1:close])
+            except ValueError:
+                close, mono = -1, None
         else:
+            close = -1
+        if close < 0:
             line = normalise(raw.decode("utf-8", "replace").replace("\x00", ""), number)
             mono, stamp, key = line.mono, line.stamp, line.message
-            hit = memo.get(key)
-            if hit is None:
-                hit = (line.message, match_line(Line(0, line.message, None, None, None), ctx, rs))
-                if len(memo) < MEMO_MAX:
-                    memo[key] = hit
+        plan = memo.get(key)
+        if plan is None:
+            plan = _plan(key, ctx, rs)
+            if len(memo) < MEMO_MAX:
+                memo[key] = plan
         if mono is not None:
             if last_mono is not None and mono + 1.0 < last_mono:
                 boots.append(number)  # monotonic time went backwards: the node rebooted
                 aggs.clear()
                 open_events.clear()
                 first_mono = mono
+            elif first_mono is None:
+                first_mono = mono
             last_mono = mono
-            first_mono = mono if first_mono is None else first_mono
-        message, result = hit
-        if result is None:
+        step, message, rule, template = plan
+        if step == SKIP:
             continue
-        rule, template = result
-        if rule.handler == "ignore":
-            continue
-        if rule.handler == "boot":
+        if step == BOOT:
             boots.append(number)
             aggs.clear()
             open_events.clear()
             continue
-        if rule.group:
-            event = open_events.get(rule.group)
-            if rule.role == "detail" and event is not None and number - event[1] <= rule.within:
+        assert rule is not None
+        if step == DETAIL:
+            event = open_events.get(rule.group or "")
+            if event is not None and number - event[1] <= rule.within and not (rule.once and rule.name in event[2]):
                 _attach(event[0], rule, template, message)
                 event[1] = number
+                if rule.once:
+                    event[2].add(rule.name)
                 continue
         if template is None:
             continue
         agg_key = (rule.name, key)
         found = aggs.get(agg_key)
         if found is None:
+            if close > 0:
+                stamp = raw[1:close].decode().strip()
             found = aggs[agg_key] = dataclasses.replace(template, line=number, time=stamp,
                                                         details=dict(template.details))
             rules_of[id(found)] = rule
         else:
             found.count += 1
             found.details["last_line"] = number
-        if rule.group:
-            open_events[rule.group] = [found, number]
+        if step != PLAIN:
+            event = open_events.get(rule.group or "")
+            if event is not None and event[0] is found:
+                event[1] = number
+                event[2].clear()
+            else:
+                open_events[rule.group or ""] = [found, number, {rule.name} if rule.once else set()]
     findings = list(aggs.values())
     window = ctx.get("window_s")
     if window is None and first_mono is not None and last_mono is not None:

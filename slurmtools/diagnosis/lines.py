@@ -15,7 +15,7 @@ from dataclasses import dataclass
 MAX_LINE = 4096  # longer lines are cut before matching: a 1 MB line costs no more than this
 
 _PREFIX = re.compile(
-    r"^\s*(?:(?P<pdsh>[\w.-]+): (?=[\[<]))?"
+    r"^\s*(?:(?P<pdsh>[\w.-]+): (?=\[\s*\d|<\d))?"
     r"(?:<(?P<prio>\d{1,3})>)?"
     r"(?:(?P<kprio>\d{1,3}),(?P<seq>\d+),(?P<usec>\d+),[^;]*;)?"
     r"(?:[a-z]{2,8} *:[a-z]{2,7} *: )?"
@@ -57,22 +57,6 @@ def normalise(raw: str, number: int = 0) -> Line:
         if tagged:
             host, rest = tagged.group("host"), rest[tagged.end():]
     return Line(number, rest.strip(), stamp, mono, host)
-
-
-def stamp_split(raw: bytes) -> tuple[float, bytes] | None:
-    """The fast path for the commonest form, `[  123.456789] message`: (seconds, message) or None."""
-    if raw[:1] != b"[":
-        return None
-    end = raw.find(b"] ", 1, 24)
-    if end < 0:
-        return None
-    stamp = raw[1:end]
-    if b"+" in stamp or b"-" in stamp:     # dmesg --reltime: a delta, not a clock
-        return None
-    try:
-        return float(stamp), raw[end + 2:]
-    except ValueError:
-        return None
 
 
 _PCI_RE = re.compile(r"(?:([0-9a-fA-F]{4,8}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})(?:\.[0-7])?")

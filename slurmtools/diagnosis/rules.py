@@ -31,7 +31,7 @@ HANDLERS = ("xid", "sxid", "aer", "aer_detail", "mce", "link_down", "link_up", "
             "ib_counters")
 FIELDS = {"name": str, "kind": str, "category": str, "action": str, "severity": str, "literals": list,
           "pattern": str, "handler": str, "trust": str, "anchor": str, "group": str, "role": str, "within": int,
-          "retype": str, "rate": str, "xid": int, "examples": list, "enabled": bool, "doc": str}
+          "retype": str, "once": bool, "rate": str, "xid": int, "examples": list, "enabled": bool, "doc": str}
 REQUIRED = ("name", "kind", "literals", "pattern", "examples")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 MAX_RULES = 1000
@@ -57,6 +57,7 @@ class Rule:
     role: str = "header"
     within: int = 30
     retype: str | None = None        # a detail that says what the event is (GHES `section_type: PCIe error`)
+    once: bool = False               # a detail that joins an event at most once (a second one is a new event)
     rate: tuple[int, float] | None = None   # (events, seconds)
     xid: int | None = None
     examples: tuple[str, ...] = ()
@@ -113,7 +114,7 @@ def compile_rule(raw: dict[str, Any], where: str, index: int = 0) -> Rule:
                 category=raw.get("category", "unknown"), action=raw.get("action", "investigate"),
                 severity=raw.get("severity", "warning"), handler=raw.get("handler"), trust=raw.get("trust", "kernel"),
                 anchor=raw.get("anchor", "prefix"), group=raw.get("group"), role=raw.get("role", "header"),
-                within=raw.get("within", 30), retype=raw.get("retype"), rate=rate, xid=raw.get("xid"),
+                within=raw.get("within", 30), retype=raw.get("retype"), once=raw.get("once", False), rate=rate, xid=raw.get("xid"),
                 examples=tuple(raw["examples"]), doc=raw.get("doc", ""), index=index, raw=raw)
     if not re.fullmatch(r"[a-z][a-z0-9_]{0,31}", rule.kind):
         raise RuleError(f"{where}: rule {name!r}: kind must be a short lowercase word, got {rule.kind!r}")

@@ -90,9 +90,13 @@ def collect(cfg: Any, env: Mapping[str, str]) -> tuple[list[Finding], dict[str, 
         paths = dict.fromkeys(p for p in (env.get("SLURM_JOB_STDOUT"), env.get("SLURM_JOB_STDERR")) if p)
         for path in paths:  # stdout, then stderr when it is a separate file
             job_lines += read_job_log(path, uid, cfg.get("diagnosis.job_log_max_bytes"))
+    import time
+
     findings = diagnose(data, exit_code=status.code if status else None, exit_signal=status.signal if status else 0,
                         job_lines=job_lines, overrides=cfg.get("xid"),
-                        no_requeue_code=cfg.get("diagnosis.no_requeue_exit_code"))
+                        no_requeue_code=cfg.get("diagnosis.no_requeue_exit_code"),
+                        rules=cfg.get("diagnosis.rules") or None,
+                        window_s=max(0.0, time.time() - marker.time) if marker is not None else None)
     info = {"node": node, "job_id": job_id, "kernel_log": how, "marker": marker is not None,
             "exit": str(status) if status else None, "job_log_lines": len(job_lines)}
     if job_id:
