@@ -67,7 +67,8 @@ def test_a_bad_site_rule_is_refused_at_config_check(tmp_path: Path, change: dict
 
 def test_site_rules_add_change_and_disable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "site.toml"
-    path.write_text(_toml_rules([GOOD, {"name": "aer_header", "rate": "2/1h"}, {"name": "nfs_server", "enabled": False}]))
+    path.write_text(_toml_rules([GOOD, {"name": "aer_header", "rate": "2/1h"},
+                                 {"name": "nfs_server", "enabled": False}]))
     cfg = config.load(path, env={})
     site = cfg.get("diagnosis.rules")
     found = diagnose(b"[ 1.0] mmfs: [E] Lost membership in cluster gpfs01. Unmounting file systems.\n", rules=site)
@@ -101,7 +102,7 @@ AER_SURPRISE = """\
 [  100.000003] nvidia 0000:03:00.0:   device [10de:2330] error status/mask=00000020/00000000
 [  100.000004] nvidia 0000:03:00.0:    [ 5] SDES                  (First)
 [  100.000005] nvidia 0000:03:00.0: AER: can't recover (no error_detected callback)
-"""
+"""  # noqa: E501
 AER_RXERR = AER_SURPRISE.replace("[ 5] SDES", "[14] CmpltTO")
 
 
@@ -118,7 +119,8 @@ def test_an_aer_event_is_one_finding_and_its_details_decide() -> None:
 
 def test_corrected_errors_are_info_below_the_rate_and_a_warning_above() -> None:
     def corrected(n: int, spacing: float) -> bytes:
-        return "".join(f"[{100 + i * spacing:12.6f}] pcieport 0000:00:01.0: AER: Corrected error received: 0000:01:00.0\n"
+        head = "pcieport 0000:00:01.0: AER: Corrected error received: 0000:01:00.0"
+        return "".join(f"[{100 + i * spacing:12.6f}] {head}\n"
                        f"[{100 + i * spacing:12.6f}] pcieport 0000:00:01.0:    [ 0] RxErr\n" for i in range(n)).encode()
 
     few = diagnose(corrected(5, 60))
@@ -139,7 +141,7 @@ def test_multi_line_reports_are_one_event() -> None:
 [ 50.2] oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0-1,oom_memcg=/slurm/uid_1000/job_42,task_memcg=/slurm/uid_1000/job_42/step_0,task=python3,pid=4242,uid=1000
 [ 50.3] Memory cgroup out of memory: Killed process 4242 (python3) total-vm:1000kB, anon-rss:900kB
 [ 50.4] oom_reaper: reaped process 4242 (python3), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB
-"""
+"""  # noqa: E501
     found = diagnose(oom.encode())
     assert [(f.kind, f.count, len(f.details["evidence"])) for f in found] == [("oom", 1, 3)]
     hung = """\

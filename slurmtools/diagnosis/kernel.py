@@ -70,9 +70,9 @@ def iter_lines(data: bytes, rs: RuleSet | None = None) -> Iterator[tuple[int, by
         if found is not None:
             for offset, out in found:
                 for row in out.split(b"\n"):
-                    number, sep, text = row.partition(b":")
+                    head, sep, text = row.partition(b":")
                     if sep:
-                        yield offset + int(number), text
+                        yield offset + int(head), text
             return
     number, counted_to = 1, 0
     pos, end = 0, len(data)

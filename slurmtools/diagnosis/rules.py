@@ -114,7 +114,8 @@ def compile_rule(raw: dict[str, Any], where: str, index: int = 0) -> Rule:
                 category=raw.get("category", "unknown"), action=raw.get("action", "investigate"),
                 severity=raw.get("severity", "warning"), handler=raw.get("handler"), trust=raw.get("trust", "kernel"),
                 anchor=raw.get("anchor", "prefix"), group=raw.get("group"), role=raw.get("role", "header"),
-                within=raw.get("within", 30), retype=raw.get("retype"), once=raw.get("once", False), rate=rate, xid=raw.get("xid"),
+                within=raw.get("within", 30), retype=raw.get("retype"), once=raw.get("once", False), rate=rate,
+                xid=raw.get("xid"),
                 examples=tuple(raw["examples"]), doc=raw.get("doc", ""), index=index, raw=raw)
     if not re.fullmatch(r"[a-z][a-z0-9_]{0,31}", rule.kind):
         raise RuleError(f"{where}: rule {name!r}: kind must be a short lowercase word, got {rule.kind!r}")
