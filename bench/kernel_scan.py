@@ -121,8 +121,8 @@ def main() -> int:
         pass
     else:
         db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-        db.compile(expressions=list(KEYWORDS), ids=list(range(len(KEYWORDS))), elements=len(KEYWORDS),
-                   flags=[0] * len(KEYWORDS))
+        db.compile(expressions=list(keywords), ids=list(range(len(keywords))), elements=len(keywords),
+                   flags=[0] * len(keywords))
         with open(path, "rb") as fh:
             data = fh.read()
         result["hyperscan_keywords_s"] = statistics.median(
