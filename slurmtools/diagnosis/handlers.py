@@ -121,7 +121,7 @@ def aer_detail(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) ->
 
 
 def link_down(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) -> Finding:
-    f = finding(rule, m, line)
+    f = finding(rule, m, line, action="investigate", severity="error")
     f.details.update(link="down", device=m.groupdict().get("dev") or m.groupdict().get("pci") or "?")
     return f
 
@@ -129,6 +129,17 @@ def link_down(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) -> 
 def link_up(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) -> Finding:
     f = finding(rule, m, line, action="none", severity="info")
     f.details.update(link="up", device=m.groupdict().get("dev") or m.groupdict().get("pci") or "?")
+    return f
+
+
+def port_state(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) -> Finding:
+    """`Port: 1 Link DOWN|INIT|ARMED|ACTIVE`: DOWN and ACTIVE pair like a link down and up; INIT/ARMED is info."""
+    state = m.group("state")
+    if state == "DOWN":
+        return link_down(rule, m, line, ctx)
+    f = link_up(rule, m, line, ctx) if state.startswith("ACTIVE") else finding(rule, m, line, action="none",
+                                                                                 severity="info")
+    f.details["state"] = state
     return f
 
 
@@ -169,4 +180,5 @@ def ib_counters(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) -
 
 HANDLERS: dict[str, Handler] = {"xid": xid, "sxid": sxid, "aer": aer, "aer_detail": aer_detail, "mce": mce,
                                 "link_down": link_down, "link_up": link_up, "module": module, "nfs": nfs,
-                                "boot": boot, "ignore": boot, "ib_counters": ib_counters}
+                                "boot": boot, "ignore": boot, "ib_counters": ib_counters,
+                                "port_state": port_state}
