@@ -15,18 +15,18 @@ from dataclasses import dataclass
 MAX_LINE = 4096  # longer lines are cut before matching: a 1 MB line costs no more than this
 
 _PREFIX = re.compile(
-    r"^\s*(?:(?P<pdsh>[\w.-]+): (?=\[\s*\d|<\d))?"
+    r"^\s*(?:/ # )?(?:\d{1,6} ?(?=\[\s*\d))?(?:(?P<pdsh>[\w.-]+): (?=\[\s*\d|<\d))?"
     r"(?:<(?P<prio>\d{1,3})>)?"
     r"(?:(?P<kprio>\d{1,3}),(?P<seq>\d+),(?P<usec>\d+),[^;]*;)?"
     r"(?:[a-z]{2,8} *:[a-z]{2,7} *: )?"
     r"(?:(?P<iso>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\s+)?"
     r"(?:(?P<golog>\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\s+)?"
     r"(?:(?P<ctime2>[A-Z][a-z]{2} [A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d \d{4}) (?:[a-z]+\.[a-z]+ )?(?=kernel:))?"
-    r"(?:(?P<sys>[A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?)\s+)?"
+    r"(?:(?P<sys>(?:[A-Z][a-z]{2}|[a-z]{3}\.|\d{1,2}月) +\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?)\s+)?"
     r"(?:\[(?P<ctime>[A-Z][a-z]{2} [A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d \d{4})\]\s*)?"
-    r"(?:\[\s*(?P<mono>\d+\.\d+)\]\s*)?"
+    r"(?:\[\s*(?P<mono>\d+\.\d+)\]\s*)?(?:\[\s*[TC]\d+\]\s*)?"
     r"(?:\[\s*(?P<rel>[+-]\d+\.\d+)\]\s*)?"
-    r"(?:(?:(?P<host>[\w.-]+) )?kernel:\s*)?"
+    r"(?:(?:(?P<host>[\w.-]+) )?(?:[a-z]+\.[a-z]+ )?kernel:\s*)?"
     r"(?:\[\s*(?P<mono2>\d+\.\d+)\]\s*)?"
     r"(?:<\d{1,3}>)?"
 )
