@@ -160,12 +160,17 @@ def nfs(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) -> Findin
     return f
 
 
-#: infiniband-diags' ibcheckerrs default thresholds (counter value since the last clear) per counter.
-IB_COUNTER_LIMITS = {"SymbolErrorCounter": 10, "LinkErrorRecoveryCounter": 10, "LinkDownedCounter": 10,
-                     "PortRcvErrors": 10, "PortRcvRemotePhysicalErrors": 100, "PortRcvSwitchRelayErrors": 100,
-                     "PortXmitDiscards": 100, "PortXmitConstraintErrors": 100, "PortRcvConstraintErrors": 100,
-                     "LocalLinkIntegrityErrors": 10, "ExcessiveBufferOverrunErrors": 10, "VL15Dropped": 100}
-_COUNTER = re.compile(r"\[?(" + "|".join(IB_COUNTER_LIMITS) + r")\b[\s.:=]*(\d+)")
+#: Our thresholds (counter value since the last clear) per IB port counter, in the IBA names ibqueryerrors and
+#: perfquery print and the short names of older perfquery: 10 for the counters that mean a bad cable, port or
+#: link (symbol errors, link recoveries, link downs, receive errors), 100 for congestion-like discards and relays.
+_PHYSICAL = ("SymbolErrorCounter", "SymbolErrors", "LinkErrorRecoveryCounter", "LinkRecovers", "LinkDownedCounter",
+             "LinkDowned", "PortRcvErrors", "RcvErrors", "LocalLinkIntegrityErrors", "LinkIntegrityErrors",
+             "ExcessiveBufferOverrunErrors", "ExcBufOverrunErrors")
+_CONGESTION = ("PortRcvRemotePhysicalErrors", "RcvRemotePhysErrors", "PortRcvSwitchRelayErrors", "RcvSwitchRelayErrors",
+               "PortXmitDiscards", "XmtDiscards", "PortXmitConstraintErrors", "XmtConstraintErrors",
+               "PortRcvConstraintErrors", "RcvConstraintErrors", "VL15Dropped")
+IB_COUNTER_LIMITS = {**dict.fromkeys(_PHYSICAL, 10), **dict.fromkeys(_CONGESTION, 100)}
+_COUNTER = re.compile(r"\[?(" + "|".join(sorted(IB_COUNTER_LIMITS, key=len, reverse=True)) + r")\b[\s.:=]*(\d+)")
 
 
 def ib_counters(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) -> Finding:

@@ -174,12 +174,34 @@ def validate(site: list[dict[str, Any]] | None, where: str = "[[diagnosis.rules]
     RuleSet.build(merge(site, where), where)
 
 
+#: Bytes of real kernel logs from most to least frequent (measured on the real-world corpus and a boot log;
+#: bytes not listed are rarer still). A multi-literal scan runs faster on keywords that begin with a rare byte.
+COMMON_BYTES = b" 0er:1toiasn2cdl3f.54p8um967][\n-Cbhkgx,_PvIREMNy"
+
+
+def prefilter_key(literal: str, shortest: int = 5) -> bytes:
+    """The part of a literal the prefilter looks for: the longest suffix (at least SHORTEST bytes) that begins
+    with the literal's rarest byte. A line holding the literal holds this suffix, so the prefilter passes every
+    line a rule can match; it only passes a few more."""
+    raw = literal.encode()
+    if len(raw) <= shortest:
+        return raw
+
+    def commonness(i: int) -> int:
+        at = COMMON_BYTES.find(raw[i:i + 1])
+        return len(COMMON_BYTES) - at if at >= 0 else 0
+
+    start = min(range(len(raw) - shortest + 1), key=lambda i: (commonness(i), i))
+    key = raw[start:]
+    return raw if len(key) < 8 and key.isalpha() else key   # a short plain word ("Error") passes too much
+
+
 class RuleSet:
     """Compiled rules in the order they are tried, and the prefilter's keywords derived from them."""
 
     def __init__(self, rules: list[Rule]) -> None:
         self.rules = rules
-        self.keywords: tuple[bytes, ...] = tuple(sorted({lit.encode() for r in rules for lit in r.literals}))
+        self.keywords: tuple[bytes, ...] = tuple(sorted({prefilter_key(lit) for r in rules for lit in r.literals}))
         self.any_keyword = re.compile(b"|".join(re.escape(k) for k in sorted(self.keywords, key=len, reverse=True)))
         self.task_rules = [r for r in rules if r.anchor == "task" or r.trust != "kernel"]
         self.groups = {r.group for r in rules if r.group}
