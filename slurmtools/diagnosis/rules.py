@@ -46,7 +46,7 @@ class Rule:
     name: str
     kind: str
     literals: tuple[str, ...]
-    pattern: re.Pattern[str]
+    source: str                      # the pattern, compiled on first use (most rules never see a candidate line)
     category: str = "unknown"
     action: str = "investigate"
     severity: str = "warning"
@@ -64,6 +64,13 @@ class Rule:
     doc: str = ""
     index: int = 0
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
+    _compiled: re.Pattern[str] | None = field(default=None, repr=False)
+
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.source)
+        return self._compiled
 
 
 def parse_rate(text: str) -> tuple[int, float]:
@@ -90,8 +97,11 @@ def _check(raw: dict[str, Any], where: str) -> dict[str, Any]:
     return raw
 
 
-def compile_rule(raw: dict[str, Any], where: str, index: int = 0) -> Rule:
-    """One validated rule (RuleError names what is wrong)."""
+def compile_rule(raw: dict[str, Any], where: str, index: int = 0, *, check: bool = True) -> Rule:
+    """One validated rule (RuleError names what is wrong). CHECK: also compile the pattern now and match it
+    against the examples (configuration loads and tests do; a hook trusts the checked file and compiles lazily)."""
+    if not check:
+        return _rule(raw, index, None)
     _check(raw, where)
     name = raw.get("name")
     for key in REQUIRED:
@@ -101,22 +111,15 @@ def compile_rule(raw: dict[str, Any], where: str, index: int = 0) -> Rule:
     if not all(isinstance(lit, str) and len(lit) >= 2 and "\n" not in lit for lit in literals):
         raise RuleError(f"{where}: rule {name!r}: literals must be strings of 2 or more characters")
     try:
-        pattern = re.compile(raw["pattern"])
+        pattern: re.Pattern[str] | None = re.compile(raw["pattern"])
     except re.error as exc:
         raise RuleError(f"{where}: rule {name!r}: pattern is not a valid regular expression: {exc}") from None
-    rate = None
     if raw.get("rate"):
         try:
-            rate = parse_rate(raw["rate"])
+            parse_rate(raw["rate"])
         except ValueError as exc:
             raise RuleError(f"{where}: rule {name!r}: {exc}") from None
-    rule = Rule(name=str(name), kind=raw["kind"], literals=literals, pattern=pattern,
-                category=raw.get("category", "unknown"), action=raw.get("action", "investigate"),
-                severity=raw.get("severity", "warning"), handler=raw.get("handler"), trust=raw.get("trust", "kernel"),
-                anchor=raw.get("anchor", "prefix"), group=raw.get("group"), role=raw.get("role", "header"),
-                within=raw.get("within", 30), retype=raw.get("retype"), once=raw.get("once", False), rate=rate,
-                xid=raw.get("xid"),
-                examples=tuple(raw["examples"]), doc=raw.get("doc", ""), index=index, raw=raw)
+    rule = _rule(raw, index, pattern)
     if not re.fullmatch(r"[a-z][a-z0-9_]{0,31}", rule.kind):
         raise RuleError(f"{where}: rule {name!r}: kind must be a short lowercase word, got {rule.kind!r}")
     if rule.trust == "kernel" and rule.anchor == "task" and (rule.action in NODE_ACTIONS or rule.handler):
@@ -132,9 +135,19 @@ def compile_rule(raw: dict[str, Any], where: str, index: int = 0) -> Rule:
         if not any(lit in example for lit in literals):
             raise RuleError(f"{where}: rule {name!r}: example {example!r} holds none of the literals {list(literals)}"
                             " (the prefilter would never pass it)")
-        if not pattern.search(normalise(example).message):
+        if not rule.pattern.search(normalise(example).message):
             raise RuleError(f"{where}: rule {name!r}: pattern does not match its example {example!r}")
     return rule
+
+
+def _rule(raw: dict[str, Any], index: int, pattern: re.Pattern[str] | None) -> Rule:
+    return Rule(name=str(raw["name"]), kind=raw["kind"], literals=tuple(raw["literals"]), source=raw["pattern"],
+                category=raw.get("category", "unknown"), action=raw.get("action", "investigate"),
+                severity=raw.get("severity", "warning"), handler=raw.get("handler"), trust=raw.get("trust", "kernel"),
+                anchor=raw.get("anchor", "prefix"), group=raw.get("group"), role=raw.get("role", "header"),
+                within=raw.get("within", 30), retype=raw.get("retype"), once=raw.get("once", False),
+                rate=parse_rate(raw["rate"]) if raw.get("rate") else None, xid=raw.get("xid"),
+                examples=tuple(raw["examples"]), doc=raw.get("doc", ""), index=index, raw=raw, _compiled=pattern)
 
 
 @lru_cache(maxsize=1)
@@ -202,16 +215,24 @@ class RuleSet:
     def __init__(self, rules: list[Rule]) -> None:
         self.rules = rules
         self.keywords: tuple[bytes, ...] = tuple(sorted({prefilter_key(lit) for r in rules for lit in r.literals}))
-        self.any_keyword = re.compile(b"|".join(re.escape(k) for k in sorted(self.keywords, key=len, reverse=True)))
+        self._any_keyword: re.Pattern[bytes] | None = None
         self.task_rules = [r for r in rules if r.anchor == "task" or r.trust != "kernel"]
         self.groups = {r.group for r in rules if r.group}
 
+    @property
+    def any_keyword(self) -> re.Pattern[bytes]:
+        """The prefilter as one regex over bytes (the Python path, for windows under GREP_MIN_BYTES)."""
+        if self._any_keyword is None:
+            self._any_keyword = re.compile(b"|".join(re.escape(k) for k in sorted(self.keywords, key=len,
+                                                                                   reverse=True)))
+        return self._any_keyword
+
     @classmethod
-    def build(cls, raws: list[dict[str, Any]], where: str = "rules") -> RuleSet:
+    def build(cls, raws: list[dict[str, Any]], where: str = "rules", *, check: bool = True) -> RuleSet:
         names: set[str] = set()
         rules = []
         for i, raw in enumerate(raws):
-            rule = compile_rule(raw, where, i)
+            rule = compile_rule(raw, where, i, check=check)
             if rule.name in names:
                 raise RuleError(f"{where}: rule {rule.name!r} is given twice")
             names.add(rule.name)
@@ -229,7 +250,9 @@ def ruleset(site: list[dict[str, Any]] | None = None) -> RuleSet:
     key = json.dumps(site or [], sort_keys=True)
     found = _SETS.get(key)
     if found is None:
-        found = _SETS[key] = RuleSet.build(merge(site), "[[diagnosis.rules]]" if site else "packaged rules")
+        # checked where the rules are written (config check and load, tests); here compiled as they are needed
+        found = _SETS[key] = RuleSet.build(merge(site), "[[diagnosis.rules]]" if site else "packaged rules",
+                                           check=False)
         if len(_SETS) > 8:
             _SETS.pop(next(iter(_SETS)))
     return found
