@@ -119,7 +119,11 @@ def _grep_lines(data: bytes, rs: RuleSet) -> list[tuple[int, bytes]] | None:
             os.lseek(fd_in, 0, os.SEEK_SET)
             procs.append((subprocess.Popen(argv, stdin=fd_in, stdout=fd_out, stderr=subprocess.DEVNULL,
                                            env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"}), fd_out))
-        out, offset = [], 0
+        # the parts' first line numbers, counted while the greps run (the last part's own count is not needed)
+        offsets = [0]
+        for i in range(len(bounds) - 2):
+            offsets.append(offsets[-1] + data.count(b"\n", bounds[i], bounds[i + 1]))
+        out = []
         for i, (proc, fd_out) in enumerate(procs):
             if proc.wait(timeout=120) not in (0, 1):
                 return None
@@ -132,8 +136,7 @@ def _grep_lines(data: bytes, rs: RuleSet) -> list[tuple[int, bytes]] | None:
                     break
                 chunks.append(chunk)
                 left -= len(chunk)
-            out.append((offset, b"".join(chunks)))
-            offset += data.count(b"\n", bounds[i], bounds[i + 1])
+            out.append((offsets[i], b"".join(chunks)))
         return out
     except (OSError, subprocess.TimeoutExpired):
         return None
