@@ -19,6 +19,7 @@ from slurmtools.cli.controller import controller_group
 from slurmtools.cli.diagnose import diagnose_cmd
 from slurmtools.cli.exclude import exclude_group
 from slurmtools.cli.exporter import exporter_cmd
+from slurmtools.cli.io import io_cmd
 from slurmtools.cli.jobs import sbatch_cmd, status_cmd, why_cmd
 from slurmtools.cli.lab import lab_group
 from slurmtools.cli.ledger import ledger_group
@@ -38,5 +39,5 @@ def main(verbose: int) -> None:
 
 for _command in (config_group, nodes_cmd, lab_group, diagnose_cmd, hook_cmd, check_cmd, snapshot_group, sbatch_cmd,
                  status_cmd, why_cmd, exclude_group, ledger_group, controller_group, plugins_group, report_cmd,
-                 exporter_cmd):
+                 exporter_cmd, io_cmd):
     main.add_command(_command)

@@ -1,0 +1,162 @@
+"""The mountstats reader on recorded real files (kernels 4.18 to recent, NFSv3/v4.x, TCP and RDMA, nconnect),
+its refusal of garbled and truncated files, the rates between two readings (a replayed sequence) with the
+verdict on what limits a mount, and `slurmtools io`."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from slurmtools.cli import main
+from slurmtools.iostat import mountstats, rates
+
+DATA = Path(__file__).parent / "data" / "mountstats"
+FILES = sorted(DATA.glob("*.txt"))
+KUBELET = DATA / "procfs-nfs41-tcp-kubelet.txt"
+RDMA16 = DATA / "procfs-nfs3-rdma-nconnect16.txt"
+
+
+def test_the_recorded_files_are_many_and_varied() -> None:
+    assert len(FILES) >= 8
+    mounts = [m for f in FILES for m in mountstats.parse(f.read_text())]
+    assert {m.fstype for m in mounts} == {"nfs", "nfs4"}
+    assert {t["proto"] for m in mounts for t in m.transports} >= {"tcp", "rdma"}
+    assert {m.rpc_version for m in mounts} == {"1.0", "1.1"}
+    assert {m.opts.get("vers") for m in mounts} >= {"3", "4.1", "4.2"}
+    assert mountstats.parse((DATA / "pcp-nonfsmounts.txt").read_text()) == []
+
+
+def test_the_counters_are_read_as_the_kernel_printed_them() -> None:
+    (m,) = mountstats.parse(KUBELET.read_text())
+    assert m.device == "fs.example.com:/volume4/apps/home-automation/node-red-data" and m.fstype == "nfs4"
+    assert m.opts["vers"] == "4.1" and m.age == 83520
+    assert m.ops["READ"] == {"ops": 34096, "trans": 34096, "timeouts": 0, "bytes_sent": 7103096,
+                             "bytes_recv": 1792122744, "queue_ms": 2272, "rtt_ms": 464840, "execute_ms": 467945,
+                             "errors": 0}
+    assert m.ops["OPEN"]["errors"] == 394
+    assert m.bytes["normal_write"] == 39056395530 and m.bytes["server_write"] == 39087991255
+    assert m.transports == [{"proto": "tcp", "srcport": 940, "bind_count": 0, "connect_count": 2,
+                             "connect_time": 0, "idle_time": 1, "sends": 938505, "recvs": 938504, "bad_xids": 0,
+                             "req_u": 12756069, "bklog_u": 0, "max_slots": 32, "sending_u": 254729,
+                             "pending_u": 10823602}]
+    (r,) = mountstats.parse(RDMA16.read_text())
+    assert len(r.transports) == 16 and r.opts["nconnect"] == "16"
+    totals = r.transport_totals()
+    assert totals["sends"] == sum(t["sends"] for t in r.transports) > 7_000_000_000
+    assert all(len(t["more"]) == 7 for t in r.transports)      # the newer RDMA counters, kept, not guessed at
+    old = [m for m in mountstats.parse((DATA / "pcp-mountstats-4.18.0-80.el8-rpc-v1.0.txt").read_text())]
+    assert old and all(len(m.ops["READ"]) == 9 and m.ops["READ"]["errors"] == 0 for m in old)  # 8 counters read
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_a_cut_file_gives_an_error_or_the_same_numbers(path: Path) -> None:
+    """Cut anywhere: either the cut fell between lines (the mounts read so far are exact) or a clear error."""
+    text = path.read_text()
+    full = {m.key: m for m in mountstats.parse(text)}
+    rng = random.Random(path.name)
+    for cut in sorted(rng.sample(range(1, len(text)), min(60, len(text) - 1))):
+        try:
+            part = mountstats.parse(text[:cut])
+        except mountstats.MountstatsError as exc:
+            assert re.match(r"line \d+: ", str(exc)), exc
+            continue
+        assert text[cut - 1] == "\n"
+        for m in part:
+            whole = full[m.key]
+            assert all(whole.ops[op] == counters for op, counters in m.ops.items())
+            assert m.transports == whole.transports[:len(m.transports)]
+
+
+@pytest.mark.parametrize("garble, message", [
+    ("\t\t\tREAD: 34096 34096 0 7103096 1792122744 2272 464840", "expected 8 or 9 counters"),
+    ("\t\t\tREAD: 34096 34096 0 7103x96 1792122744 2272 464840 467945 0", "expected numbers"),
+    ("\t\t\tREAD: -5 34096 0 7103096 1792122744 2272 464840 467945 0", "negative"),
+    ("\txprt:\ttcp 940 0 2 0 1", "needs at least 10 fields"),
+    ("\txprt:\tsctp 1 2 3 4 5 6 7 8 9 10", "unknown transport"),
+    ("\tbytes:\t1 2 3", "bytes: expected 8"),
+    ("device fs.example.com:/x mounted at /y with fstype nfs4", "not a `device"),
+])
+def test_a_garbled_file_gives_a_clear_error(garble: str, message: str) -> None:
+    lines = KUBELET.read_text().splitlines()
+    where = {"READ:": 13, "xprt:": 10, "bytes:": 8, "device ": 0}
+    lines[next(i for k, i in where.items() if k in garble)] = garble
+    with pytest.raises(mountstats.MountstatsError) as err:
+        mountstats.parse("\n".join(lines) + "\n")
+    assert message in str(err.value) and str(err.value).startswith("line ")
+
+
+def _later(text: str, seconds: float, *, write_ops: int, queue_ms_per_op: float, rtt_ms_per_op: float,
+           backlog_per_send: float) -> str:
+    """A replayed second reading: the first one with a window's WRITEs (and their RPCs) added to its counters."""
+    out = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("WRITE:"):
+            v = [int(x) for x in stripped.split()[1:]]
+            add = [write_ops, write_ops, 0, write_ops * (1 << 20), write_ops * 200,
+                   int(write_ops * queue_ms_per_op), int(write_ops * rtt_ms_per_op),
+                   int(write_ops * (queue_ms_per_op + rtt_ms_per_op + 1)), 0]
+            line = "\t\t\tWRITE: " + " ".join(str(a + b) for a, b in zip(v, add, strict=True))
+        elif stripped.startswith("xprt:"):
+            f = stripped.split()
+            v = [int(x) for x in f[2:]]
+            v[5] += write_ops                       # sends
+            v[6] += write_ops                       # recvs
+            v[8] += write_ops * 32                  # req_u: 32 in flight at each send
+            v[9] += int(write_ops * backlog_per_send)
+            line = "\txprt:\ttcp " + " ".join(map(str, v))
+        elif stripped.startswith("bytes:"):
+            v = [int(x) for x in stripped.split()[1:]]
+            v[1] += write_ops * (1 << 20)
+            line = "\tbytes:\t" + " ".join(map(str, v))
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def test_a_window_where_the_rpc_queue_is_the_limit() -> None:
+    before_text = KUBELET.read_text()
+    after_text = _later(before_text, 10, write_ops=2000, queue_ms_per_op=40.0, rtt_ms_per_op=5.0,
+                        backlog_per_send=12.5)
+    (before,), (after,) = mountstats.parse(before_text), mountstats.parse(after_text)
+    r = rates.window(before, after, 10.0)
+    w = r["ops"]["WRITE"]
+    assert (w["ops"], w["ops_per_s"]) == (2000, 200.0)
+    assert (w["queue_ms"], w["rtt_ms"], w["execute_ms"]) == (40.0, 5.0, 46.0)
+    assert r["write_MBps"] == pytest.approx(2000 * (1 << 20) / 10 / 1e6)
+    assert r["transport"]["mean_in_flight"] == 32 and r["transport"]["mean_backlog"] == 12.5
+    assert r["transport"]["max_slots"] == 32
+    assert r["verdict"]["limit"] == "client_rpc_queue" and r["verdict"]["queue_share"] == pytest.approx(40 / 45)
+    assert any("nconnect" in a["setting"] for a in r["verdict"]["advice"])
+    assert all(a["reference"] for a in r["verdict"]["advice"])
+    slow = mountstats.parse(_later(before_text, 10, write_ops=500, queue_ms_per_op=0.5, rtt_ms_per_op=30.0,
+                                   backlog_per_send=0))[0]
+    assert rates.window(before, slow, 10.0)["verdict"]["limit"] == "server_or_network"
+    assert rates.window(before, before, 10.0)["verdict"]["limit"] is None
+
+
+def test_slurmtools_io_on_recorded_files(tmp_path: Path) -> None:
+    run = CliRunner().invoke
+    one = run(main, ["io", "--mountstats", str(KUBELET)])
+    assert one.exit_code == 0 and "averages since each mount" in one.output and "WRITE" in one.output
+    assert "limit: client_rpc_queue" in one.output            # this real mount: writes queued 1.2 s for 31 ms
+    later = tmp_path / "later.txt"
+    later.write_text(_later(KUBELET.read_text(), 5, write_ops=1000, queue_ms_per_op=20.0, rtt_ms_per_op=2.0,
+                            backlog_per_send=4.0))
+    two = run(main, ["io", "--mountstats", str(KUBELET), "--mountstats", str(later), "--seconds", "5", "--json"])
+    assert two.exit_code == 0
+    (doc,) = json.loads(two.output)
+    assert doc["ops"]["WRITE"]["ops_per_s"] == 200.0 and doc["verdict"]["limit"] == "client_rpc_queue"
+    bad = tmp_path / "bad.txt"
+    bad.write_text(KUBELET.read_text()[:-20])
+    for args, message in ((["--mountstats", str(bad)], "truncated"),
+                          (["--mountstats", str(KUBELET), "--mountstats", str(later)], "--seconds"),
+                          (["--mountstats", str(tmp_path / "missing")], "cannot read")):
+        result = run(main, ["io", *args])
+        assert result.exit_code == 2 and message in result.output and "Traceback" not in result.output
+    live = run(main, ["io", "--interval", "0.05"])             # this kernel has no NFS client
+    assert live.exit_code == 0 and "no NFS mount" in live.output
