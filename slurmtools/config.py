@@ -59,6 +59,7 @@ RANGES: dict[str, tuple[float, float | None, bool]] = {
     "controller.script_copy_max_bytes": (0, None, True), "exclusions.max_nodes": (1, 100000, True),
     "partition_defaults.max_retries": (0, 1000, True), "controller.max_retries": (0, 1000, True),
     "reports.gpus_per_node": (1, 1024, True), "reports.multi_node_min": (1, None, True),
+    "io.max_mounts": (1, 1000, True),
 }
 
 #: Tables whose sub-tables are free-form names, each validated against another table.

@@ -55,6 +55,37 @@ CREATE INDEX ix_gate_runs_node_time ON gate_runs (cluster, node, time);
 
 CREATE INDEX ix_gate_runs_verdict ON gate_runs (verdict);
 
+CREATE TABLE io_summaries (
+	id SERIAL NOT NULL,
+	idempotency_key VARCHAR(64) NOT NULL,
+	cluster VARCHAR(64) NOT NULL,
+	node VARCHAR(255) NOT NULL,
+	job_id BIGINT NOT NULL,
+	restart_count INTEGER NOT NULL,
+	time TIMESTAMP WITH TIME ZONE NOT NULL,
+	mountpoint TEXT NOT NULL,
+	device TEXT NOT NULL,
+	seconds FLOAT NOT NULL,
+	read_bytes BIGINT NOT NULL,
+	write_bytes BIGINT NOT NULL,
+	read_ops BIGINT NOT NULL,
+	write_ops BIGINT NOT NULL,
+	rtt_ms FLOAT,
+	queue_ms FLOAT,
+	mean_backlog FLOAT,
+	retransmissions INTEGER NOT NULL,
+	"limit" VARCHAR(24),
+	details JSON NOT NULL,
+	PRIMARY KEY (id),
+	UNIQUE (idempotency_key)
+);
+
+CREATE INDEX ix_io_job ON io_summaries (cluster, job_id);
+
+CREATE INDEX ix_io_summaries_node ON io_summaries (node);
+
+CREATE INDEX ix_io_summaries_time ON io_summaries (time);
+
 CREATE TABLE meta (
 	key VARCHAR(128) NOT NULL,
 	value TEXT NOT NULL,

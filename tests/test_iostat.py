@@ -160,3 +160,58 @@ def test_slurmtools_io_on_recorded_files(tmp_path: Path) -> None:
         assert result.exit_code == 2 and message in result.output and "Traceback" not in result.output
     live = run(main, ["io", "--interval", "0.05"])             # this kernel has no NFS client
     assert live.exit_code == 0 and "no NFS mount" in live.output
+
+
+def test_a_jobs_nfs_io_goes_from_the_prolog_to_the_ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real prolog keeps the counters, the real epilog records the window, the ledger stores one row per
+    job, node and mount; a replayed later reading stands in for the NFS traffic this kernel cannot make."""
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    from slurmtools import config
+    from slurmtools.hooks import epilog, prolog
+    from slurmtools.ledger import api, models
+
+    live = tmp_path / "mountstats"
+    live.write_text(KUBELET.read_text())
+    kern = tmp_path / "kern.log"
+    kern.write_text("")
+    cfg_file = tmp_path / "slurmtools.toml"
+    cfg_file.write_text(f"""
+[general]
+cluster = "t"
+[ledger]
+url = "sqlite:///{tmp_path}/ledger.db"
+spool_dir = "{tmp_path}/spool"
+[node]
+kernel_log = "file:{kern}"
+state_dir = "{tmp_path}/state"
+[checks]
+prolog = []
+[io]
+mountstats = "{live}"
+""")
+    cfg = config.load(cfg_file, env={})
+    monkeypatch.setattr(epilog.api, "flush_in_background", lambda: None)
+    e = {"SLURM_JOB_ID": "77", "SLURMD_NODENAME": "n1", "SLURM_NODELIST": "n1", "SLURM_JOB_EXIT_CODE": "0",
+         "SLURM_JOB_RESTART_COUNT": "0", "SLURM_JOB_USER": "alice", "SLURM_SCRIPT_CONTEXT": "prolog_slurmd"}
+    prolog.run(e, cfg)
+    kept = tmp_path / "state" / "jobs" / "77.n1.io.json"
+    assert kept.exists()
+    live.write_text(_later(KUBELET.read_text(), 5, write_ops=3000, queue_ms_per_op=25.0, rtt_ms_per_op=3.0,
+                           backlog_per_send=6.0))
+    assert epilog.run({**e, "SLURM_SCRIPT_CONTEXT": "epilog_slurmd"}, cfg) == 0
+    assert not kept.exists()
+    api.flush(cfg)
+    with Session(api.engine_for(cfg)) as s:
+        (row,) = s.scalars(select(models.IoSummary)).all()
+    assert (row.node, row.job_id, row.mountpoint.endswith("pv0001"), row.write_ops, row.read_ops) == (
+        "n1", 77, True, 3000, 0)
+    assert row.write_bytes == 3000 * (1 << 20) and row.queue_ms == 25.0 and row.rtt_ms == 3.0
+    assert row.mean_backlog == 6.0 and row.limit == "client_rpc_queue" and row.seconds > 0
+    assert row.details["vers"] == "4.1"
+    # no NFS mount at job start: the prolog keeps nothing and the epilog records nothing
+    live.write_text((DATA / "pcp-nonfsmounts.txt").read_text())
+    e2 = {**e, "SLURM_JOB_ID": "78"}
+    prolog.run(e2, cfg)
+    assert not (tmp_path / "state" / "jobs" / "78.n1.io.json").exists()

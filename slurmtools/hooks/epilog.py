@@ -121,6 +121,21 @@ def finding_event(f: Finding, cfg: Any, node: str, job_id: str, job_num: int | N
     return Event("finding", data, cluster=cfg.cluster, key=key)
 
 
+def io_events(cfg: Any, env: Mapping[str, str], node: str, job_num: int | None, restart: int,
+              now: datetime) -> list[Event]:
+    """The job's NFS I/O on this node, per mount (nothing when the prolog kept no reading)."""
+    try:
+        from slurmtools.iostat import jobio
+
+        summaries = jobio.finish(cfg, env, node)
+    except Exception as exc:  # noqa: BLE001 - a nicety: reported, never in the way of the diagnosis
+        log.error("epilog: the job's NFS I/O summary failed on %s: %r", node, exc)
+        return []
+    return [Event("io", {"node": node, "job_id": job_num or 0, "restart_count": restart, **s}, cluster=cfg.cluster,
+                  time=now, key=make_key("io", cfg.cluster, job_num, restart, node, s["mountpoint"]))
+            for s in summaries]
+
+
 def cause_text(f: Finding) -> str:
     where = f" GPU {f.pci}" if f.pci else ""
     if f.kind == "xid":
@@ -167,6 +182,7 @@ def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
                                          "comment": env.get("SLURM_JOB_COMMENT", "")}},
         cluster=cfg.cluster, time=now, key=make_key("epilog-attempt", cfg.cluster, job_id, restart, node)))
     events += [finding_event(f, cfg, node, job_id, job_num, restart) for f in findings]
+    events += io_events(cfg, env, node, job_num, restart, now)
     _spool(events, cfg)
     if top is not None and cfg.get("diagnosis.drain"):
         decision, drain_events = safety.request_drain(node, top.category, cause_text(top), job_id=job_id,

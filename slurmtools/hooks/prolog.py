@@ -91,6 +91,12 @@ def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
         sources.record_job_start(cfg, env)
     except OSError as exc:  # without a marker the epilog reads the log's tail instead
         print(f"slurmtools prolog: cannot record the kernel-log marker: {exc}")
+    try:
+        from slurmtools.iostat import jobio
+
+        jobio.record_start(cfg, env, node)
+    except Exception as exc:  # noqa: BLE001 - the job's I/O summary is a nicety: never a reason to fail a job
+        print(f"slurmtools prolog: cannot record the NFS counters: {exc}")
     job_gpus = runner.parse_gpus(env.get("SLURM_JOB_GPUS"))
     report = runner.run(cfg, "prolog", node=node, job_gpus=job_gpus)
     runner.write_status(cfg.node(node)["state_dir"], report)

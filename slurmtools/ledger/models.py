@@ -17,6 +17,7 @@ from sqlalchemy import (
     BigInteger,
     DateTime,
     Dialect,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -287,4 +288,31 @@ class ControllerDecision(Base):
     t_released: Mapped[datetime | None]
     t_verified: Mapped[datetime | None]
     t_running: Mapped[datetime | None]
+    details: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class IoSummary(Base):
+    """One job's NFS I/O on one node and mount: the mountstats delta between the prolog and the epilog."""
+
+    __tablename__ = "io_summaries"
+    __table_args__ = (Index("ix_io_job", "cluster", "job_id"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    idempotency_key: Mapped[str] = _key()
+    cluster: Mapped[str] = mapped_column(String(64))
+    node: Mapped[str] = mapped_column(String(255), index=True)
+    job_id: Mapped[int] = mapped_column(BigInteger)
+    restart_count: Mapped[int] = mapped_column(Integer, default=0)
+    time: Mapped[datetime] = mapped_column(index=True)          # the end of the window (the epilog)
+    mountpoint: Mapped[str] = mapped_column(Text)
+    device: Mapped[str] = mapped_column(Text)
+    seconds: Mapped[float] = mapped_column(Float)
+    read_bytes: Mapped[int] = mapped_column(BigInteger, default=0)
+    write_bytes: Mapped[int] = mapped_column(BigInteger, default=0)
+    read_ops: Mapped[int] = mapped_column(BigInteger, default=0)
+    write_ops: Mapped[int] = mapped_column(BigInteger, default=0)
+    rtt_ms: Mapped[float | None] = mapped_column(Float)        # per READ/WRITE, mean
+    queue_ms: Mapped[float | None] = mapped_column(Float)
+    mean_backlog: Mapped[float | None] = mapped_column(Float)
+    retransmissions: Mapped[int] = mapped_column(Integer, default=0)
+    limit: Mapped[str | None] = mapped_column(String(24))       # client_rpc_queue, server_or_network
     details: Mapped[dict[str, Any]] = mapped_column(default=dict)

@@ -279,6 +279,7 @@ BULK: dict[str, Callable[[Connection, list[Event], Seen], None]] = {
     "node_event": _node_events,
     "exclusion": _bulk(models.Exclusion),
     "decision": _bulk(models.ControllerDecision),
+    "io": _bulk(models.IoSummary),
 }
 #: Types that update rows the bulk types inserted.
 AFTER: dict[str, Callable[[Connection, Event, Seen], None]] = {"exclusion_end": _exclusion_end}

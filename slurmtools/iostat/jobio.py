@@ -1,0 +1,102 @@
+"""One job's NFS I/O on one node: a mountstats reading at job start (the prolog, next to the kernel-log marker)
+and its delta at job end (the epilog), one `io` ledger event per job, node and mount.
+
+The prolog's share is one read of the mountstats file, skipped without parsing when no NFS mount is in it; the
+counters it keeps are the raw ones of the watched mounts (`[io] mounts`, or every NFS mount).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from slurmtools.iostat.mountstats import Mount
+
+
+def _path(state_dir: str, job_id: str, node: str) -> str:
+    return os.path.join(state_dir, "jobs", f"{job_id}.{node}.io.json")
+
+
+def _reading(cfg: Any) -> list[Mount] | None:
+    """The watched NFS mounts now, or None when there is none (or the file is not there)."""
+    path = cfg.get("io.mountstats")
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(16 << 20)
+    except OSError:
+        return None
+    if b"fstype nfs" not in head:
+        return None                           # no NFS mount: nothing to parse
+    from slurmtools.iostat.mountstats import parse
+
+    wanted = set(cfg.get("io.mounts"))
+    mounts = [m for m in parse(head.decode("utf-8", "replace")) if not wanted or m.mountpoint in wanted]
+    return mounts[: int(cfg.get("io.max_mounts"))] or None
+
+
+def record_start(cfg: Any, env: Mapping[str, str], node: str) -> bool:
+    """At job start: keep the watched mounts' counters for the epilog. True if anything was kept."""
+    job_id = env.get("SLURM_JOB_ID")
+    if not job_id:
+        return False
+    mounts = _reading(cfg)
+    if not mounts:
+        return False
+    path = _path(cfg.node(node)["state_dir"], job_id, node)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump({"time": time.time(), "mounts": [m.to_dict() for m in mounts]}, fh)
+    os.replace(tmp, path)
+    return True
+
+
+def finish(cfg: Any, env: Mapping[str, str], node: str) -> list[dict[str, Any]]:
+    """At job end: the window of each mount kept at job start (one summary each); the start reading is removed.
+    Nothing (an empty list) when the prolog kept none or no mount is left to compare."""
+    from slurmtools.iostat.mountstats import Mount
+    from slurmtools.iostat.rates import window
+
+    job_id = env.get("SLURM_JOB_ID")
+    if not job_id:
+        return []
+    path = _path(cfg.node(node)["state_dir"], job_id, node)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            start = json.load(fh)
+        os.unlink(path)
+    except (OSError, ValueError):
+        return []
+    now = _reading(cfg) or []
+    earlier = {}
+    for raw in start.get("mounts", []):
+        m = Mount(**{k: v for k, v in raw.items() if k in Mount.__dataclass_fields__})
+        earlier[m.key] = m
+    seconds = max(1e-3, time.time() - float(start.get("time", time.time())))
+    out = []
+    for m in now:
+        if m.key in earlier:
+            r = window(earlier[m.key], m, seconds)
+            out.append(summary(r))
+    return out
+
+
+def summary(r: dict[str, Any]) -> dict[str, Any]:
+    """A window's figures as the ledger keeps them (one row per job, node and mount)."""
+    data_ops = [r["ops"][o] for o in ("READ", "WRITE") if o in r["ops"]]
+    v = r["verdict"]
+    return {"mountpoint": r["mount"], "device": r["device"], "seconds": r["seconds"],
+            "read_bytes": int(r["read_bytes"]), "write_bytes": int(r["write_bytes"]),
+            "read_ops": int(r["ops"].get("READ", {}).get("ops", 0)),
+            "write_ops": int(r["ops"].get("WRITE", {}).get("ops", 0)),
+            "rtt_ms": v.get("rtt_ms"), "queue_ms": v.get("queue_ms"),
+            "retransmissions": int(sum(o["retransmissions"] for o in data_ops)),
+            "mean_backlog": r["transport"].get("mean_backlog"), "limit": v.get("limit"),
+            "details": {"fstype": r["fstype"], "vers": r["vers"], "transport": r["transport"],
+                        "read_MBps": r["read_MBps"], "write_MBps": r["write_MBps"], "why": v.get("why")}}
