@@ -1,6 +1,6 @@
 """The diagnosis rules as data: the packaged `data/diagnosis_rules.toml` plus a site's `[[diagnosis.rules]]`.
 
-One rule per message family: the literals a line must contain (the prefilter's keywords are their union,
+One rule per message family: the literals a line must contain (the prefilter's keywords are derived from them,
 never kept by hand), a Python regex searched in the message (after stamps and prefixes), the verdict
 (kind, category, action, severity) or a named verdict function, and optional grouping (`group`, `role`,
 `within`: header + detail lines make one event) and rate (`rate = "10/1h"`: corrected errors become a
@@ -22,7 +22,7 @@ from typing import Any
 from slurmtools.diagnosis.findings import ACTIONS, CATEGORIES, NODE_ACTIONS, SEVERITIES
 
 #: `trust` of a rule: kernel (the kernel's own message, anchored at its prefix), syslog (a daemon's line,
-#: forgeable with logger(1)), job (what a job prints). Only kernel rules may carry a node action.
+#: forgeable with logger(1)), job (what a job prints). Findings of the last two never drain, whatever their action.
 TRUSTS = ("kernel", "syslog", "job")
 ROLES = ("header", "detail")
 #: `anchor = "task"`: the message begins with a task's name (`NAME invoked oom-killer`), which a job chooses.
@@ -81,9 +81,9 @@ def parse_rate(text: str) -> tuple[int, float]:
 
 
 def _check(raw: dict[str, Any], where: str) -> dict[str, Any]:
-    name = raw.get("name", "?")
     if not isinstance(raw, dict):
         raise RuleError(f"{where}: each rule must be a table")
+    name = raw.get("name", "?")
     for key, value in raw.items():
         if key not in FIELDS:
             raise RuleError(f"{where}: rule {name!r}: unknown field {key!r} (known: {', '.join(sorted(FIELDS))})")
