@@ -1,6 +1,6 @@
 """Kernel log lines -> findings, by the rules in `rules` (data): the first rule that matches a line wins.
 
-Big inputs are scanned by a keyword prefilter over raw bytes (the union of the rules' literals, in GNU grep -F
+Big inputs are scanned by a keyword prefilter over raw bytes (keywords derived from the rules' literals; GNU grep -F
 above 4 MB), so only lines that can matter are decoded. Each distinct message is decoded and matched once
 (a storm of one line costs a dictionary lookup per repeat), repeats of one message are counted into one
 finding, and multi-line events (an AER header and its detail lines, a GHES record, a hung-task dump, an OOM
