@@ -64,7 +64,7 @@ RANGES: dict[str, tuple[float, float | None, bool]] = {
 
 #: Tables whose sub-tables are free-form names, each validated against another table.
 NAMED_TABLES: dict[str, str] = {"nodes": "node", "xid": "xid_override", "hardware": "hardware_profile",
-                                "plugins.partitions": "partition_defaults"}
+                                "plugins.partitions": "partition_defaults", "io.filesystems": "filesystem_defaults"}
 
 
 class ConfigError(ValueError):

@@ -1,6 +1,32 @@
 -- slurmtools ledger schema for postgresql, generated from slurmtools/ledger/models.py.
 -- Do not edit: python -m slurmtools.ledger.schema --write
 
+CREATE TABLE checkpoint_events (
+	id SERIAL NOT NULL,
+	idempotency_key VARCHAR(64) NOT NULL,
+	cluster VARCHAR(64) NOT NULL,
+	node VARCHAR(255) NOT NULL,
+	job_id BIGINT NOT NULL,
+	restart_count INTEGER NOT NULL,
+	kind VARCHAR(8) NOT NULL,
+	time TIMESTAMP WITH TIME ZONE NOT NULL,
+	seconds FLOAT NOT NULL,
+	nbytes BIGINT,
+	bytes_source VARCHAR(16),
+	gbps FLOAT,
+	utilisation FLOAT,
+	mountpoint TEXT,
+	details JSON NOT NULL,
+	PRIMARY KEY (id),
+	UNIQUE (idempotency_key)
+);
+
+CREATE INDEX ix_checkpoint_events_node ON checkpoint_events (node);
+
+CREATE INDEX ix_checkpoint_events_time ON checkpoint_events (time);
+
+CREATE INDEX ix_checkpoint_job ON checkpoint_events (cluster, job_id);
+
 CREATE TABLE exclusions (
 	id SERIAL NOT NULL,
 	idempotency_key VARCHAR(64) NOT NULL,

@@ -215,3 +215,86 @@ mountstats = "{live}"
     e2 = {**e, "SLURM_JOB_ID": "78"}
     prolog.run(e2, cfg)
     assert not (tmp_path / "state" / "jobs" / "78.n1.io.json").exists()
+
+
+def test_checkpoint_marks_become_events_with_bandwidth_and_utilisation(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job marks a save with `slurmtools checkpoint begin/end`; its bytes come from the mount's counters (a
+    replayed reading); the epilog records the event with its bandwidth against the filesystem's nominal one."""
+    import os
+
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    from slurmtools import config
+    from slurmtools.hooks import epilog
+    from slurmtools.iostat import checkpoints
+    from slurmtools.ledger import api, models
+
+    live = tmp_path / "mountstats"
+    live.write_text(KUBELET.read_text())
+    (mount,) = mountstats.parse(KUBELET.read_text())
+    cfg_file = tmp_path / "slurmtools.toml"
+    cfg_file.write_text(f"""
+[general]
+cluster = "t"
+[ledger]
+url = "sqlite:///{tmp_path}/ledger.db"
+spool_dir = "{tmp_path}/spool"
+[node]
+kernel_log = "file:{tmp_path}/kern.log"
+state_dir = "{tmp_path}/state"
+[io]
+mountstats = "{live}"
+[io.filesystems."{mount.mountpoint}"]
+write_gbps = 250.0
+""")
+    (tmp_path / "kern.log").write_text("")
+    monkeypatch.setenv("SLURMTOOLS_CONFIG", str(cfg_file))
+    job = {"SLURM_JOB_ID": "91", "SLURMD_NODENAME": "n1"}
+    for k, v in job.items():
+        monkeypatch.setenv(k, v)
+    marks = Path(checkpoints.marks_path("91", os.getuid()))
+    marks.unlink(missing_ok=True)
+    run = CliRunner().invoke
+    assert run(main, ["checkpoint", "begin", "--kind", "save", "--path", mount.mountpoint + "/ckpt"]).exit_code == 0
+    live.write_text(_later(KUBELET.read_text(), 4, write_ops=4000, queue_ms_per_op=1.0, rtt_ms_per_op=1.0,
+                           backlog_per_send=0))
+    end = run(main, ["checkpoint", "end", "--kind", "save", "--path", mount.mountpoint + "/ckpt", "--json"])
+    assert end.exit_code == 0 and json.loads(end.output)["mount"]["mountpoint"] == mount.mountpoint
+    assert run(main, ["checkpoint", "end", "--kind", "nap"]).exit_code == 2
+    cfg = config.load(cfg_file, env={})
+    monkeypatch.setattr(epilog.api, "flush_in_background", lambda: None)
+    e = {**job, "SLURM_NODELIST": "n1", "SLURM_JOB_EXIT_CODE": "0", "SLURM_JOB_RESTART_COUNT": "0",
+         "SLURM_JOB_UID": str(os.getuid()), "SLURM_SCRIPT_CONTEXT": "epilog_slurmd"}
+    assert epilog.run(e, cfg) == 0
+    assert not marks.exists()
+    api.flush(cfg)
+    with Session(api.engine_for(cfg)) as s:
+        (row,) = s.scalars(select(models.CheckpointEvent)).all()
+    assert (row.kind, row.job_id, row.node, row.bytes_source, row.mountpoint) == (
+        "save", 91, "n1", "mountstats", mount.mountpoint)
+    assert row.nbytes == 4000 * (1 << 20) and row.seconds > 0
+    assert row.gbps == pytest.approx(row.nbytes * 8 / row.seconds / 1e9)
+    assert row.utilisation == pytest.approx(row.gbps / 250.0)
+    # a marks file someone else made is neither written into nor read
+    marks.write_text("")
+    os.chown(marks, 65534, 65534)
+    try:
+        bad = run(main, ["checkpoint", "begin", "--kind", "load"])
+        assert bad.exit_code == 2 and "not yours" in bad.output
+        assert checkpoints.read_marks("91", os.getuid()) == []
+    finally:
+        marks.unlink()
+
+
+def test_marks_pair_in_order_and_given_bytes_win() -> None:
+    from slurmtools.iostat import checkpoints
+
+    marks = [{"event": "begin", "kind": "load", "time": 10.0}, {"event": "end", "kind": "load", "time": 14.0,
+                                                                 "bytes": 4_000_000_000},
+             {"event": "end", "kind": "save", "time": 20.0},            # an end without a begin: dropped
+             {"event": "begin", "kind": "save", "time": 30.0}]          # a begin without an end: dropped
+    (load,) = checkpoints.pair(marks, {})
+    assert (load["seconds"], load["bytes"], load["bytes_source"], load["gbps"], load["utilisation"]) == (
+        4.0, 4_000_000_000, "given", 8.0, None)

@@ -14,6 +14,7 @@ import click
 
 from slurmtools import __version__
 from slurmtools.cli.check import check_cmd, hook_cmd, snapshot_group
+from slurmtools.cli.checkpoint import checkpoint_group
 from slurmtools.cli.config import config_group
 from slurmtools.cli.controller import controller_group
 from slurmtools.cli.diagnose import diagnose_cmd
@@ -39,5 +40,5 @@ def main(verbose: int) -> None:
 
 for _command in (config_group, nodes_cmd, lab_group, diagnose_cmd, hook_cmd, check_cmd, snapshot_group, sbatch_cmd,
                  status_cmd, why_cmd, exclude_group, ledger_group, controller_group, plugins_group, report_cmd,
-                 exporter_cmd, io_cmd):
+                 exporter_cmd, io_cmd, checkpoint_group):
     main.add_command(_command)

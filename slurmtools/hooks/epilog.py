@@ -136,6 +136,29 @@ def io_events(cfg: Any, env: Mapping[str, str], node: str, job_num: int | None, 
             for s in summaries]
 
 
+def checkpoint_events(cfg: Any, env: Mapping[str, str], node: str, job_num: int | None,
+                      restart: int) -> list[Event]:
+    """The checkpoints the job marked on this node (slurmtools checkpoint begin/end): the job's own word."""
+    uid = env.get("SLURM_JOB_UID", "")
+    if job_num is None or not uid.isdigit():
+        return []
+    try:
+        from slurmtools.iostat import checkpoints
+
+        pairs = checkpoints.pair(checkpoints.read_marks(str(job_num), int(uid)), cfg.get("io.filesystems"))
+    except Exception as exc:  # noqa: BLE001 - a nicety: reported, never in the way of the diagnosis
+        log.error("epilog: the job's checkpoint marks failed on %s: %r", node, exc)
+        return []
+    return [Event("checkpoint", {"node": node, "job_id": job_num, "restart_count": restart, "kind": p["kind"],
+                                 "time": datetime.fromtimestamp(p["start"], UTC), "seconds": p["seconds"],
+                                 "nbytes": p["bytes"], "bytes_source": p["bytes_source"], "gbps": p["gbps"],
+                                 "utilisation": p["utilisation"], "mountpoint": p["mountpoint"],
+                                 "details": {"path": p["path"], "nominal_gbps": p["nominal_gbps"]}},
+                  cluster=cfg.cluster, key=make_key("checkpoint", cfg.cluster, job_num, restart, node, p["kind"],
+                                                    p["start"]))
+            for p in pairs]
+
+
 def cause_text(f: Finding) -> str:
     where = f" GPU {f.pci}" if f.pci else ""
     if f.kind == "xid":
@@ -183,6 +206,7 @@ def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
         cluster=cfg.cluster, time=now, key=make_key("epilog-attempt", cfg.cluster, job_id, restart, node)))
     events += [finding_event(f, cfg, node, job_id, job_num, restart) for f in findings]
     events += io_events(cfg, env, node, job_num, restart, now)
+    events += checkpoint_events(cfg, env, node, job_num, restart)
     _spool(events, cfg)
     if top is not None and cfg.get("diagnosis.drain"):
         decision, drain_events = safety.request_drain(node, top.category, cause_text(top), job_id=job_id,

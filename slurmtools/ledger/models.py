@@ -316,3 +316,25 @@ class IoSummary(Base):
     retransmissions: Mapped[int] = mapped_column(Integer, default=0)
     limit: Mapped[str | None] = mapped_column(String(24))       # client_rpc_queue, server_or_network
     details: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class CheckpointEvent(Base):
+    """One checkpoint save or load a job marked (slurmtools checkpoint begin/end), as its epilog recorded it."""
+
+    __tablename__ = "checkpoint_events"
+    __table_args__ = (Index("ix_checkpoint_job", "cluster", "job_id"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    idempotency_key: Mapped[str] = _key()
+    cluster: Mapped[str] = mapped_column(String(64))
+    node: Mapped[str] = mapped_column(String(255), index=True)
+    job_id: Mapped[int] = mapped_column(BigInteger)
+    restart_count: Mapped[int] = mapped_column(Integer, default=0)
+    kind: Mapped[str] = mapped_column(String(8))                 # save, load
+    time: Mapped[datetime] = mapped_column(index=True)          # the checkpoint's start
+    seconds: Mapped[float] = mapped_column(Float)
+    nbytes: Mapped[int | None] = mapped_column(BigInteger)
+    bytes_source: Mapped[str | None] = mapped_column(String(16))  # given, mountstats
+    gbps: Mapped[float | None] = mapped_column(Float)
+    utilisation: Mapped[float | None] = mapped_column(Float)     # of the filesystem's nominal bandwidth
+    mountpoint: Mapped[str | None] = mapped_column(Text)
+    details: Mapped[dict[str, Any]] = mapped_column(default=dict)

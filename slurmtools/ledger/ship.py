@@ -280,6 +280,7 @@ BULK: dict[str, Callable[[Connection, list[Event], Seen], None]] = {
     "exclusion": _bulk(models.Exclusion),
     "decision": _bulk(models.ControllerDecision),
     "io": _bulk(models.IoSummary),
+    "checkpoint": _bulk(models.CheckpointEvent),
 }
 #: Types that update rows the bulk types inserted.
 AFTER: dict[str, Callable[[Connection, Event, Seen], None]] = {"exclusion_end": _exclusion_end}
