@@ -275,8 +275,11 @@ write_gbps = 250.0
     assert (row.kind, row.job_id, row.node, row.bytes_source, row.mountpoint) == (
         "save", 91, "n1", "mountstats", mount.mountpoint)
     assert row.nbytes == 4000 * (1 << 20) and row.seconds > 0
-    assert row.gbps == pytest.approx(row.nbytes * 8 / row.seconds / 1e9)
-    assert row.utilisation == pytest.approx(row.gbps / 250.0)
+    assert row.gbytes_per_s == pytest.approx(row.nbytes / row.seconds / 1e9)
+    assert row.utilisation == pytest.approx(row.gbytes_per_s / 250.0)
+    # the checkpoint's own WRITE RPCs: 4000 of them, each 1 ms queued and 1 ms on the wire (the replayed reading)
+    assert (row.source, row.rpcs) == ("marks", 4000)
+    assert (row.queue_ms_per_op, row.rtt_ms_per_op) == (pytest.approx(1.0), pytest.approx(1.0))
     # a marks file someone else made is neither written into nor read
     marks.write_text("")
     os.chown(marks, 65534, 65534)
@@ -296,5 +299,5 @@ def test_marks_pair_in_order_and_given_bytes_win() -> None:
              {"event": "end", "kind": "save", "time": 20.0},            # an end without a begin: dropped
              {"event": "begin", "kind": "save", "time": 30.0}]          # a begin without an end: dropped
     (load,) = checkpoints.pair(marks, {})
-    assert (load["seconds"], load["bytes"], load["bytes_source"], load["gbps"], load["utilisation"]) == (
-        4.0, 4_000_000_000, "given", 8.0, None)
+    assert (load["seconds"], load["bytes"], load["bytes_source"], load["gbytes_per_s"], load["utilisation"]) == (
+        4.0, 4_000_000_000, "given", 1.0, None)

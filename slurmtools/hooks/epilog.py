@@ -76,7 +76,10 @@ def first_node(nodelist: str) -> str | None:
     return nodes[0] if nodes else None
 
 
-def collect(cfg: Any, env: Mapping[str, str]) -> tuple[list[Finding], dict[str, Any], ExitStatus | None]:
+def collect(cfg: Any, env: Mapping[str, str]) -> tuple[list[Finding], dict[str, Any], ExitStatus | None,
+                                                       dict[str, Any]]:
+    """The findings, what was read (for the ledger), the job's exit status, and what the job's own output gave:
+    its lines (first node only) and when this attempt's prolog ran (None without a marker)."""
     node = this_node(dict(env))
     job_id = env.get("SLURM_JOB_ID", "")
     ncfg = cfg.node(node)
@@ -109,7 +112,7 @@ def collect(cfg: Any, env: Mapping[str, str]) -> tuple[list[Finding], dict[str, 
             sources.prune_markers(ncfg["state_dir"], every=3600)
         except OSError:
             pass
-    return findings, info, status
+    return findings, info, status, {"job_lines": job_lines, "since": marker.time if marker is not None else None}
 
 
 def finding_event(f: Finding, cfg: Any, node: str, job_id: str, job_num: int | None, restart: int) -> Event:
@@ -151,12 +154,49 @@ def checkpoint_events(cfg: Any, env: Mapping[str, str], node: str, job_num: int 
         return []
     return [Event("checkpoint", {"node": node, "job_id": job_num, "restart_count": restart, "kind": p["kind"],
                                  "time": datetime.fromtimestamp(p["start"], UTC), "seconds": p["seconds"],
-                                 "nbytes": p["bytes"], "bytes_source": p["bytes_source"], "gbps": p["gbps"],
+                                 "nbytes": p["bytes"], "bytes_source": p["bytes_source"],
+                                 "gbytes_per_s": p["gbytes_per_s"],
                                  "utilisation": p["utilisation"], "mountpoint": p["mountpoint"],
+                                 "source": p["source"], "rpcs": p["rpcs"], "queue_ms_per_op": p["queue_ms_per_op"],
+                                 "rtt_ms_per_op": p["rtt_ms_per_op"],
                                  "details": {"path": p["path"], "nominal_gbps": p["nominal_gbps"]}},
                   cluster=cfg.cluster, key=make_key("checkpoint", cfg.cluster, job_num, restart, node, p["kind"],
                                                     p["start"]))
             for p in pairs]
+
+
+def checkpoint_log_events(cfg: Any, node: str, job_num: int | None, restart: int, job_out: dict[str, Any],
+                          now: datetime) -> list[Event]:
+    """The checkpoints the training framework printed in the job's output (first node only): the job's own word.
+    Events dated before this attempt's prolog came from an earlier attempt appending to the same file; the key is
+    the line itself, so an undated line recorded by an earlier attempt is not counted twice."""
+    lines = job_out.get("job_lines") or []
+    if job_num is None or not lines:
+        return []
+    try:
+        from slurmtools.iostat import ckptlog
+
+        found = ckptlog.scan(lines, cfg.get("io.filesystems"))
+    except Exception as exc:  # noqa: BLE001 - a nicety: reported, never in the way of the diagnosis
+        log.error("epilog: reading checkpoint lines in the job's output failed on %s: %r", node, exc)
+        return []
+    since = job_out.get("since")
+    out = []
+    for e in found:
+        when = e["start"] if e["start"] is not None else e["end"]
+        if since is not None and when is not None and when < since - 60:
+            continue
+        out.append(Event("checkpoint", {
+            "node": node, "job_id": job_num, "restart_count": restart, "kind": e["kind"],
+            "time": datetime.fromtimestamp(when, UTC) if when is not None else now, "seconds": e["seconds"],
+            "source": e["framework"], "nbytes": None, "bytes_source": None, "gbytes_per_s": None,
+            "utilisation": None, "mountpoint": e["mountpoint"], "rpcs": None, "queue_ms_per_op": None,
+            "rtt_ms_per_op": None,
+            "details": {"path": e["path"], "step": e["step"], "line": e["line"], "nominal_gbps": e["nominal_gbps"],
+                        "timed": when is not None, "files": e.get("files", 1)}},
+            cluster=cfg.cluster, key=make_key("checkpoint-log", cfg.cluster, job_num, node, e["kind"], e["framework"],
+                                              e["line"])))
+    return out
 
 
 def cause_text(f: Finding) -> str:
@@ -181,10 +221,11 @@ def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
     now = datetime.now(UTC)
     t0 = time.monotonic()
     events: list[Event] = []
+    job_out: dict[str, Any] = {}
     top: Finding | None = None
     try:
         with time_budget(cfg.get("diagnosis.time_budget")):
-            findings, info, status = collect(cfg, env)
+            findings, info, status, job_out = collect(cfg, env)
     except Exception as exc:  # noqa: BLE001 - ours (a blown time budget included): recorded, never a drain
         findings, info = [], {"node": node, "job_id": job_id, "internal_error": f"{exc.__class__.__name__}: {exc}"}
         events.append(Event("finding", {"node": node, "job_id": job_num,
@@ -207,6 +248,7 @@ def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
     events += [finding_event(f, cfg, node, job_id, job_num, restart) for f in findings]
     events += io_events(cfg, env, node, job_num, restart, now)
     events += checkpoint_events(cfg, env, node, job_num, restart)
+    events += checkpoint_log_events(cfg, node, job_num, restart, job_out, now)
     _spool(events, cfg)
     if top is not None and cfg.get("diagnosis.drain"):
         decision, drain_events = safety.request_drain(node, top.category, cause_text(top), job_id=job_id,

@@ -39,6 +39,33 @@ def _mount_of(path: str, mounts: list[Any]) -> Any | None:
     return best
 
 
+def mount_counters(mount: Any) -> dict[str, Any]:
+    """What a mark keeps of its mount: bytes read and written, and the READ/WRITE RPCs' counts and times (so a
+    checkpoint gets its own queue time and RTT per RPC, the study's signal of a saturated client slot table)."""
+    b = mount.bytes
+    out: dict[str, Any] = {"mountpoint": mount.mountpoint, "device": mount.device,
+                           "read": b.get("normal_read", 0) + b.get("direct_read", 0),
+                           "write": b.get("normal_write", 0) + b.get("direct_write", 0)}
+    for op in ("READ", "WRITE"):
+        st = mount.ops.get(op)
+        if st:
+            out[op] = {k: int(st.get(k, 0)) for k in ("ops", "queue_ms", "rtt_ms", "execute_ms")}
+    return out
+
+
+def rpc_window(begin: dict[str, Any] | None, end: dict[str, Any] | None, op: str) -> dict[str, Any]:
+    """Mean queue time, RTT and execute time per READ or WRITE RPC between two marks on one mount."""
+    a, b = (begin or {}).get(op), (end or {}).get(op)
+    if not a or not b:
+        return {}
+    ops = int(b["ops"]) - int(a["ops"])
+    if ops <= 0:
+        return {"rpcs": max(ops, 0)}
+    per = {k: (int(b[k]) - int(a[k])) / ops for k in ("queue_ms", "rtt_ms", "execute_ms")}
+    return {"rpcs": ops, "queue_ms_per_op": per["queue_ms"], "rtt_ms_per_op": per["rtt_ms"],
+            "execute_ms_per_op": per["execute_ms"]}
+
+
 def mark(event: str, kind: str, path: str, nbytes: int | None, env: dict[str, str], mountstats: str,
          now: float | None = None) -> dict[str, Any]:
     """Append one begin/end mark for the current job; returns it. Raises CheckpointError."""
@@ -56,10 +83,7 @@ def mark(event: str, kind: str, path: str, nbytes: int | None, env: dict[str, st
     except (OSError, MountstatsError):
         mount = None
     if mount is not None:
-        b = mount.bytes
-        record["mount"] = {"mountpoint": mount.mountpoint, "device": mount.device,
-                           "read": b.get("normal_read", 0) + b.get("direct_read", 0),
-                           "write": b.get("normal_write", 0) + b.get("direct_write", 0)}
+        record["mount"] = mount_counters(mount)
     target = marks_path(job_id, os.getuid())
     try:
         fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
@@ -118,11 +142,16 @@ def pair(marks: list[dict[str, Any]], filesystems: dict[str, dict[str, Any]]) ->
         if nbytes is None and m.get("mount") and begin.get("mount") and begin["mount"].get("mountpoint") == mount:
             key = "write" if m["kind"] == "save" else "read"
             nbytes, source = max(0, int(m["mount"][key]) - int(begin["mount"][key])), "mountstats"
-        gbps = nbytes * 8 / seconds / 1e9 if nbytes is not None else None
+        rpc: dict[str, Any] = {}
+        if m.get("mount") and begin.get("mount") and begin["mount"].get("mountpoint") == mount:
+            rpc = rpc_window(begin["mount"], m["mount"], "WRITE" if m["kind"] == "save" else "READ")
+        gbps = nbytes / seconds / 1e9 if nbytes is not None else None   # GB/s, as storage is quoted
         nominal = (filesystems.get(mount or "") or {}).get("write_gbps" if m["kind"] == "save" else "read_gbps")
         events.append({"kind": m["kind"], "path": m.get("path") or begin.get("path"), "mountpoint": mount,
                        "start": begin["time"], "end": m["time"], "seconds": seconds, "bytes": nbytes,
-                       "bytes_source": source if nbytes is not None else None, "gbps": gbps,
+                       "bytes_source": source if nbytes is not None else None, "gbytes_per_s": gbps,
                        "utilisation": gbps / float(nominal) if gbps is not None and nominal else None,
-                       "nominal_gbps": float(nominal) if nominal else None})
+                       "nominal_gbps": float(nominal) if nominal else None, "source": "marks",
+                       "rpcs": rpc.get("rpcs"), "queue_ms_per_op": rpc.get("queue_ms_per_op"),
+                       "rtt_ms_per_op": rpc.get("rtt_ms_per_op")})
     return events

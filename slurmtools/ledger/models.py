@@ -331,10 +331,14 @@ class CheckpointEvent(Base):
     restart_count: Mapped[int] = mapped_column(Integer, default=0)
     kind: Mapped[str] = mapped_column(String(8))                 # save, load
     time: Mapped[datetime] = mapped_column(index=True)          # the checkpoint's start
-    seconds: Mapped[float] = mapped_column(Float)
+    seconds: Mapped[float | None] = mapped_column(Float)      # None: the log line gave no time
+    source: Mapped[str] = mapped_column(String(32), default="marks")   # marks, or the framework whose line it was
     nbytes: Mapped[int | None] = mapped_column(BigInteger)
-    bytes_source: Mapped[str | None] = mapped_column(String(16))  # given, mountstats
-    gbps: Mapped[float | None] = mapped_column(Float)
+    bytes_source: Mapped[str | None] = mapped_column(String(16))  # given, mountstats, log
+    rpcs: Mapped[int | None] = mapped_column(BigInteger)          # READ (load) or WRITE (save) RPCs in the window
+    queue_ms_per_op: Mapped[float | None] = mapped_column(Float)  # mean wait for an RPC slot (the study's limit)
+    rtt_ms_per_op: Mapped[float | None] = mapped_column(Float)    # mean round trip (server + network)
+    gbytes_per_s: Mapped[float | None] = mapped_column(Float)   # achieved, GB/s (10^9 bytes)
     utilisation: Mapped[float | None] = mapped_column(Float)     # of the filesystem's nominal bandwidth
     mountpoint: Mapped[str | None] = mapped_column(Text)
     details: Mapped[dict[str, Any]] = mapped_column(default=dict)
