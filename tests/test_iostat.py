@@ -301,3 +301,59 @@ def test_marks_pair_in_order_and_given_bytes_win() -> None:
     (load,) = checkpoints.pair(marks, {})
     assert (load["seconds"], load["bytes"], load["bytes_source"], load["gbytes_per_s"], load["utilisation"]) == (
         4.0, 4_000_000_000, "given", 1.0, None)
+
+
+def test_node_exporter_serves_each_mount_under_node_exporters_names(tmp_path: Path) -> None:
+    """`slurmtools exporter --node`: a real HTTP scrape of a recorded nconnect=16 RDMA mount; names, labels and
+    units as node_exporter's mountstats collector, values equal to the file's; an unreadable file is up=0."""
+    import urllib.request
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from slurmtools import config
+    from slurmtools.reports.exporter import serve
+
+    src = DATA / "procfs-nfs3-rdma-nconnect16.txt"
+    (mount,) = mountstats.parse(src.read_text())
+    cfg_file = tmp_path / "slurmtools.toml"
+    cfg_file.write_text(f'[ledger]\nspool_dir = "{tmp_path}/spool"\n[io]\nmountstats = "{src}"\n')
+    cfg = config.load(cfg_file, env={})
+    server, _thread = serve(cfg, "127.0.0.1:0", None, node=True)
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{server.server_port}/metrics", timeout=10) as resp:
+            text = resp.read().decode()
+    finally:
+        server.shutdown()
+    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
+               for fam in text_string_to_metric_families(text) for s in fam.samples}
+    base = {"export": mount.device, "mountpoint": mount.mountpoint, "protocol": "rdma",
+            "mountaddr": mount.opts.get("mountaddr") or mount.opts.get("addr", "")}
+
+    def value(name: str, **extra: str) -> float:
+        return samples[(name, tuple(sorted({**base, **extra}.items())))]
+
+    assert samples[("slurmtools_mountstats_up", ())] == 1.0
+    assert samples[("slurmtools_mountstats_nfs_mounts", ())] == 1.0
+    assert value("slurmtools_mountstats_nfs_read_bytes_total") == mount.bytes["normal_read"]
+    backlog = [k for k in samples if k[0] == "slurmtools_mountstats_nfs_transport_backlog_queue_total"]
+    assert len(backlog) == len(mount.transports) == 16
+    assert value("slurmtools_mountstats_nfs_transport_backlog_queue_total", transport="3") == \
+        mount.transports[3]["bklog_u"]
+    read = mount.ops["READ"]
+    assert value("slurmtools_mountstats_nfs_operations_requests_total", operation="READ") == read["ops"]
+    assert value("slurmtools_mountstats_nfs_operations_queue_time_seconds_total", operation="READ") == \
+        pytest.approx(read["queue_ms"] / 1000)
+    assert value("slurmtools_mountstats_nfs_operations_response_time_seconds_total", operation="READ") == \
+        pytest.approx(read["rtt_ms"] / 1000)
+    # operations the mount never used are left out (bounded series); SETATTR is all zeros in this file
+    assert not any(k[0].startswith("slurmtools_mountstats_nfs_operations") and ("operation", "SETATTR") in k[1]
+                   for k in samples)
+    assert "slurmtools_spool_files" in text
+    # the node side never touches a ledger or Slurm
+    assert "slurmtools_ledger_up" not in text and "slurmtools_slurm_up" not in text
+
+    from slurmtools.iostat.metrics import MountstatsCollector
+
+    cfg.data["io"]["mountstats"] = str(tmp_path / "missing")
+    up = next(f for f in MountstatsCollector(cfg).collect() if f.name == "slurmtools_mountstats_up")
+    assert up.samples[0].value == 0.0

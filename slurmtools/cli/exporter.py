@@ -13,7 +13,10 @@ from slurmtools.cli.common import fail, get_config
 @click.command("exporter")
 @click.option("--listen", help="host:port to serve /metrics on (default: metrics.listen, 127.0.0.1:9469).")
 @click.option("--no-slurm", is_flag=True, help="Do not ask Slurm for the circuit breaker's state.")
-def exporter_cmd(listen: str | None, no_slurm: bool) -> None:
+@click.option("--node", is_flag=True,
+              help="Serve this node's NFS mounts (mountstats, node_exporter's names under slurmtools_) and spool "
+                   "instead: no ledger, no Slurm; one per compute node.")
+def exporter_cmd(listen: str | None, no_slurm: bool, node: bool) -> None:
     """Serve the ledger's and the controller's state as Prometheus metrics until stopped."""
     from slurmtools.ledger.db import LedgerError, make_engine
     from slurmtools.reports.exporter import serve
@@ -23,17 +26,19 @@ def exporter_cmd(listen: str | None, no_slurm: bool) -> None:
     _, sep, port = listen.rpartition(":")
     if not sep or not port.isdigit() or not 0 < int(port) < 65536:
         fail(f"--listen {listen!r}: use host:port, e.g. 127.0.0.1:9469")
-    try:
-        engine = make_engine(cfg.get("ledger.url"), readonly=True)
-    except LedgerError as exc:
-        fail(str(exc), 1)
+    engine = None
+    if not node:
+        try:
+            engine = make_engine(cfg.get("ledger.url"), readonly=True)
+        except LedgerError as exc:
+            fail(str(exc), 1)
     slurm = None
-    if not no_slurm:
+    if not no_slurm and not node:
         from slurmtools.slurm import get_client
 
         slurm = get_client(cfg)
     try:
-        serve(cfg, listen, engine, slurm)
+        serve(cfg, listen, engine, slurm, node=node)
     except OSError as exc:
         fail(f"cannot listen on {listen}: {exc.strerror}", 1)
     click.echo(f"slurmtools exporter: serving http://{listen}/metrics", err=True)

@@ -23,7 +23,7 @@ def _path(state_dir: str, job_id: str, node: str) -> str:
     return os.path.join(state_dir, "jobs", f"{job_id}.{node}.io.json")
 
 
-def _reading(cfg: Any) -> list[Mount] | None:
+def watched(cfg: Any) -> list[Mount] | None:
     """The watched NFS mounts now, or None when there is none (or the file is not there)."""
     path = cfg.get("io.mountstats")
     try:
@@ -45,7 +45,7 @@ def record_start(cfg: Any, env: Mapping[str, str], node: str) -> bool:
     job_id = env.get("SLURM_JOB_ID")
     if not job_id:
         return False
-    mounts = _reading(cfg)
+    mounts = watched(cfg)
     if not mounts:
         return False
     path = _path(cfg.node(node)["state_dir"], job_id, node)
@@ -73,7 +73,7 @@ def finish(cfg: Any, env: Mapping[str, str], node: str) -> list[dict[str, Any]]:
         os.unlink(path)
     except (OSError, ValueError):
         return []
-    now = _reading(cfg) or []
+    now = watched(cfg) or []
     earlier = {}
     for raw in start.get("mounts", []):
         m = Mount(**{k: v for k, v in raw.items() if k in Mount.__dataclass_fields__})

@@ -113,24 +113,7 @@ class LedgerCollector(Collector):
                 yield metric
 
     def _local(self) -> Iterator[Any]:
-        from slurmtools.ledger.spool import Spool
-
-        spool = GaugeMetricFamily("slurmtools_spool_files", "Files in this host's ledger spool, by state",
-                                  labels=["state"])
-        try:
-            counts = Spool(self.cfg.get("ledger.spool_dir")).counts()
-        except OSError:
-            counts = {}
-        for state in ("pending", "bad", "tmp"):
-            spool.add_metric([state], counts.get(state, 0))
-        yield spool
-        queue = GaugeMetricFamily("slurmtools_controller_queue_depth", "Ended jobs waiting for the controller")
-        try:
-            qdir = str(self.cfg.get("controller.queue_dir"))
-            queue.add_metric([], sum(1 for n in os.listdir(qdir) if n.endswith(".json")))
-        except OSError:
-            queue.add_metric([], 0)
-        yield queue
+        yield from local_families(self.cfg)
 
     def _slurm(self) -> Iterator[Any]:
         if self.slurm is None:
@@ -158,6 +141,28 @@ class LedgerCollector(Collector):
         yield g
 
 
+def local_families(cfg: Any) -> Iterator[Any]:
+    """This host's spool backlog (events waiting for the ledger) and the controller's queue."""
+    from slurmtools.ledger.spool import Spool
+
+    spool = GaugeMetricFamily("slurmtools_spool_files", "Files in this host's ledger spool, by state",
+                              labels=["state"])
+    try:
+        counts = Spool(cfg.get("ledger.spool_dir")).counts()
+    except OSError:
+        counts = {}
+    for state in ("pending", "bad", "tmp"):
+        spool.add_metric([state], counts.get(state, 0))
+    yield spool
+    queue = GaugeMetricFamily("slurmtools_controller_queue_depth", "Ended jobs waiting for the controller")
+    try:
+        qdir = str(cfg.get("controller.queue_dir"))
+        queue.add_metric([], sum(1 for n in os.listdir(qdir) if n.endswith(".json")))
+    except OSError:
+        queue.add_metric([], 0)
+    yield queue
+
+
 def _ts(value: Any) -> float | None:
     """A timestamp column as Unix time."""
     from slurmtools.reports.scope import column_time
@@ -165,11 +170,27 @@ def _ts(value: Any) -> float | None:
     return None if value is None else column_time(value).timestamp()
 
 
-def serve(cfg: Any, listen: str, engine: Engine, slurm: Any = None) -> Any:
-    """Start the HTTP server on LISTEN (host:port) in a thread; returns (server, thread)."""
+class NodeCollector(Collector):
+    """`slurmtools exporter --node`: what one compute node knows without the ledger or Slurm: its NFS mounts
+    (slurmtools/iostat/metrics.py) and its spool."""
+
+    def __init__(self, cfg: Any) -> None:
+        from slurmtools.iostat.metrics import MountstatsCollector
+
+        self.cfg = cfg
+        self.mounts = MountstatsCollector(cfg)
+
+    def collect(self) -> Iterator[Any]:
+        yield from self.mounts.collect()
+        yield from local_families(self.cfg)
+
+
+def serve(cfg: Any, listen: str, engine: Engine | None, slurm: Any = None, node: bool = False) -> Any:
+    """Start the HTTP server on LISTEN (host:port) in a thread; returns (server, thread). NODE: this node's
+    mounts and spool only (no ledger, no Slurm)."""
     from prometheus_client import CollectorRegistry, start_http_server
 
     host, _, port = listen.rpartition(":")
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(LedgerCollector(cfg, engine, slurm))
+    registry.register(NodeCollector(cfg) if node or engine is None else LedgerCollector(cfg, engine, slurm))
     return start_http_server(int(port), addr=host.strip("[]") or "127.0.0.1", registry=registry)

@@ -153,3 +153,27 @@ def test_grafana_dashboard_uses_only_exported_metrics(lab: Lab) -> None:
     assert used <= exported, f"not exported: {sorted(used - exported)}"
     check = subprocess.run(["promtool", "check", "metrics"], input=exposition, capture_output=True, text=True)
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_node_exporters_mountstats_exposition_passes_promtool(lab: Lab) -> None:
+    """The node exporter's per-mount series (a recorded nconnect=16 RDMA mount and an NFSv4.1 TCP one) are valid
+    exposition for Debian's promtool (the lab installs it)."""
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from slurmtools.iostat import mountstats
+    from slurmtools.iostat.metrics import families
+
+    data = Path(__file__).parents[1] / "data" / "mountstats"
+    mounts = [*mountstats.parse((data / "procfs-nfs3-rdma-nconnect16.txt").read_text()),
+              *mountstats.parse((data / "procfs-nfs41-tcp-kubelet.txt").read_text())]
+
+    class Fixed:
+        def collect(self) -> Any:
+            return families(mounts)
+
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(Fixed())  # type: ignore[arg-type]
+    exposition = generate_latest(registry).decode()
+    assert exposition.count("slurmtools_mountstats_nfs_transport_sends_total{") == 17
+    check = subprocess.run(["promtool", "check", "metrics"], input=exposition, capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
