@@ -63,6 +63,32 @@ def attempt(job: int, restart: int, sub: datetime, start: datetime, end: datetim
                name=name, partition="gpu", source="sacct")
 
 
+def checkpoint(node: str, job: int, start: datetime, seconds: float | None, *, kind: str = "save",
+               source: str = "marks", gbps: float | None = None, queue: float | None = None,
+               rtt: float | None = None, nominal: float = 250.0) -> Event:
+    nbytes = int(gbps * 1e9 * seconds) if gbps is not None and seconds else None
+    return _ev("checkpoint", start, node=node, job_id=job, restart_count=0, kind=kind, time=start.isoformat(),
+               seconds=seconds, source=source, nbytes=nbytes, bytes_source="mountstats" if nbytes else None,
+               gbytes_per_s=gbps, utilisation=gbps / nominal if gbps is not None else None,
+               mountpoint="/ckpt" if source == "marks" else None, rpcs=1000 if queue is not None else None,
+               queue_ms_per_op=queue, rtt_ms_per_op=rtt, details={})
+
+
+def checkpoint_events() -> list[Event]:
+    """Job 500 saves on 2 nodes at once (0.5 ms queued, 2 ms round trip per WRITE, 2 GB/s each), job 510 on 8
+    nodes at once (6 ms queued, 2.5 ms round trip, 0.8 GB/s each): the study's saturating RPC slots. A load, a
+    Megatron save from its log (timed, no bytes) and a Lightning save (untimed) on other days."""
+    s1, s2 = _t(6 * DAY + timedelta(hours=2)), _t(6 * DAY + timedelta(hours=5))
+    return [
+        *(checkpoint(f"a{i}", 500, s1 + timedelta(seconds=i), 10.0, gbps=2.0, queue=0.5, rtt=2.0) for i in (1, 2)),
+        *(checkpoint(f"a{i}", 510, s2 + timedelta(seconds=i), 30.0 + i, gbps=0.8, queue=6.0, rtt=2.5)
+          for i in range(1, 9)),
+        checkpoint("a1", 510, s2 - timedelta(minutes=10), 20.0, kind="load", gbps=5.0, nominal=700.0),
+        checkpoint("a9", 520, _t(8 * DAY), 21.03, source="megatron"),
+        checkpoint("a9", 530, _t(8 * DAY + timedelta(hours=1)), None, source="lightning"),
+    ]
+
+
 def scenario_events() -> list[Event]:
     d1, d6 = _t(DAY), _t(6 * DAY)
     hw = "slurmtools: hardware: XID 79 GPU fell off the bus [job 1]"
@@ -117,7 +143,7 @@ def fill(engine: Engine) -> None:
     writes them."""
     schema.upgrade(engine)
     with engine.begin() as conn:
-        ship.store(conn, scenario_events())
+        ship.store(conn, scenario_events() + checkpoint_events())
     c = _t(7 * DAY)
     with Session(engine) as s:
         ch1 = models.RetryChain(idempotency_key="c1", cluster=CLUSTER, root_job_id=100, user="alice", created=c,

@@ -52,6 +52,27 @@ def test_failures_and_mtbf(report: dict[str, Any]) -> None:
                                                                     "network": pytest.approx(1 / 6, abs=1e-4)}
 
 
+def test_checkpoints_section(report: dict[str, Any]) -> None:
+    """Worked by hand from reports_data.checkpoint_events()."""
+    ck = report["checkpoints"]
+    save, load = ck["save"], ck["load"]
+    assert (save["events"], save["timed"], save["jobs"]) == (12, 11, 4)
+    assert save["by_source"] == {"lightning": 1, "marks": 10, "megatron": 1}
+    # durations: 10, 10, 31..38, 21.03 -> sorted 10 10 21.03 31 32 33 34 35 36 37 38: median 33, p90 37 (rank 10)
+    assert (save["seconds"]["median"], save["seconds"]["p90"], save["seconds"]["max"]) == (33.0, 37.0, 38.0)
+    assert (save["gbytes_per_s"]["n"], save["gbytes_per_s"]["median"]) == (10, 0.8)
+    assert save["utilisation"]["median"] == pytest.approx(0.8 / 250, abs=1e-4)
+    assert save["bytes"] == 2 * int(2e10) + sum(int(0.8e9 * (30 + i)) for i in range(1, 9))
+    assert (load["events"], load["gbytes_per_s"]["median"], load["utilisation"]["median"]) == (1, 5.0, 0.0071)
+    # the scale effect: 2 nodes at once -> queue 0.5 ms of 2.5 (20 %); 8 at once -> 6 of 8.5 ms (71 %)
+    assert [(s["nodes_from"], s["nodes_to"], s["saves"], s["queue_ms_per_op_median"], s["rtt_ms_per_op_median"],
+             s["queue_share"], s["gbytes_per_s_median"]) for s in ck["scale"]] == [
+        (2, 3, 2, 0.5, 2.0, 0.2, 2.0), (8, 15, 8, 6.0, 2.5, 0.7059, 0.8)]
+    assert [(x["job_id"], x["seconds"]) for x in ck["slowest"][:2]] == [(510, 38.0), (510, 37.0)]
+    text = render.text(report)
+    assert "8. Checkpoints" in text and "8-15" in text and "70.6%" in text
+
+
 def test_mttr_and_projected_mttf(report: dict[str, Any]) -> None:
     t = report["mttr"]
     assert (t["n"], t["open"], t["no_repair_time"]) == (4, 1, 1)
@@ -134,7 +155,7 @@ def test_empty_ledger_says_so(tmp_path: Path) -> None:
     assert r["goodput"]["ettr"] is None and r["concentration"]["incidents"]["gini"] is None
     assert "n/a" in render.text(r) and render.csv_text(r).startswith("section,metric,value")
     html = render_html(r)
-    assert html.count("<svg") == 5 and "no failures in" in html
+    assert html.count("<svg") == 6 and "no failures in" in html
 
 
 def test_infinitehbd_trace_matches_an_independent_computation(tmp_path: Path) -> None:
@@ -175,7 +196,7 @@ def test_cli_report_formats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     assert "mttr" in only and "failures" not in only
     html = tmp_path / "r.html"
     res = runner.invoke(main, [*base, "--format", "html", "-o", str(html)])
-    assert res.exit_code == 0 and html.read_text().count("<svg") == 5
+    assert res.exit_code == 0 and html.read_text().count("<svg") == 6
     for bad, msg in ((["--format", "html"], "give -o FILE"), (["--section", "nope"], "unknown section"),
                      (["--since", "yesterday"], "not a time")):
         res = runner.invoke(main, [*base, *bad])
@@ -188,7 +209,8 @@ def test_html_is_self_contained(report: dict[str, Any]) -> None:
     html = render_html(report)
     assert "<script" not in html and "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert "https://" not in html and "@import" not in html
-    for chart in ("failures-over-time", "mttr-distribution", "lorenz", "chain-timeline", "goodput"):
+    for chart in ("failures-over-time", "mttr-distribution", "lorenz", "chain-timeline", "goodput",
+                  "checkpoint-scale"):
         assert f'id="{chart}"' in html
     assert report["charts"]["failures_over_time"]["points"]
 

@@ -8,11 +8,11 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from slurmtools.reports import chains, incidents, quality
+from slurmtools.reports import chains, checkpoints, incidents, quality
 from slurmtools.reports.scope import Scope, Sql, iso
 
 #: Section names, in the order a report shows them.
-SECTIONS = ("failures", "mttf", "mttr", "goodput", "concentration", "retries", "detection")
+SECTIONS = ("failures", "mttf", "mttr", "goodput", "concentration", "retries", "detection", "checkpoints")
 
 
 class ReportError(RuntimeError):
@@ -50,6 +50,7 @@ def build_report(engine: Engine, scope: Scope, *, prefix: str = "slurmtools:",
                 "concentration": lambda: incidents.concentration(sql, scope, params, fl),
                 "retries": lambda: chains.retries(sql, scope, params),
                 "detection": lambda: quality.quality(sql, scope, params),
+                "checkpoints": lambda: checkpoints.checkpoints(sql, scope, params),
             }
             for name in SECTIONS:
                 if name in sections:
@@ -113,4 +114,6 @@ def _is_empty(name: str, s: dict[str, Any]) -> bool:
         return bool(s["exclusions"]["total"] == 0 and s["incidents"]["total"] == 0 and not s["lemons"])
     if name == "retries":
         return bool(s["automatic"]["chains"] == 0 and s["manual"]["chains"] == 0)
+    if name == "checkpoints":
+        return checkpoints.is_empty(s)
     return bool(not s["drains_by_actor"] and not s["decisions"] and s["confirmed"] + s["refuted"] == 0)

@@ -24,5 +24,6 @@ def render_html(report: dict[str, Any]) -> str:
                               if k in ("exclusions", "incidents")}),
         "timeline": svg.chain_timeline(charts.get("chain_timeline") or []),
         "goodput": svg.goodput_bars((report.get("goodput") or {}).get("worst") or []),
+        "checkpoints": svg.checkpoint_scale((report.get("checkpoints") or {}).get("scale") or []),
     }
     return env.get_template("report.html.j2").render(r=report, charts={k: Markup(v) for k, v in drawn.items()})

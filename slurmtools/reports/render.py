@@ -117,6 +117,26 @@ def text(report: dict[str, Any]) -> str:
         tm = d["time_from_job_end_s"]
         out.append("   from job end: " + ", ".join(f"{k} median {dur(v['median_s'])} (n={v['n']})"
                                                    for k, v in tm.items()))
+    if "checkpoints" in report:
+        out += ["", "8. Checkpoints (marked with `slurmtools checkpoint`, or the framework's own log lines)"]
+        ck = report["checkpoints"]
+        rows = []
+        for kind in ("save", "load"):
+            k = ck[kind]
+            rows.append([kind, str(k["events"]), str(k["timed"]), dur(k["seconds"]["median"]),
+                         dur(k["seconds"]["p90"]), fmt(k["gbytes_per_s"]["median"], " GB/s"),
+                         fmt(k["utilisation"]["median"], "%"), str(k["utilisation"]["n"]),
+                         ", ".join(f"{s} {n}" for s, n in k["by_source"].items()) or "-"])
+        out += ["   " + x for x in _table(rows, ["kind", "events", "timed", "median", "p90", "GB/s median",
+                                                 "of nominal", "n", "sources"])]
+        if ck["scale"]:
+            out.append("   saves by nodes saving at once (the client's RPC slots: queue time vs round trip per WRITE):")
+            srows = [[f"{s['nodes_from']}" + (f"-{s['nodes_to']}" if s["nodes_to"] != s["nodes_from"] else "")
+                      if s["nodes_to"] is not None else f">={s['nodes_from']}", str(s["saves"]),
+                      fmt(s["queue_ms_per_op_median"], " ms"), fmt(s["rtt_ms_per_op_median"], " ms"),
+                      fmt(s["queue_share"], "%"), fmt(s["gbytes_per_s_median"], " GB/s")] for s in ck["scale"]]
+            out += ["   " + x for x in _table(srows, ["nodes", "saves", "queue/WRITE", "RTT/WRITE", "queue share",
+                                                      "GB/s per node"])]
     return "\n".join(out) + "\n"
 
 

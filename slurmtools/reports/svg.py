@@ -190,6 +190,36 @@ def goodput_bars(worst: list[dict[str, Any]]) -> str:
     return _frame("goodput", title, body, "share of wall time", "chain")
 
 
+def checkpoint_scale(scale: list[dict[str, Any]]) -> str:
+    """Per group of nodes saving at once: median queue time and round trip per WRITE RPC, side by side (the study:
+    queue time overtakes the round trip as the client's RPC slots saturate)."""
+    title = "Checkpoint saves: queue time vs round trip per WRITE, by nodes saving at once"
+    rows = [s for s in scale if s.get("queue_ms_per_op_median") is not None or s.get("rtt_ms_per_op_median")]
+    if not rows:
+        return _frame("checkpoint-scale", title, _no_data("timed saves with RPC times"), "nodes saving at once",
+                      "ms per WRITE")
+    keys = [("queue", "queue_ms_per_op_median", "#c0392b"), ("round trip", "rtt_ms_per_op_median", "#2471a3")]
+    top = _nice(max(float(s.get(f) or 0.0) for s in rows for _, f, _c in keys))
+    bw = (W - PAD_L - PAD_R) / len(rows)
+    body = _y_ticks(top, "{:g}")
+    for i, (name, _f, color) in enumerate(keys):
+        body.append(f'<rect x="{PAD_L + 8 + i * 110}" y="6" width="10" height="10" fill="{color}"/>')
+        body.append(f'<text x="{PAD_L + 22 + i * 110}" y="15" font-size="11">{escape(name)}</text>')
+    for i, s in enumerate(rows):
+        x = PAD_L + i * bw
+        label = (f"{s['nodes_from']}+" if s.get("nodes_to") is None else
+                 str(s["nodes_from"]) if s["nodes_to"] == s["nodes_from"] else f"{s['nodes_from']}-{s['nodes_to']}")
+        for j, (name, f, color) in enumerate(keys):
+            v = float(s.get(f) or 0.0)
+            h = (H - PAD_T - PAD_B) * v / top
+            body.append(f'<rect x="{x + 4 + j * (bw - 8) / 2:.1f}" y="{H - PAD_B - h:.1f}" '
+                        f'width="{max((bw - 8) / 2 - 2, 1):.1f}" height="{h:.1f}" fill="{color}">'
+                        f"<title>{escape(label)} nodes, {name}: {v:g} ms ({s['saves']} saves)</title></rect>")
+        body.append(f'<text x="{x + bw / 2:.1f}" y="{H - PAD_B + 13}" text-anchor="middle" '
+                    f'font-size="10">{escape(label)}</text>')
+    return _frame("checkpoint-scale", title, body, "nodes saving at once", "ms per WRITE (median)")
+
+
 def _nice(top: float) -> float:
     if top <= 0:
         return 1.0

@@ -91,7 +91,9 @@ def test_html_report_renders_in_headless_chromium(pg_url: str, tmp_path: Path) -
         sizes = page.evaluate("Array.from(document.querySelectorAll('svg.chart')).map(s => "
                               "{const r = s.getBoundingClientRect(); return [s.id, r.width, r.height]})")
         assert [s[0] for s in sizes] == ["failures-over-time", "mttr-distribution", "goodput", "chain-timeline",
-                                         "lorenz"]
+                                         "lorenz", "checkpoint-scale"]
+        # the checkpoint chart draws both groups of nodes saving at once, queue and round trip each
+        assert page.evaluate("document.querySelectorAll('#checkpoint-scale rect[fill] title').length") == 4
         assert all(w > 100 and h > 50 for _, w, h in sizes), sizes
         bars = page.evaluate("document.querySelectorAll('#failures-over-time rect[fill]').length")
         assert bars > 2
