@@ -500,7 +500,9 @@ def test_healthy_prolog_process_stays_lean(tmp_path: Path) -> None:
     cfg.write_text(f'[ledger]\nspool_dir = "{tmp_path}/spool"\n[node]\nreplay = "{SNAPS}/healthy-8xh100.json"\n'
                    f'state_dir = "{tmp_path}/state"\nkernel_log = "file:{tmp_path}/kern.log"\nhardware = "dgx-h100"\n'
                    f'[hardware.dgx-h100]\n{(SNAPS / "dgx-h100.profile.toml").read_text()}\nmounts = ["/"]\n'
-                   f'writable = ["{tmp_path}"]\ndisk_paths = ["{tmp_path}"]\n')
+                   f'writable = ["{tmp_path}"]\ndisk_paths = ["{tmp_path}"]\n'
+                   f'[metrics]\ntextfile_dir = "{tmp_path}/textfile"\n')
+    (tmp_path / "textfile").mkdir(mode=0o755)
     env = {"PATH": "/usr/bin:/bin", "SLURMTOOLS_CONFIG": str(cfg), "SLURMTOOLS_CACHE_DIR": str(tmp_path / "cache"),
            "SLURM_SCRIPT_CONTEXT": "prolog_slurmd", "SLURM_JOB_ID": "5", "SLURMD_NODENAME": "n1",
            "SLURM_JOB_GPUS": "0,1,2,3,4,5,6,7", "PYTHONPATH": str(Path(__file__).parent.parent)}
@@ -518,6 +520,7 @@ def test_healthy_prolog_process_stays_lean(tmp_path: Path) -> None:
     status = runner.read_status(str(tmp_path / "state"))
     assert status is not None and status.verdict == "ok"     # the healthy path, all five checks
     assert "tomllib" in runs[0].stdout           # the first run parsed the config; the second read the cache
+    assert (tmp_path / "textfile" / "slurmtools_gate.prom").read_text().count("slurmtools_hook_gate_verdict{") == 4
 
 
 def test_pynvml_import_leaves_the_real_ctypes_util() -> None:
@@ -528,3 +531,49 @@ def test_pynvml_import_leaves_the_real_ctypes_util() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False,
                          env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(__file__).parent.parent)})
     assert out.stdout.strip() == "ok", out.stderr
+
+
+def _textfile(path: Path) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return {(s.name, tuple(sorted(s.labels.items()))): s.value
+            for fam in text_string_to_metric_families(path.read_text()) for s in fam.samples}
+
+
+def test_gate_writes_node_exporters_textfile(gate: dict[str, Any]) -> None:
+    """[metrics] textfile_dir: the prolog replaces slurmtools_gate.prom whole; prometheus_client's parser reads
+    it; a failing check shows in its status series. An untrusted directory is said, never in the gate's way."""
+    tmp = gate["tmp"]
+    (tmp / "tf-n1").mkdir(mode=0o755)
+    extra = f'[metrics]\ntextfile_dir = "{tmp}/tf-{{node}}"\n'
+    code, _ = gate["run"]("healthy-8xh100", extra)
+    assert code == 0
+    m = _textfile(tmp / "tf-n1" / "slurmtools_gate.prom")
+    assert m[("slurmtools_hook_gate_verdict", (("profile", "prolog"), ("verdict", "ok")))] == 1.0
+    assert m[("slurmtools_hook_gate_verdict", (("profile", "prolog"), ("verdict", "fail")))] == 0.0
+    assert m[("slurmtools_hook_gate_check_status", (("check", "gpu"), ("status", "ok")))] == 1.0
+    assert 0 < m[("slurmtools_hook_gate_duration_seconds", ())] < 60
+    code, _ = gate["run"]("row-remap-failure", extra)
+    assert code == prolog.GATE_FAILED
+    m = _textfile(tmp / "tf-n1" / "slurmtools_gate.prom")
+    assert m[("slurmtools_hook_gate_check_status", (("check", "gpu"), ("status", "fail")))] == 1.0
+    assert m[("slurmtools_hook_gate_verdict", (("profile", "prolog"), ("verdict", "fail")))] == 1.0
+    assert [p.name for p in (tmp / "tf-n1").iterdir()] == ["slurmtools_gate.prom"]    # no temporary left
+    (tmp / "tf-n1").chmod(0o777)
+    code, _ = gate["run"]("healthy-8xh100", extra)
+    assert code == 0
+    assert _textfile(tmp / "tf-n1" / "slurmtools_gate.prom")[
+        ("slurmtools_hook_gate_verdict", (("profile", "prolog"), ("verdict", "fail")))] == 1.0   # not rewritten
+
+
+def test_textfile_exposition_escapes_and_numbers() -> None:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from slurmtools.hooks import textfile
+
+    text = textfile.render([("x_y", "gauge", 'help with \\ and\nnewline', [({"a": 'q"uote\\back\nline'}, 0.5),
+                                                                         ({}, 3.0), ({"b": "z"}, float("inf"))])])
+    (fam,) = text_string_to_metric_families(text)
+    assert fam.documentation == "help with \\ and\nnewline"
+    assert [(s.labels, s.value) for s in fam.samples] == [({"a": 'q"uote\\back\nline'}, 0.5), ({}, 3.0),
+                                                         ({"b": "z"}, float("inf"))]

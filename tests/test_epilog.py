@@ -210,3 +210,21 @@ def test_the_epilog_leaves_a_marker_for_an_attempt_whose_prolog_slurmd_skipped(l
     os.utime(marker, (0, 0))                       # a week later: pruned by the next epilog
     assert sources.prune_markers(str(lab_like["root"] / "state")) == 1 and not marker.exists()
     shutil.rmtree(lab_like["root"] / "state")
+
+
+def test_epilog_writes_node_exporters_textfile(lab_like: dict[str, Path]) -> None:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    tf = lab_like["root"] / "textfile"
+    tf.mkdir(mode=0o755)
+    e = env()
+    cfg = config.load(lab_like["cfg"], env={})
+    cfg.data["metrics"]["textfile_dir"] = str(tf)
+    sources.record_job_start(cfg, e)
+    append(lab_like["kern"], f"[20.0] {XID79}")
+    assert epilog.run(e, cfg) == 0
+    m = {(s.name, tuple(sorted(s.labels.items()))): s.value
+         for fam in text_string_to_metric_families((tf / "slurmtools_epilog.prom").read_text()) for s in fam.samples}
+    assert m[("slurmtools_hook_epilog_findings", (("category", "hardware"), ("severity", "critical")))] == 1.0
+    assert m[("slurmtools_hook_epilog_internal_error", ())] == 0.0
+    assert 0 <= m[("slurmtools_hook_epilog_duration_seconds", ())] < 60

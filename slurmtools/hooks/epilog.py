@@ -256,6 +256,14 @@ def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
         _spool(drain_events, cfg)
         if decision.outcome in {"breaker_open", "error"}:
             print(f"slurmtools epilog: not drained: {decision.detail}")
+    if cfg.get("metrics.textfile_dir"):
+        from slurmtools.hooks import textfile
+
+        try:
+            textfile.write(cfg, "slurmtools_epilog.prom", textfile.epilog_families(
+                findings, time.monotonic() - t0, "internal_error" in info), node)
+        except OSError as exc:      # metrics are a nicety: said, never in the way of the diagnosis
+            print(f"slurmtools epilog: cannot write the textfile metrics: {exc}")
     api.flush_in_background()
     return 0
 

@@ -52,6 +52,13 @@ def act(cfg: Any, report: runner.Report, *, job_id: str | None, job_gpus: set[in
         actor: str) -> int:
     """Record the verdict; on failure drain through the safety rails. Returns the hook's exit code."""
     events = [gate_event(cfg, report, job_id)]
+    if cfg.get("metrics.textfile_dir"):
+        from slurmtools.hooks import textfile
+
+        try:
+            textfile.write(cfg, "slurmtools_gate.prom", textfile.gate_families(report), report.node)
+        except OSError as exc:      # metrics are a nicety: said, never in the way of the gate
+            print(f"slurmtools {actor}: cannot write the textfile metrics: {exc}")
     code = 0
     if report.verdict == FAIL:
         from slurmtools.controller import safety

@@ -181,6 +181,7 @@ class Lab:
         for node in self.nodes:
             (self.root / "spool" / node.name).mkdir(parents=True, exist_ok=True)
             self.node_dir(node.name).mkdir(parents=True, exist_ok=True)
+            (self.node_dir(node.name) / "textfile").mkdir(mode=0o755, exist_ok=True)
             self.kernel_log(node.name).touch()
             if snapshot_dir() is not None:
                 self.set_snapshot(node.name, "healthy-8xh100")   # every `lab up` starts healthy

@@ -67,3 +67,28 @@ def test_opt_out_comment_skips_the_gate(lab: Lab, slurm: CliSlurm, jobs: list[in
         lab.inject("n4", "healthy")
     assert info.state == "COMPLETED" and info.restart_count == 0
     assert not slurm.nodes(["n4"])[0].drain
+
+
+def test_hooks_write_node_exporters_textfile(lab: Lab, slurm: CliSlurm, jobs: list[int], workdir: Path) -> None:
+    """On the lab's real slurmd: a job on n2 leaves n2's last gate and epilog in its textfile directory (the lab's
+    `[metrics] textfile_dir = $LAB/nodes/{node}/textfile`), valid for Debian's promtool."""
+    import subprocess
+    import time
+
+    since = time.time()
+    jobs.append(slurm.submit(["-w", "n2", "-N1", "--gres=gpu:1", "-o", str(workdir / "%j.out"), "-D", str(workdir),
+                              "--wrap", "true"]))
+    assert wait_job(slurm, jobs[-1], lambda i: i.finished, "finished", timeout=120).state == "COMPLETED"
+    tf = lab.node_dir("n2") / "textfile"
+    gate = wait_until("the gate's textfile", lambda: (tf / "slurmtools_gate.prom").exists() and
+                      (tf / "slurmtools_gate.prom").stat().st_mtime >= since - 1)
+    epi = wait_until("the epilog's textfile", lambda: (tf / "slurmtools_epilog.prom").exists() and
+                     (tf / "slurmtools_epilog.prom").stat().st_mtime >= since - 1)
+    assert gate and epi
+    text = (tf / "slurmtools_gate.prom").read_text()
+    assert 'slurmtools_hook_gate_verdict{verdict="ok",profile="prolog"} 1' in text
+    for name in ("slurmtools_gate.prom", "slurmtools_epilog.prom"):
+        check = subprocess.run(["promtool", "check", "metrics"], input=(tf / name).read_text(), capture_output=True,
+                               text=True)
+        assert check.returncode == 0, name + check.stdout + check.stderr
+    assert not list(lab.node_dir("n1").glob("textfile/*.tmp")) and not list(tf.glob("*.tmp"))
