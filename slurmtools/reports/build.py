@@ -35,6 +35,8 @@ def build_report(engine: Engine, scope: Scope, *, prefix: str = "slurmtools:",
             sql = Sql(conn)
             if sql.name == "sqlite":
                 conn.exec_driver_sql("PRAGMA query_only=OFF")   # our temporary tables only: main stays read-only
+            else:   # JIT compiles each big query anew: 0.1-0.3 s apiece, more than most of them take to run
+                conn.exec_driver_sql("SET LOCAL jit = off")
             params = incidents.prepare(sql, scope, prefix)
             timings["incidents"] = time.monotonic() - t0
             if {"goodput", "retries"} & set(sections) or charts:
