@@ -110,10 +110,10 @@ def _manual(sql: Sql, scope: Scope) -> str:
     """Jobs outside any retry chain, by (user, name), linked when a job follows a failed one within the window.
 
     Only (user, name) groups with a failed job can hold a link, so only they are ordered (about a fifth of the
-    jobs on the bench's ledger). Two ordered passes instead of five: the first keeps each submission's last attempt
-    (no later restart of the same job follows it), the second finds, with LAG and LEAD, the jobs that link to the one before
-    or are linked to by the one after; only those (a few per cent) are numbered into chains. A job that neither
-    links nor is linked to is a chain of one, which the report leaves out anyway."""
+    jobs on the bench's ledger). Two ordered passes instead of five: the first keeps each submission's last
+    attempt (no later restart of the same job follows it), the second finds, with LAG and LEAD, the jobs that link
+    to the one before or are linked to by the one after; only those (a few per cent) are numbered into chains. A
+    job that neither links nor is linked to is a chain of one, which the report leaves out anyway."""
     ep = sql.epoch
     part = " AND a.partition = :partition" if scope.partition else ""
     failed = FAILED_STATES
