@@ -23,10 +23,9 @@ from pathlib import Path
 
 import jinja2
 
-from slurmtools.lab import monitoring, packages
+from slurmtools.lab import monitoring, packages, postgres
 from slurmtools.lab.procs import LabError, pid_alive, pid_is, port_open, read_pid, wait_for
 
-PG_BIN_CANDIDATES = sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
 HOOKS = {"prolog": "prolog.d", "epilog": "epilog.d", "epilog_slurmctld": "epilog.d"}
 
 
@@ -330,38 +329,11 @@ class Lab:
             wait_for(f"slurmd {node.name}", lambda n=node: port_open(n.port), 30,  # type: ignore[misc]
                      self.root / "log" / f"slurmd-{node.name}.log")
 
-    def pg_bin(self, tool: str) -> str:
-        for cand in PG_BIN_CANDIDATES:
-            if (cand / tool).exists():
-                return str(cand / tool)
-        raise LabError(f"PostgreSQL's {tool} not found under /usr/lib/postgresql/*/bin")
-
     def start_postgres(self) -> None:
-        pdir = self.root / "pg"
-        data = pdir / "data"
-        if self._alive(data / "postmaster.pid"):
-            return
-        pdir.mkdir(exist_ok=True)
-        shutil.chown(pdir, "postgres", "postgres")
-        if not (data / "PG_VERSION").exists():
-            self._run([self.pg_bin("initdb"), "-D", str(data), "--auth=trust", "-U", "postgres",
-                       "-E", "UTF8", "--locale=C.UTF-8"], user="postgres", cwd="/tmp")
-        self._run([self.pg_bin("pg_ctl"), "-D", str(data), "-l", str(pdir / "postgres.log"), "-w", "-t", "60",
-                   "-o", f"-p {self.ports.postgres} -k {pdir} -c listen_addresses=127.0.0.1 -c max_connections=300",
-                   "start"], user="postgres", cwd="/tmp")
-        proc = self._run(["psql", "-h", "127.0.0.1", "-p", str(self.ports.postgres), "-U", "postgres", "-tAc",
-                          "SELECT 1 FROM pg_database WHERE datname='slurmtools'"], cwd="/tmp")
-        if proc.stdout.strip() != "1":
-            self._run([self.pg_bin("createdb"), "-h", "127.0.0.1", "-p", str(self.ports.postgres),
-                       "-U", "postgres", "slurmtools"], cwd="/tmp")
-        self.say(f"started postgresql (127.0.0.1:{self.ports.postgres}, database slurmtools)")
+        postgres.start(self)
 
     def stop_postgres(self) -> None:
-        data = self.root / "pg" / "data"
-        if self._alive(data / "postmaster.pid"):
-            self._run([self.pg_bin("pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"],
-                      user="postgres", cwd="/tmp", check=False)
-            self.say("stopped postgresql")
+        postgres.stop(self)
 
     def nodes_idle(self) -> bool:
         proc = self._run(["sinfo", "-h", "-N", "-o", "%N %T"], check=False, timeout=10)

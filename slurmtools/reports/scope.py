@@ -101,8 +101,26 @@ class Sql:
         """n, mean, median, p25, p75, p90, min and max of the column `v` of VALUES_SQL, by the database.
 
         Median: the middle value (the mean of the two middle ones for an even n). Quartiles and p90:
-        nearest rank (the smallest value with at least that share of values at or below it)."""
-        row = self.one(f"""
+        nearest rank (the smallest value with at least that share of values at or below it). PostgreSQL has both
+        as ordered-set aggregates (percentile_cont(0.5), percentile_disc), one pass instead of two window passes."""
+        if self.name == "postgresql":
+            row = self.one(f"""
+                SELECT COUNT(v) AS n, AVG(v) AS mean, MIN(v) AS min, MAX(v) AS max,
+                       percentile_cont(0.5) WITHIN GROUP (ORDER BY v) AS median,
+                       percentile_disc(ARRAY[0.25, 0.75, 0.9]) WITHIN GROUP (ORDER BY v) AS q
+                FROM ({values_sql}) t WHERE v IS NOT NULL""", params)
+            q = row.pop("q", None) or [None, None, None]
+            row.update(p25=q[0], p75=q[1], p90=q[2])
+        else:
+            row = self._stats_windows(values_sql, params)
+        n = int(row.get("n") or 0)
+        out: dict[str, Any] = {"n": n}
+        for key in ("mean", "median", "p25", "p75", "p90", "min", "max"):
+            out[key] = None if n == 0 or row.get(key) is None else float(row[key])
+        return out
+
+    def _stats_windows(self, values_sql: str, params: dict[str, Any]) -> dict[str, Any]:
+        return self.one(f"""
             WITH v AS ({values_sql}),
                  r AS (SELECT v, ROW_NUMBER() OVER (ORDER BY v) AS rn, COUNT(*) OVER () AS n FROM v WHERE v IS NOT NULL)
             SELECT MAX(n) AS n, AVG(v) AS mean, MIN(v) AS min, MAX(v) AS max,
@@ -111,11 +129,6 @@ class Sql:
                    MIN(CASE WHEN rn * 4 >= n * 3 THEN v END) AS p75,
                    MIN(CASE WHEN rn * 10 >= n * 9 THEN v END) AS p90
             FROM r""", params)
-        n = int(row.get("n") or 0)
-        out: dict[str, Any] = {"n": n}
-        for key in ("mean", "median", "p25", "p75", "p90", "min", "max"):
-            out[key] = None if n == 0 or row.get(key) is None else float(row[key])
-        return out
 
 
 def ratio(num: float | None, den: float | None) -> float | None:

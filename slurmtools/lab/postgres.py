@@ -1,0 +1,50 @@
+"""The lab's PostgreSQL for the ledger: Debian's server binaries, a cluster under the lab's state
+directory owned by postgres, trust auth on 127.0.0.1 only, tracked by its postmaster.pid."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from slurmtools.lab.procs import LabError
+
+Lab = Any   # slurmtools.lab.cluster.Lab, which imports this module
+
+BIN_CANDIDATES = sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
+
+
+def pg_bin(tool: str) -> str:
+    for cand in BIN_CANDIDATES:
+        if (cand / tool).exists():
+            return str(cand / tool)
+    raise LabError(f"PostgreSQL's {tool} not found under /usr/lib/postgresql/*/bin")
+
+
+def start(lab: Lab) -> None:
+    pdir = lab.root / "pg"
+    data = pdir / "data"
+    if lab._alive(data / "postmaster.pid"):
+        return
+    pdir.mkdir(exist_ok=True)
+    shutil.chown(pdir, "postgres", "postgres")
+    port = str(lab.ports.postgres)
+    if not (data / "PG_VERSION").exists():
+        lab._run([pg_bin("initdb"), "-D", str(data), "--auth=trust", "-U", "postgres",
+                  "-E", "UTF8", "--locale=C.UTF-8"], user="postgres", cwd="/tmp")
+    lab._run([pg_bin("pg_ctl"), "-D", str(data), "-l", str(pdir / "postgres.log"), "-w", "-t", "60",
+              "-o", f"-p {port} -k {pdir} -c listen_addresses=127.0.0.1 -c max_connections=300",
+              "start"], user="postgres", cwd="/tmp")
+    proc = lab._run(["psql", "-h", "127.0.0.1", "-p", port, "-U", "postgres", "-tAc",
+                     "SELECT 1 FROM pg_database WHERE datname='slurmtools'"], cwd="/tmp")
+    if proc.stdout.strip() != "1":
+        lab._run([pg_bin("createdb"), "-h", "127.0.0.1", "-p", port, "-U", "postgres", "slurmtools"], cwd="/tmp")
+    lab.say(f"started postgresql (127.0.0.1:{port}, database slurmtools)")
+
+
+def stop(lab: Lab) -> None:
+    data = lab.root / "pg" / "data"
+    if lab._alive(data / "postmaster.pid"):
+        lab._run([pg_bin("pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"],
+                 user="postgres", cwd="/tmp", check=False)
+        lab.say("stopped postgresql")
