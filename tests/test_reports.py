@@ -79,6 +79,9 @@ def test_mttr_and_projected_mttf(report: dict[str, Any]) -> None:
     assert t["median_s"] == pytest.approx(3599.5, abs=0.1)
     assert t["mean_s"] == pytest.approx((2400 + 3599 + 3600 + 10798) / 4, abs=0.1)
     assert t["p90_s"] == pytest.approx(10798, abs=0.1)
+    # every repaired incident in the histogram; 3600 s is the first of "1-4 h" (bounds are exclusive)
+    assert {b["label"]: b["count"] for b in t["histogram"] if b["count"]} == {"10 min-1 h": 2, "1-4 h": 2}
+    assert sum(b["count"] for b in t["histogram"]) == t["n"] and t["histogram"][-1]["below_s"] is None
     m = report["mttf"]
     # job 100: two 1-hour attempts on 2 nodes x 8 GPUs; the first ended NODE_FAIL
     assert (m["attempts"], m["interruptions"]) == (2, 1) and m["gpu_hours"] == pytest.approx(32.0)

@@ -40,10 +40,9 @@ def _attempts(sql: Sql, scope: Scope) -> str:
 def prepare(sql: Sql, scope: Scope, params: dict[str, Any]) -> None:
     """Create the temporary tables st_chain_attempts (every measured attempt of every chain in the window) and
     st_chains (one row per chain that is over, with its buckets), read by goodput, retries and the timeline."""
-    for table in ("st_chains", "st_chain_attempts"):
-        sql.conn.exec_driver_sql(f"DROP TABLE IF EXISTS {table}")
-    sql.run(f"CREATE TEMPORARY TABLE st_chain_attempts AS {_attempts(sql, scope)}", params)
-    sql.run(f"""CREATE TEMPORARY TABLE st_chains AS
+    sql.conn.exec_driver_sql("DROP TABLE IF EXISTS st_chains")
+    sql.temp("st_chain_attempts", _attempts(sql, scope), params)
+    sql.temp("st_chains", f"""
                 SELECT p.*, last_end - first_submit AS wall,
                        CASE WHEN first_start > first_submit THEN first_start - first_submit ELSE 0 END AS queue
                 FROM ({_per_chain()}) p""", params)
@@ -167,8 +166,7 @@ def retries(sql: Sql, scope: Scope, params: dict[str, Any]) -> dict[str, Any]:
     auto_iv = sql.stats("""SELECT t.s - t.prev_e AS v FROM st_chain_attempts t
                             JOIN retry_chains c ON c.id = t.chain_id
                             WHERE t.prev_e IS NOT NULL AND c.status IN ('completed', 'failed', 'ended')""", params)
-    sql.conn.exec_driver_sql("DROP TABLE IF EXISTS st_manual")   # read twice below: computed once
-    sql.run(f"CREATE TEMPORARY TABLE st_manual AS SELECT * FROM ({_manual(sql, scope)}) q WHERE jobs >= 2", params)
+    sql.temp("st_manual", f"SELECT * FROM ({_manual(sql, scope)}) q WHERE jobs >= 2", params)   # read twice below
     man = "SELECT * FROM st_manual"
     manual = sql.one(f"""SELECT COUNT(*) AS n, SUM(CASE WHEN state = 'COMPLETED' THEN 1 ELSE 0 END) AS ok,
                                 AVG(jobs) AS mean_attempts, MAX(jobs) AS max_attempts

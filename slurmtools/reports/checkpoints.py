@@ -51,8 +51,7 @@ def _scale(sql: Sql, scope: Scope, params: dict[str, Any]) -> list[dict[str, Any
     the saves' median queue time and RTT per WRITE RPC, the queue's share of the two, and the median GB/s."""
     ep = sql.epoch
     bucket = "CASE " + " ".join(f"WHEN k >= {b} THEN {b}" for b in reversed(BUCKETS[1:])) + " ELSE 1 END"
-    sql.conn.exec_driver_sql("DROP TABLE IF EXISTS st_ckpt_scale")
-    sql.run(f"""CREATE TEMPORARY TABLE st_ckpt_scale AS
+    sql.temp("st_ckpt_scale", f"""
         SELECT {bucket} AS bucket, q, r, g FROM (
             SELECT c.queue_ms_per_op AS q, c.rtt_ms_per_op AS r, c.gbytes_per_s AS g,
                    (SELECT COUNT(DISTINCT o.node) FROM checkpoint_events o

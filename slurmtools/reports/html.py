@@ -19,7 +19,7 @@ def render_html(report: dict[str, Any]) -> str:
     charts = report.get("charts") or {}
     drawn = {
         "failures": svg.failures_over_time(charts.get("failures_over_time") or {}),
-        "mttr": svg.mttr_histogram((report.get("mttr") or {}).get("durations_s") or []),
+        "mttr": svg.mttr_histogram((report.get("mttr") or {}).get("histogram") or []),
         "lorenz": svg.lorenz({k: v for k, v in (report.get("concentration") or {}).items()
                               if k in ("exclusions", "incidents")}),
         "timeline": svg.chain_timeline(charts.get("chain_timeline") or []),

@@ -28,10 +28,7 @@ def prepare(sql: Sql, scope: Scope, prefix: str) -> dict[str, Any]:
 
     cat_case = " ".join(f"WHEN {starts('x.reason', k)} THEN '{c}'" for k, c in CATEGORY_PARAMS.items())
     ep = sql.epoch
-    for table in ("st_incidents", "st_periods"):
-        sql.conn.exec_driver_sql(f"DROP TABLE IF EXISTS {table}")
-    sql.run(f"""
-        CREATE TEMPORARY TABLE st_periods AS
+    sql.temp("st_periods", f"""
         SELECT x.node AS node, 'exclusion' AS src, x.source AS origin, x.reason AS reason,
                CASE {cat_case} END AS category,
                CASE WHEN x.source NOT LIKE 'admin:%' AND ({' OR '.join(starts('x.reason', k) for k in CATEGORY_PARAMS)})
@@ -55,8 +52,7 @@ def prepare(sql: Sql, scope: Scope, prefix: str) -> dict[str, Any]:
         FROM node_state_changes c
         WHERE c.cluster = :cluster AND c.action = 'drain' AND NOT c.applied AND c.time >= :t0 AND c.time < :t1
     """, params)
-    sql.run(f"""
-        CREATE TEMPORARY TABLE st_incidents AS
+    sql.temp("st_incidents", f"""
         WITH o AS (
             SELECT p.*, MAX(e) OVER (PARTITION BY node ORDER BY s, e, src, reason
                                      ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS prev_e
@@ -81,16 +77,19 @@ def prepare(sql: Sql, scope: Scope, prefix: str) -> dict[str, Any]:
                      ORDER BY fi.time, fi.id LIMIT 1) AS finding_id
         FROM i
     """, params)
+    sql.temp("st_failures", FAILURES, params, analyze=True)
     return params
 
 
-INCIDENTS = """
+#: Failure incidents with their cause (computed once per report into st_failures, which INCIDENTS reads).
+FAILURES = """
     SELECT i.node, i.s, i.e, i.open_, i.timed, i.periods,
            COALESCE(f.category, i.p_category, 'unknown') AS category,
            COALESCE(f.kind, CASE WHEN i.p_src = 'node_event' THEN i.p_reason END, 'drain') AS kind,
            f.xid AS xid, f.id AS finding_id, i.p_src AS src
     FROM st_incidents i LEFT JOIN findings f ON f.id = i.finding_id
     WHERE (i.finding_id IS NOT NULL OR i.failure = 1)"""
+INCIDENTS = "SELECT * FROM st_failures"
 
 
 def fleet(sql: Sql, scope: Scope) -> dict[str, Any]:
@@ -143,16 +142,26 @@ def over_time(sql: Sql, scope: Scope, params: dict[str, Any], buckets: int = 30)
             "points": [{"bucket": int(r["b"]), "category": r["category"], "count": int(r["n"])} for r in rows]}
 
 
+#: The MTTR histogram's buckets: (upper bound in seconds, exclusive; None for the last, label).
+MTTR_BUCKETS: list[tuple[int | None, str]] = [
+    (60, "<1 min"), (600, "1-10 min"), (3600, "10 min-1 h"), (4 * 3600, "1-4 h"), (86400, "4 h-1 d"),
+    (3 * 86400, "1-3 d"), (7 * 86400, "3-7 d"), (30 * 86400, "7-30 d"), (None, ">30 d")]
+
+
 def mttr(sql: Sql, params: dict[str, Any]) -> dict[str, Any]:
     """Section 3: time out of service per failure incident that started in the window."""
     base = f"SELECT * FROM ({INCIDENTS}) q WHERE q.s >= :e0 AND q.s < :e1"
     st = sql.stats(f"SELECT e - s AS v FROM ({base}) t WHERE open_ = 0 AND timed = 1", params)
     counts = sql.one(f"""SELECT SUM(CASE WHEN open_ = 1 THEN 1 ELSE 0 END) AS open_n,
                                 SUM(CASE WHEN timed = 0 THEN 1 ELSE 0 END) AS untimed FROM ({base}) t""", params)
-    hist = sql.rows(f"SELECT e - s AS v FROM ({base}) t WHERE open_ = 0 AND timed = 1 ORDER BY v", params)
+    bucket = "CASE " + " ".join(f"WHEN e - s < {edge} THEN {i}" for i, (edge, _) in enumerate(MTTR_BUCKETS[:-1]))
+    bucket += f" ELSE {len(MTTR_BUCKETS) - 1} END"
+    hist = {int(r["b"]): int(r["n"]) for r in sql.rows(
+        f"SELECT {bucket} AS b, COUNT(*) AS n FROM ({base}) t WHERE open_ = 0 AND timed = 1 GROUP BY {bucket}", params)}
     return {"n": st["n"], "open": int(counts.get("open_n") or 0), "no_repair_time": int(counts.get("untimed") or 0),
             **{f"{k}_s": _round(st[k], 1) for k in ("mean", "median", "p90", "min", "max")},
-            "durations_s": [round(float(r["v"]), 1) for r in hist][:5000]}
+            "histogram": [{"below_s": edge, "label": label, "count": hist.get(i, 0)}
+                          for i, (edge, label) in enumerate(MTTR_BUCKETS)]}
 
 
 def projected(sql: Sql, scope: Scope, params: dict[str, Any]) -> dict[str, Any]:

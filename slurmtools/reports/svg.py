@@ -85,17 +85,15 @@ def failures_over_time(series: dict[str, Any]) -> str:
     return _frame("failures-over-time", title, body, "time", "failures")
 
 
-def mttr_histogram(durations_s: list[float]) -> str:
+def mttr_histogram(histogram: list[dict[str, Any]]) -> str:
+    """HISTOGRAM: the report's mttr.histogram (every repaired incident, counted per bucket in SQL)."""
     title = "Time to repair per failure incident (log scale)"
-    if not durations_s:
+    if not sum(b["count"] for b in histogram):
         return _frame("mttr-distribution", title, _no_data("repaired incidents"), "time out of service", "incidents")
-    edges = [60, 600, 3600, 4 * 3600, 86400, 3 * 86400, 7 * 86400, 30 * 86400, math.inf]
-    labels = ["<1 min", "1-10 min", "10 min-1 h", "1-4 h", "4 h-1 d", "1-3 d", "3-7 d", "7-30 d", ">30 d"]
-    counts = [0] * len(edges)
-    for d in durations_s:
-        counts[next(i for i, e in enumerate(edges) if d < e)] += 1
+    counts = [int(b["count"]) for b in histogram]
+    labels = [str(b["label"]) for b in histogram]
     top = _nice(float(max(counts)))
-    bw = (W - PAD_L - PAD_R) / len(edges)
+    bw = (W - PAD_L - PAD_R) / len(counts)
     body = _y_ticks(top, "{:.0f}")
     for i, n in enumerate(counts):
         h = (H - PAD_T - PAD_B) * n / top
