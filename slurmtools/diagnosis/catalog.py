@@ -18,6 +18,11 @@ def _packaged() -> dict[str, dict[str, Any]]:
     return xids
 
 
+def xids() -> list[int]:
+    """Every XID in the packaged catalog."""
+    return sorted(int(x) for x in _packaged())
+
+
 def lookup(xid: int, overrides: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """Our verdict for an XID: action, category, severity, name. Missing -> investigate."""
     entry = dict(_packaged().get(str(xid)) or {**UNKNOWN, "xid": xid})

@@ -1,0 +1,159 @@
+"""`slurmtools detect`: multi-signal failure detection over Prometheus (docs/detection.md)."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+import click
+
+from slurmtools.cli.common import emit_json, fail, get_config, since_option
+
+
+@click.group("detect")
+def detect_group() -> None:
+    """Flag GPUs, NICs and nodes drifting toward failure, from DCGM and node_exporter metrics in Prometheus."""
+
+
+def _setup(prometheus: str | None) -> tuple[Any, Any, Any]:
+    from slurmtools.detect import prom, scan
+    from slurmtools.timeutil import parse_duration
+
+    cfg = get_config()
+    try:
+        setup = scan.setup_from(cfg)
+        chunk = parse_duration(str(cfg.get("detect.chunk"))).total_seconds()
+    except ValueError as exc:
+        fail(f"[detect]: {exc}")
+    return cfg, setup, prom.Client(prometheus or str(cfg.get("detect.prometheus")), chunk_s=chunk)
+
+
+def _time(value: str, what: str) -> float:
+    if value == "now":
+        return time.time()
+    t = since_option(value)
+    if t is None:
+        fail(f"{what}: no time given")
+    return t.timestamp()
+
+
+def _scan(client: Any, setup: Any, start: float, end: float) -> Any:
+    from slurmtools.detect import prom, scan
+
+    try:
+        return scan.run_scan(client, setup, start, end)
+    except prom.PromError as exc:
+        fail(str(exc), 1)
+
+
+def _record(cfg: Any, res: Any, flags: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    from slurmtools.cli.common import ledger_session, spool_and_flush
+    from slurmtools.controller import exclusions
+    from slurmtools.detect import act
+    from slurmtools.slurm import get_client
+
+    with ledger_session() as s:
+        excluded = {x.node for x in exclusions.active(s, cfg.cluster)}
+    nodes = {k[0] for ev in res.evidence for k in ev.keys}
+    try:
+        slurm = get_client(cfg)
+    except Exception:  # noqa: BLE001 - no Slurm here: soft exclusions still, hard ones recorded only
+        slurm = None
+    events, outcomes = act.events_for(cfg, flags, fleet_nodes=len(nodes), excluded=excluded, slurm=slurm)
+    if events:
+        spool_and_flush(events, quiet=True)
+        with ledger_session() as s:
+            try:
+                exclusions.publish(cfg, s)
+            except OSError as exc:
+                click.echo(f"slurmtools: warning: exclusions not published: {exc}", err=True)
+    return outcomes
+
+
+@detect_group.command("scan")
+@click.option("--prometheus", metavar="URL", help="Prometheus server (default: detect.prometheus).")
+@click.option("--start", required=True, help="Start of the window (2026-11-01T00:00, 7d for 7 days ago, ...).")
+@click.option("--end", default="now", show_default=True, help="End of the window.")
+@click.option("--json", "as_json", is_flag=True, help="A JSON array of flags (the contract: docs/detection.md).")
+@click.option("--record", is_flag=True, help="Record each flag in the ledger and act on it (soft exclusion, "
+                                               "or a drain for a hard signal) through the safety rails.")
+def detect_scan(prometheus: str | None, start: str, end: str, as_json: bool, record: bool) -> None:
+    """Score every device over [START, END] and print the flags raised in it."""
+    from slurmtools.detect import scan
+
+    cfg, setup, client = _setup(prometheus)
+    t0, t1 = _time(start, "--start"), _time(end, "--end")
+    if t1 <= t0:
+        fail(f"--start ({start}) is not before --end ({end})")
+    res = _scan(client, setup, t0, t1)
+    flags = [scan.flag_dict(f, res.grid) for f in res.flags]
+    outcomes = _record(cfg, res, flags) if record else []
+    if as_json:
+        emit_json(flags if not record else [{**f, "acted": o} for f, o in zip(flags, outcomes, strict=True)])
+        return
+    click.echo(f"{len(flags)} flag(s); {res.series} series, {res.queries} queries, {res.seconds:.1f}s"
+               + (f"; no data for {', '.join(res.missing)}" if res.missing else ""))
+    for i, f in enumerate(flags):
+        sigs = ", ".join(s["signal"] for s in f["signals"][:4])
+        act = f"  -> {outcomes[i]['outcome']}" if record else ""
+        click.echo(f"{f['node']:<12} {f['device'] or '-':<10} {f['start']} .. {f['end']}  {f['kind']:<12} "
+                   f"score {f['score']:<6} {'HARD ' if f['hard'] else ''}{sigs}{act}")
+
+
+@detect_group.command("explain")
+@click.argument("node")
+@click.option("--at", "at", default="now", show_default=True, help="The moment to explain.")
+@click.option("--prometheus", metavar="URL", help="Prometheus server (default: detect.prometheus).")
+@click.option("--json", "as_json", is_flag=True)
+def detect_explain(node: str, at: str, prometheus: str | None, as_json: bool) -> None:
+    """Every signal of NODE at one moment: value, peers' median, own baseline, z-scores and evidence."""
+    from slurmtools.detect import scan
+
+    _, setup, client = _setup(prometheus)
+    t = _time(at, "--at")
+    res = _scan(client, setup, t - 3600.0, t)
+    rows = scan.explain(res, node, t)
+    if not rows:
+        fail(f"no series for node {node!r} around {scan.iso(t)}", 1)
+    flags = [scan.flag_dict(f, res.grid) for f in res.flags if f.node == node]
+    if as_json:
+        emit_json({"node": node, "at": scan.iso(t), "signals": rows, "flags": flags})
+        return
+    click.echo(f"{node} at {scan.iso(t)}: {len(flags)} flag(s) in the hour before")
+    click.echo(f"{'signal':<22} {'device':<10} {'value':>12} {'peers':>12} {'own':>12} {'z_peer':>7} {'z_self':>7} "
+               f"{'evid':>6}")
+    for r in rows:
+        click.echo(f"{r['signal']:<22} {r['device'] or '-':<10} {_f(r['value']):>12} {_f(r['peer_median']):>12} "
+                   f"{_f(r['own_baseline']):>12} {_f(r['z_peer']):>7} {_f(r['z_self']):>7} {_f(r['evidence']):>6}")
+
+
+def _f(v: Any) -> str:
+    return "-" if v is None else f"{v:.4g}"
+
+
+@detect_group.command("run")
+@click.option("--prometheus", metavar="URL", help="Prometheus server (default: detect.prometheus).")
+@click.option("--interval", default="5m", show_default=True, help="Evaluate the newest window this often.")
+@click.option("--once", is_flag=True, help="One evaluation, then exit (for cron and tests).")
+def detect_run(prometheus: str | None, interval: str, once: bool) -> None:
+    """A service: every INTERVAL, score the newest window and record and act on new flags (`scan --record`)."""
+    from slurmtools.detect import scan
+    from slurmtools.timeutil import parse_duration
+
+    cfg, setup, client = _setup(prometheus)
+    try:
+        every = parse_duration(interval).total_seconds()
+    except ValueError as exc:
+        fail(str(exc))
+    while True:
+        t1 = time.time()
+        res = _scan(client, setup, t1 - every, t1)
+        flags = [scan.flag_dict(f, res.grid) for f in res.flags]
+        outcomes = _record(cfg, res, flags) if flags else []
+        stamp = datetime.now(UTC).isoformat(timespec="seconds")
+        click.echo(f"{stamp} {len(flags)} flag(s) in {res.seconds:.1f}s"
+                   + "".join(f"; {o['node']} {o['outcome']}" for o in outcomes), err=True)
+        if once:
+            return
+        time.sleep(max(1.0, every - (time.time() - t1)))

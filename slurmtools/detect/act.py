@@ -1,0 +1,70 @@
+"""Acting on flags: each flag is a ledger finding (kind `anomaly`, trust `metrics`, the evidence in its
+details); through the safety rails a flag opens a *soft* exclusion with a TTL (new jobs, resubmissions and the
+job_submit plugin avoid the node; it is not drained), and a hard signal (a fatal XID, a double-bit error, a
+row-remap failure) asks for a drain through `safety.request_drain` like every other drain.
+
+Rails: observe mode records the findings and opens nothing; a node already excluded gets no second
+exclusion; soft exclusions opened by one scan are limited like drains (the circuit breaker's limit over the
+nodes the scan saw), so a broken exporter or a bad threshold cannot push the whole fleet aside."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slurmtools.controller import safety
+from slurmtools.ledger.spool import Event, make_key
+
+
+def finding_event(cfg: Any, flag: dict[str, Any]) -> Event:
+    dev = flag.get("device")
+    what = f"{flag['kind']} on {'GPU ' + dev if dev and dev.isdigit() else dev or 'the node'}"
+    tops = ", ".join(f"{s['signal']}" + (f" z={s['z_self']}" if s.get("z_self") is not None else "")
+                     for s in flag["signals"][:3])
+    data = {"node": flag["node"], "job_id": None, "source": "detect", "kind": "anomaly",
+            "gpu": int(dev) if dev and dev.isdigit() else None, "category": flag["category"],
+            "severity": "error" if flag["hard"] else "warning",
+            "action": "drain_node" if flag["hard"] else "soft_exclude", "trust": "metrics",
+            "message": f"metrics anomaly: {what} (score {flag['score']}; {tops})"[:2000],
+            "details": {"flag": flag}}
+    key = make_key("detect", cfg.cluster, flag["node"], dev, flag["start"])
+    return Event("finding", data, cluster=cfg.cluster, key=key)
+
+
+def events_for(cfg: Any, flags: list[dict[str, Any]], *, fleet_nodes: int, excluded: set[str],
+               slurm: Any = None) -> tuple[list[Event], list[dict[str, Any]]]:
+    """The ledger events for FLAGS and what was done per flag. EXCLUDED: nodes with an active exclusion."""
+    from slurmtools.timeutil import parse_duration
+
+    events: list[Event] = []
+    outcomes: list[dict[str, Any]] = []
+    observe = bool(cfg.get("general.observe"))
+    prefix = cfg.get("general.reason_prefix")
+    ttl = parse_duration(str(cfg.get("detect.soft_ttl"))).total_seconds()
+    limit = safety.breaker_limit(fleet_nodes, cfg.get("safety.max_drain_fraction"), cfg.get("safety.min_drain_nodes"))
+    opened: set[str] = set()
+    for flag in flags:
+        ev = finding_event(cfg, flag)
+        events.append(ev)
+        node = flag["node"]
+        cause = f"anomaly {flag['kind']} {flag.get('device') or ''} (metrics, score {flag['score']})"
+        evidence = {"finding_key": ev.key, "flag_start": flag["start"]}
+        if flag["hard"] and cfg.get("detect.drain_on_hard") and slurm is not None:
+            decision, evs = safety.request_drain(node, flag["category"], cause, job_id=None, actor="detect",
+                                                 cfg=cfg, slurm=slurm, evidence=evidence)
+            events.extend(evs)
+            outcomes.append({"node": node, "device": flag.get("device"), "action": "drain",
+                             "outcome": decision.outcome})
+            continue
+        if observe:
+            outcome = "observe"
+        elif node in excluded or node in opened:
+            outcome = "already_excluded"
+        elif len(opened) >= limit:
+            outcome = "breaker_open"
+        else:
+            events.append(safety.exclusion_event(cfg, node, "soft", safety.make_reason(prefix, flag["category"], cause),
+                                                 "detect", ttl_s=ttl, evidence=evidence))
+            opened.add(node)
+            outcome = "soft_excluded"
+        outcomes.append({"node": node, "device": flag.get("device"), "action": "soft_exclude", "outcome": outcome})
+    return events, outcomes

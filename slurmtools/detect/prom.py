@@ -1,0 +1,113 @@
+"""Reading Prometheus: range queries over its HTTP API (`/api/v1/query_range`), split into chunks of time so
+that a week of a large cluster never asks for one huge response, merged back per series.
+
+Only the standard library (urllib, json); numpy arrays out. Errors are `PromError` with the URL and what the
+server said, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import math
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+#: Prometheus refuses a range query of more than 11,000 points per series.
+MAX_POINTS = 11_000
+
+
+class PromError(RuntimeError):
+    """Prometheus could not be read (unreachable, bad query, bad answer)."""
+
+
+@dataclass
+class Series:
+    labels: dict[str, str]
+    values: np.ndarray            # on the grid: NaN where Prometheus had no sample
+
+
+@dataclass
+class Grid:
+    start: float                  # epoch seconds, first sample
+    step: float
+    n: int
+
+    @property
+    def times(self) -> np.ndarray:
+        return self.start + self.step * np.arange(self.n)
+
+    def index(self, t: float) -> int:
+        return round((t - self.start) / self.step)
+
+
+@dataclass
+class Client:
+    url: str
+    timeout: float = 30.0
+    chunk_s: float = 6 * 3600.0
+    queries: int = field(default=0, init=False)
+
+    def _get(self, path: str, params: dict[str, Any]) -> Any:
+        full = f"{self.url.rstrip('/')}{path}?{urllib.parse.urlencode(params)}"
+        self.queries += 1
+        try:
+            with urllib.request.urlopen(full, timeout=self.timeout) as resp:
+                body = json.loads(resp.read())
+        except urllib.error.HTTPError as exc:
+            try:
+                detail = json.loads(exc.read()).get("error", "")
+            except (ValueError, OSError):
+                detail = ""
+            raise PromError(f"{self.url}: HTTP {exc.code} for {params.get('query', path)!r}: {detail}") from None
+        except (urllib.error.URLError, OSError, TimeoutError) as exc:
+            raise PromError(f"{self.url}: cannot reach Prometheus: {getattr(exc, 'reason', exc)}") from None
+        except ValueError:
+            raise PromError(f"{self.url}: the answer to {path} is not JSON") from None
+        if not isinstance(body, dict) or body.get("status") != "success":
+            raise PromError(f"{self.url}: {path} failed: {body.get('error') if isinstance(body, dict) else body}")
+        return body.get("data")
+
+    def range(self, query: str, grid: Grid) -> list[Series]:
+        """QUERY evaluated at every point of GRID, in chunks of `chunk_s`. One Series per label set."""
+        per_chunk = max(1, min(MAX_POINTS - 1, int(self.chunk_s // grid.step)))
+        out: dict[tuple[tuple[str, str], ...], Series] = {}
+        for first in range(0, grid.n, per_chunk):
+            last = min(grid.n, first + per_chunk) - 1
+            data = self._get("/api/v1/query_range", {
+                "query": query, "start": f"{grid.start + first * grid.step:.3f}",
+                "end": f"{grid.start + last * grid.step:.3f}", "step": f"{grid.step:g}"})
+            if not isinstance(data, dict) or data.get("resultType") != "matrix":
+                raise PromError(f"{self.url}: {query!r} did not give a range vector")
+            for item in data.get("result") or []:
+                labels = {str(k): str(v) for k, v in (item.get("metric") or {}).items()}
+                key = tuple(sorted(labels.items()))
+                s = out.get(key)
+                if s is None:
+                    s = out[key] = Series(labels, np.full(grid.n, np.nan))
+                for t, v in item.get("values") or []:
+                    i = grid.index(float(t))
+                    if 0 <= i < grid.n:
+                        try:
+                            s.values[i] = float(v)
+                        except ValueError:
+                            continue
+        for s in out.values():
+            s.values[~np.isfinite(s.values)] = np.nan
+        return list(out.values())
+
+    def names(self, selector: str, start: float, end: float) -> list[str]:
+        """Metric names matching SELECTOR (the generic mode's series list)."""
+        data = self._get("/api/v1/series", {"match[]": selector, "start": f"{start:.3f}", "end": f"{end:.3f}"})
+        return sorted({str(d.get("__name__")) for d in data or [] if d.get("__name__")})
+
+
+def grid_for(start: float, end: float, step: float) -> Grid:
+    if not (math.isfinite(start) and math.isfinite(end)) or end <= start:
+        raise PromError(f"empty time range: start {start} is not before end {end}")
+    if step <= 0:
+        raise PromError(f"step must be positive, got {step}")
+    return Grid(start, step, int((end - start) // step) + 1)
