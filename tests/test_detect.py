@@ -210,7 +210,7 @@ def test_flags_become_findings_and_soft_exclusions_within_the_breaker() -> None:
     events, outcomes = act.events_for(_Cfg(), flags, fleet_nodes=16, excluded={"n1"})
     findings = [e for e in events if e.type == "finding"]
     assert len(findings) == 5 and {e.data["kind"] for e in findings} == {"anomaly"}
-    assert {e.data["trust"] for e in findings} == {"metrics"} and findings[0].data["gpu"] == 3
+    assert {e.data["trust"] for e in findings} == {"metrics"} and findings[0].data["gpu"] == "3"
     soft = [e for e in events if e.type == "exclusion"]
     # n1 already excluded; the breaker allows max(2, 10 % of 16) = 2 at once
     assert [e.data["node"] for e in soft] == ["n0", "n2"] and {e.data["scope"] for e in soft} == {"soft"}

@@ -21,7 +21,7 @@ def finding_event(cfg: Any, flag: dict[str, Any]) -> Event:
     tops = ", ".join(f"{s['signal']}" + (f" z={s['z_self']}" if s.get("z_self") is not None else "")
                      for s in flag["signals"][:3])
     data = {"node": flag["node"], "job_id": None, "source": "detect", "kind": "anomaly",
-            "gpu": int(dev) if dev and dev.isdigit() else None, "category": flag["category"],
+            "gpu": dev if dev and dev.isdigit() else None, "category": flag["category"],
             "severity": "error" if flag["hard"] else "warning",
             "action": "drain_node" if flag["hard"] else "soft_exclude", "trust": "metrics",
             "message": f"metrics anomaly: {what} (score {flag['score']}; {tops})"[:2000],
