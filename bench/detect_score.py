@@ -27,10 +27,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-import scenarios  # noqa: E402
+import scenarios
 
-from slurmtools import config  # noqa: E402
-from slurmtools.detect import prom, scan  # noqa: E402
+from slurmtools import config
+from slurmtools.detect import prom, scan
 
 GRACE = 600.0
 
@@ -64,7 +64,8 @@ def score(flags: list[dict[str, Any]], labels: dict[str, Any], t0: float, t1: fl
         conf.append({"kind": c["kind"], "flags": len(on)})
     node_days = labels["nodes"] * (t1 - t0) / 86400
     return {"seed": labels["seed"], "failures": found, "false_positives": len(fps),
-            "fp_per_node_day": round(len(fps) / node_days, 4), "fp_per_day_cluster": round(len(fps) / ((t1 - t0) / 86400), 3),
+            "fp_per_node_day": round(len(fps) / node_days, 4),
+            "fp_per_day_cluster": round(len(fps) / ((t1 - t0) / 86400), 3),
             "confounders": conf, "fp_flags": fps}
 
 

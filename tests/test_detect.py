@@ -8,7 +8,7 @@ import json
 import threading
 import urllib.parse
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
@@ -126,9 +126,9 @@ def test_signal_definitions_are_checked() -> None:
 # --- the Prometheus client against a real HTTP server speaking the API
 
 class _Prom(http.server.BaseHTTPRequestHandler):
-    calls: list[dict[str, str]] = []
+    calls: ClassVar[list[dict[str, str]]] = []
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         url = urllib.parse.urlparse(self.path)
         q = {k: v[0] for k, v in urllib.parse.parse_qs(url.query).items()}
         _Prom.calls.append(q)

@@ -19,7 +19,7 @@ from slurmtools.lab import Lab
 from slurmtools.slurm import CliSlurm
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import scenarios  # noqa: E402
+import scenarios
 
 SEED = 5     # deterministic: the runaway on n1 GPU 0 starts 10.9 h in, the GPU fails at 12.8 h
 
