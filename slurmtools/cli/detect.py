@@ -29,12 +29,9 @@ def _setup(prometheus: str | None) -> tuple[Any, Any, Any]:
     return cfg, setup, prom.Client(prometheus or str(cfg.get("detect.prometheus")), chunk_s=chunk)
 
 
-def _time(value: str, what: str) -> float:
-    if value == "now":
-        return time.time()
+def _time(value: str) -> float:
     t = since_option(value)
-    if t is None:
-        fail(f"{what}: no time given")
+    assert t is not None      # click always gives a value (required, or a default)
     return t.timestamp()
 
 
@@ -83,7 +80,7 @@ def detect_scan(prometheus: str | None, start: str, end: str, as_json: bool, rec
     from slurmtools.detect import scan
 
     cfg, setup, client = _setup(prometheus)
-    t0, t1 = _time(start, "--start"), _time(end, "--end")
+    t0, t1 = _time(start), _time(end)
     if t1 <= t0:
         fail(f"--start ({start}) is not before --end ({end})")
     res = _scan(client, setup, t0, t1)
@@ -111,7 +108,7 @@ def detect_explain(node: str, at: str, prometheus: str | None, as_json: bool) ->
     from slurmtools.detect import scan
 
     _, setup, client = _setup(prometheus)
-    t = _time(at, "--at")
+    t = _time(at)
     res = _scan(client, setup, t - 3600.0, t)
     rows = scan.explain(res, node, t)
     if not rows:

@@ -159,7 +159,8 @@ def _states(client: prom.Client, setup: Setup,
 
 def settled(busy: np.ndarray, unknown: np.ndarray, settle: int) -> np.ndarray:
     """1 busy, 0 idle, NaN unknown: during the first SETTLE samples after a change of state (temperatures and
-    power follow a job's start or stop over minutes) and where utilisation is missing."""
+    power follow a job's start or stop over minutes) and where utilisation is missing. score.evaluate skips
+    unknown samples for busy-only signals and scores the others with the busy."""
     out = busy.astype(float)
     out[unknown] = np.nan
     if settle > 0 and out.size:

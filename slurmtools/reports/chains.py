@@ -40,7 +40,6 @@ def _attempts(sql: Sql, scope: Scope) -> str:
 def prepare(sql: Sql, scope: Scope, params: dict[str, Any]) -> None:
     """Create the temporary tables st_chain_attempts (every measured attempt of every chain in the window) and
     st_chains (one row per chain that is over, with its buckets), read by goodput, retries and the timeline."""
-    sql.conn.exec_driver_sql("DROP TABLE IF EXISTS st_chains")
     sql.temp("st_chain_attempts", _attempts(sql, scope), params)
     sql.temp("st_chains", f"""
                 SELECT p.*, last_end - first_submit AS wall,

@@ -29,7 +29,7 @@ def st(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def hm(t: float) -> str:
-    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M")
+    return datetime.fromtimestamp(t, UTC).strftime("%Y-%m-%dT%H:%M+00:00")   # a time without a zone is local
 
 
 @pytest.fixture(scope="module")
