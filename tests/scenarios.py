@@ -303,8 +303,11 @@ def _add_counter(series: np.ndarray, a: int, z: int, per_min: np.ndarray, rng: n
     series[z:] += inc.sum()
 
 
-def write_openmetrics(c: Cluster, m: dict[str, dict[tuple[str, str], np.ndarray]], path: Path) -> int:
-    """One OpenMetrics file for `promtool tsdb create-blocks-from openmetrics`. Returns the samples written."""
+def write_openmetrics(c: Cluster, m: dict[str, dict[tuple[str, str], np.ndarray]], path: Path,
+                      span: tuple[int, int] | None = None) -> int:
+    """One OpenMetrics file for `promtool tsdb create-blocks-from openmetrics` (only samples SPAN[0]:SPAN[1]
+    when given: a week is loaded a day at a time). Returns the samples written."""
+    a, z = span or (0, c.n)
     ts = c.start + STEP * np.arange(c.n)
     stamps = [f"{x:.0f}" for x in ts]
     n = 0
@@ -315,8 +318,8 @@ def write_openmetrics(c: Cluster, m: dict[str, dict[tuple[str, str], np.ndarray]
             fh.write(f"# TYPE {family} {'counter' if name.endswith('_total') else 'gauge'}\n")
             for (node, dev), values in series.items():
                 lab = _labels(c, name, node, dev)
-                for i, v in enumerate(values):
-                    if np.isnan(v):
+                for i, v in enumerate(values[a:z].tolist(), start=a):
+                    if v != v:                                  # NaN: no sample
                         continue
                     fh.write(f"{name}{{{lab}}} {v:.6g} {stamps[i]}\n" if not counter
                              else f"{name}{{{lab}}} {int(v)} {stamps[i]}\n")

@@ -503,6 +503,29 @@ def test_an_attempt_that_saves_and_exits_in_its_grace_is_still_moved(world: dict
     assert world["slurm"].actions()[0] == ("requeue", 7, True)
 
 
+@pytest.mark.parametrize("on", [True, False])
+def test_a_job_on_a_node_detect_flagged_is_evacuated_before_the_failure(world: dict[str, Any], on: bool) -> None:
+    from slurmtools.controller import safety
+
+    wrapped_job(world, checkpoint={"signal": "USR1", "grace": 0})
+    wrapped_job(world, job_id=8, nodes=("n2",), checkpoint={"signal": "USR1", "grace": 0})
+    world["cfg"].data["detect"]["evacuate"] = on
+    ev = safety.exclusion_event(world["cfg"], "n1", "soft", "slurmtools: hardware: anomaly thermal 3 (metrics)",
+                                "detect", ttl_s=3600)
+    api.store_now([ev], world["cfg"])
+    admin = safety.exclusion_event(world["cfg"], "n2", "soft", "admin: watch it", "admin:root", ttl_s=3600)
+    api.store_now([admin], world["cfg"])         # an admin's soft exclusion moves nobody
+    first = controller(world).once()["evacuations"]
+    if not on:
+        assert first == [] and not [c for c in world["slurm"].calls if c[0] == "signal"]
+        return
+    assert [(e["job_id"], e["status"]) for e in first] == [(7, "evacuating")]
+    controller(world).once()
+    assert world["slurm"].actions()[:2] == [("requeue", 7, True), ("update", 7, ("n1", "n2"), "now")]
+    (d,) = decisions(world)
+    assert "flagged by detect" in d.reason and d.classification == "evacuation"
+
+
 @pytest.mark.parametrize("case", ["no checkpoint signal", "admin's own drain", "evacuate off", "idle drained"])
 def test_jobs_left_alone(world: dict[str, Any], case: str) -> None:
     wrapped_job(world, checkpoint=None if case == "no checkpoint signal" else {"signal": "USR1", "grace": 0})

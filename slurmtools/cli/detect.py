@@ -86,11 +86,17 @@ def detect_scan(prometheus: str | None, start: str, end: str, as_json: bool, rec
     res = _scan(client, setup, t0, t1)
     flags = [scan.flag_dict(f, res.grid) for f in res.flags]
     outcomes = _record(cfg, res, flags) if record else []
+    fleet = [scan.fleet_dict(e, res.grid) for e in res.fleet]
     if as_json:
         emit_json(flags if not record else [{**f, "acted": o} for f, o in zip(flags, outcomes, strict=True)])
+        if fleet:
+            click.echo(f"slurmtools: {len(fleet)} fleet event(s) (not flagged): "
+                       + "; ".join(_fleet_line(e) for e in fleet), err=True)
         return
     click.echo(f"{len(flags)} flag(s); {res.series} series, {res.queries} queries, {res.seconds:.1f}s"
                + (f"; no data for {', '.join(res.missing)}" if res.missing else ""))
+    for e in fleet:
+        click.echo(f"fleet event (not flagged): {_fleet_line(e)}")
     for i, f in enumerate(flags):
         sigs = ", ".join(s["signal"] for s in f["signals"][:4])
         act = f"  -> {outcomes[i]['outcome']}" if record else ""
@@ -125,6 +131,10 @@ def detect_explain(node: str, at: str, prometheus: str | None, as_json: bool) ->
                    f"{_f(r['own_baseline']):>12} {_f(r['z_peer']):>7} {_f(r['z_self']):>7} {_f(r['evidence']):>6}")
 
 
+def _fleet_line(e: dict[str, Any]) -> str:
+    return f"{e['kind']} on {len(e['nodes'])} nodes ({', '.join(e['nodes'][:8])}) {e['start']} .. {e['end']}"
+
+
 def _f(v: Any) -> str:
     return "-" if v is None else f"{v:.4g}"
 
@@ -143,10 +153,14 @@ def detect_run(prometheus: str | None, interval: str, once: bool) -> None:
         every = parse_duration(interval).total_seconds()
     except ValueError as exc:
         fail(str(exc))
+    together = setup.params.together_s
     while True:
         t1 = time.time()
-        res = _scan(client, setup, t1 - every, t1)
-        flags = [scan.flag_dict(f, res.grid) for f in res.flags]
+        # A flag is acted on once `together` has passed since it began (so it is known whether it is part of a
+        # node-level or fleet event), a hard one at once; the ledger's keys make a flag seen twice one finding.
+        res = _scan(client, setup, t1 - every - together, t1)
+        ready = [f for f in res.flags if f.hard or res.grid.times[f.start_i] <= t1 - together]
+        flags = [scan.flag_dict(f, res.grid) for f in ready]
         outcomes = _record(cfg, res, flags) if flags else []
         stamp = datetime.now(UTC).isoformat(timespec="seconds")
         click.echo(f"{stamp} {len(flags)} flag(s) in {res.seconds:.1f}s"

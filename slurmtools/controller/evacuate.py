@@ -1,6 +1,7 @@
 """Evacuation: a job that asked for an emergency checkpoint (`slurmtools sbatch --checkpoint-signal`) and runs
-on a node we are draining gets its signal, its grace, then the usual requeue away from the node. Recorded
-before the signal; does not spend the retry budget."""
+on a node we are draining, or on a node `slurmtools detect` flagged (a soft exclusion of source `detect`, with
+`detect.evacuate` on), gets its signal, its grace, then the usual requeue away from the node. Recorded before
+the signal; does not spend the retry budget."""
 
 from __future__ import annotations
 
@@ -37,6 +38,10 @@ class Evacuating(Acting):
                 out.append(self._evacuation_step(s, d))
             prefix = str(self.cfg.get("general.reason_prefix"))
             draining = {n.name: n.reason for n in safety.drained_by_us(self.slurm.nodes(), prefix) if n.draining}
+            if self.cfg.get("detect.evacuate"):      # a metrics flag: checkpoint before the failure, not after
+                for x in exclusions.active(s, self.cluster):
+                    if x.scope == "soft" and "detect" in str(x.source).split("+"):
+                        draining.setdefault(x.node, f"flagged by detect: {x.reason}")
             if not draining:
                 return out
             for job in list(self._all_jobs(fresh=True).values()):

@@ -88,13 +88,7 @@ class Client:
                 s = out.get(key)
                 if s is None:
                     s = out[key] = Series(labels, np.full(grid.n, np.nan))
-                for t, v in item.get("values") or []:
-                    i = grid.index(float(t))
-                    if 0 <= i < grid.n:
-                        try:
-                            s.values[i] = float(v)
-                        except ValueError:
-                            continue
+                _put(s.values, item.get("values") or [], grid)
         for s in out.values():
             s.values[~np.isfinite(s.values)] = np.nan
         return list(out.values())
@@ -103,6 +97,28 @@ class Client:
         """Metric names matching SELECTOR (the generic mode's series list)."""
         data = self._get("/api/v1/series", {"match[]": selector, "start": f"{start:.3f}", "end": f"{end:.3f}"})
         return sorted({str(d.get("__name__")) for d in data or [] if d.get("__name__")})
+
+
+def _put(into: np.ndarray, pairs: list[Any], grid: Grid) -> None:
+    """[[t, "value"], ...] (Prometheus's matrix values) onto the grid, vectorised; a malformed pair is skipped."""
+    if not pairs:
+        return
+    try:
+        ts = np.fromiter((p[0] for p in pairs), dtype=float, count=len(pairs))
+        vs = np.array([p[1] for p in pairs], dtype=float)
+    except (TypeError, ValueError, IndexError):
+        ok = []
+        for p in pairs:
+            try:
+                ok.append((float(p[0]), float(p[1])))
+            except (TypeError, ValueError, IndexError):
+                continue
+        if not ok:
+            return
+        ts, vs = np.array(ok, dtype=float).T
+    idx = np.rint((ts - grid.start) / grid.step).astype(np.int64)
+    inside = (idx >= 0) & (idx < grid.n)
+    into[idx[inside]] = vs[inside]
 
 
 def grid_for(start: float, end: float, step: float) -> Grid:

@@ -6,6 +6,7 @@ into ledger findings (kind `anomaly`, trust `metrics`) and soft exclusions throu
 
 from __future__ import annotations
 
+import math
 import time
 import tomllib
 from dataclasses import dataclass, field
@@ -16,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from slurmtools import timeutil
-from slurmtools.detect import prom, score
-from slurmtools.detect.score import Evidence, Flag, Params, Signal
+from slurmtools.detect import group, prom, score
+from slurmtools.detect.score import SETTLING, Evidence, Flag, Params, Signal
 
 
 @dataclass
@@ -61,7 +62,9 @@ def setup_from(cfg: Any) -> Setup:
                cooldown_s=parse_duration(str(d["cooldown"])), peer_z=float(d["peer_z"]),
                min_peers=int(d["min_peers"]), baseline_s=parse_duration(str(d["baseline"])),
                gap_s=parse_duration(str(d["baseline_gap"])),
-               min_history=int(d["min_history"]), step_s=parse_duration(str(d["step"])), hard_xids=hard)
+               min_history=int(d["min_history"]), step_s=parse_duration(str(d["step"])),
+               node_devices=int(d["node_devices"]), fleet_nodes=int(d["fleet_nodes"]),
+               together_s=parse_duration(str(d["together"])), hard_xids=hard)
     return Setup(signals, p, node_labels=list(d["node_labels"]), gpu_labels=list(d["gpu_labels"]),
                  port_labels=list(d["port_labels"]), peer_labels=list(d["peer_labels"]),
                  busy_query=str(d["busy_query"]), busy_threshold=float(d["busy_threshold"]),
@@ -96,13 +99,17 @@ class Result:
     queries: int
     seconds: float
     missing: list[str]
+    fleet: list[group.FleetEvent] = field(default_factory=list)
 
 
 def run_scan(client: prom.Client, setup: Setup, start: float, end: float) -> Result:
     t0 = time.monotonic()
     p = setup.params
-    grid = prom.grid_for(start - p.baseline_s - p.gap_s, end, p.step_s)
-    first = grid.index(start)
+    # The grid starts on a multiple of block x step: the same moment is the same sample, and the own baselines
+    # the same blocks, in every run (a flag keeps its start, so `detect run` records it once).
+    align = p.step_s * p.block
+    grid = prom.grid_for(math.floor((start - p.baseline_s - p.gap_s) / align) * align, end, p.step_s)
+    first = max(0, math.ceil((start - grid.start) / p.step_s))
     gpu_state, node_state = _states(client, setup, grid)
     evs: list[Evidence] = []
     missing: list[str] = []
@@ -129,13 +136,16 @@ def run_scan(client: prom.Client, setup: Setup, start: float, end: float) -> Res
         W = np.vstack([gpu_state.get(k, node_state.get(k[0], np.full(grid.n, np.nan))) if sig.level == "gpu"
                        else node_state.get(k[0], np.full(grid.n, np.nan)) for k in keys])
         evs.append(score.evaluate(sig, keys, X, W, [groups[k] for k in keys], p))
-    found = score.flags(evs, p, first)
-    return Result(grid, first, evs, found, n_series, client.queries, time.monotonic() - t0, missing)
+    found, fleet = group.apply(score.flags(evs, p, first), p.node_devices, p.fleet_nodes,
+                               int(p.together_s // p.step_s))
+    return Result(grid, first, evs, found, n_series, client.queries, time.monotonic() - t0, missing, fleet)
 
 
 def _states(client: prom.Client, setup: Setup,
             grid: prom.Grid) -> tuple[dict[tuple[str, str | None], np.ndarray], dict[str, np.ndarray]]:
-    """Busy (1) or idle (0) per GPU and per node (most of its GPUs busy); NaN where utilisation is unknown."""
+    """Busy (1) or idle (0) per GPU and per node (most of its GPUs busy); NaN where utilisation is unknown;
+    score.SETTLING for the first `settle` samples after a GPU's change of state (a node: while any of its GPUs
+    settles)."""
     if not setup.busy_query:
         return {}, {}
     gpus: dict[tuple[str, str | None], np.ndarray] = {}
@@ -152,21 +162,31 @@ def _states(client: prom.Client, setup: Setup,
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        per_node = {n: np.where(np.all(np.isnan(np.vstack(v)), axis=0), np.nan,
-                                (np.nanmean(np.vstack(v), axis=0) >= 0.5).astype(float)) for n, v in nodes.items()}
+        per_node = {}
+        for n, rows in nodes.items():
+            M = np.vstack(rows)
+            moving = np.any(M == SETTLING, axis=0)
+            M = np.where(M == SETTLING, np.nan, M)
+            state = np.where(np.all(np.isnan(M), axis=0), np.nan, (np.nanmean(M, axis=0) >= 0.5).astype(float))
+            per_node[n] = np.where(moving, SETTLING, state)
     return gpus, per_node
 
 
 def settled(busy: np.ndarray, unknown: np.ndarray, settle: int) -> np.ndarray:
-    """1 busy, 0 idle, NaN unknown: during the first SETTLE samples after a change of state (temperatures and
-    power follow a job's start or stop over minutes) and where utilisation is missing. score.evaluate skips
-    unknown samples for busy-only signals and scores the others with the busy."""
+    """1 busy, 0 idle, NaN unknown (utilisation missing), score.SETTLING during the first SETTLE samples after a
+    change between busy and idle or after a gap in the utilisation (temperatures, power and host memory follow
+    a job's start or stop over minutes, each device at its own pace; a gap may hide a start or stop).
+    score.evaluate leaves settling samples out of everything (the device is not scored, nor a peer, nor its own
+    baseline); it skips unknown samples for busy-only signals and scores the others with the busy."""
     out = busy.astype(float)
     out[unknown] = np.nan
     if settle > 0 and out.size:
-        change = np.flatnonzero(np.diff(np.nan_to_num(out, nan=-1.0)) != 0) + 1
-        for i in change:
-            out[i:i + settle] = np.nan
+        was = np.concatenate([[np.nan], out[:-1]])
+        # a change of state, or the first sample after a gap (what happened in the gap is not known)
+        gap = np.isnan(was)
+        start = ~unknown & ((~gap & (was != out)) | (gap & (np.arange(out.size) > 0)))
+        for i in np.flatnonzero(start):
+            out[i:i + settle] = SETTLING
         out[unknown] = np.nan
     return out
 
@@ -195,9 +215,15 @@ def flag_dict(f: Flag, grid: prom.Grid) -> dict[str, Any]:
     at = grid.times
     return {"node": f.node, "device": f.device, "start": iso(at[f.start_i]), "end": iso(at[f.end_i]),
             "score": f.score, "kind": f.kind, "category": f.category, "hard": f.hard,
-            "evidence_since": iso(at[f.first_evidence_i]),
+            "evidence_since": iso(at[f.first_evidence_i]), **({"devices": f.devices} if f.devices else {}),
             "signals": [{**{k: v for k, v in s.items() if k != "at_i"}, "at": iso(at[s["at_i"]])}
                         for s in f.signals]}
+
+
+def fleet_dict(e: group.FleetEvent, grid: prom.Grid) -> dict[str, Any]:
+    at = grid.times
+    return {"kind": e.kind, "start": iso(at[e.start_i]), "end": iso(at[e.end_i]), "nodes": e.nodes,
+            "flags": e.flags, "devices": e.devices}
 
 
 def explain(res: Result, node: str, at: float) -> list[dict[str, Any]]:

@@ -2,8 +2,9 @@
 per device, flags with persistence, hysteresis and a cooldown, and hard signals that flag at once.
 
 For one signal, X[s, t] is series s (a GPU, a port, a node) at grid time t, and W[s, t] its workload state
-(1 busy, 0 idle, NaN unknown). Then, with every median taken over the devices of the same peer group in the
-same workload state at the same moment, and robust scale = max(1.4826 x MAD, floor, rel_floor x |median|):
+(1 busy, 0 idle, NaN unknown, SETTLING just after a change: left out of everything). Then, with every median
+taken over the devices of the same peer group in the same workload state at the same moment, and robust
+scale = max(1.4826 x MAD, floor, rel_floor x |median|):
 
 * residual   R = X - peer median                  (a fleet-wide job start or stop moves the median, not R)
 * z_peer     = R / peer scale                      (how far the device stands out now)
@@ -22,7 +23,6 @@ goes on), and a new one on the same device within `cooldown` of the last one's e
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +31,7 @@ import numpy as np
 MAD_K = 1.4826
 EVIDENCE_CAP = 50.0
 HARD_SCORE = 100.0
+SETTLING = 2.0                         # workload state: just changed between busy and idle, not comparable yet
 
 
 @dataclass
@@ -47,6 +48,7 @@ class Signal:
     busy_only: bool = False            # only evaluated while the device is busy (clocks, power)
     hard: str = ""                     # "", increase, nonzero, xid
     bits: int = 0                      # a bitmask: the value becomes 1 when any of these bits is set
+    smooth: float = 0.0                # seconds: score the trailing mean over this long (intermittent signals)
     unit: str = ""
 
     @classmethod
@@ -55,6 +57,14 @@ class Signal:
         unknown = set(d) - known
         if unknown:
             raise ValueError(f"signal {d.get('name', '?')!r}: unknown key(s) {', '.join(sorted(unknown))}")
+        d = dict(d)
+        if isinstance(d.get("smooth"), str):
+            from slurmtools import timeutil
+
+            try:
+                d["smooth"] = timeutil.parse_duration(d["smooth"]).total_seconds()
+            except ValueError as exc:
+                raise ValueError(f"signal {d.get('name', '?')!r}: smooth: {exc}") from None
         sig = cls(**d)
         if sig.direction not in {"up", "down", "both"}:
             raise ValueError(f"signal {sig.name!r}: direction must be up, down or both")
@@ -83,6 +93,9 @@ class Params:
     min_history: int = 30
     block: int = 15                    # the own baseline is recomputed every `block` samples
     step_s: float = 60.0
+    node_devices: int = 4              # this many devices of one node flagging one kind together: one node flag
+    fleet_nodes: int = 3               # the same kind starting together on this many nodes: a fleet event
+    together_s: float = 600.0          # "together": flag starts within this long of the first
     hard_xids: frozenset[int] = frozenset()
 
 
@@ -112,15 +125,28 @@ class Flag:
     hard: bool
     first_evidence_i: int
     signals: list[dict[str, Any]] = field(default_factory=list)
+    devices: list[str] = field(default_factory=list)      # a node-level flag made of several devices' flags
+
+
+def _nanmedian(M: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
+    """Median and count of the non-NaN values along AXIS (NaN where there are none). One sort: numpy sorts NaN
+    last, so the median sits at the middle of each slice's first `count` values (np.nanmedian's masked-array
+    path is ~10x slower on the detector's shapes)."""
+    srt = np.sort(M, axis=axis)
+    cnt = np.sum(~np.isnan(M), axis=axis)
+    lo = np.expand_dims(np.maximum((cnt - 1) // 2, 0), axis)
+    hi = np.expand_dims(np.maximum(cnt // 2, 0), axis)
+    with np.errstate(invalid="ignore"):
+        med = (np.take_along_axis(srt, lo, axis) + np.take_along_axis(srt, hi, axis)) / 2
+    out: np.ndarray = np.where(cnt > 0, np.squeeze(med, axis), np.nan)
+    return out, cnt
 
 
 def _robust(M: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Median, MAD and count of non-NaN values along AXIS (all-NaN slices give NaN, quietly)."""
-    cnt = np.sum(~np.isnan(M), axis=axis)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)     # an all-NaN slice: NaN, which is what we want
-        med = np.nanmedian(M, axis=axis)
-        mad = np.nanmedian(np.abs(M - np.expand_dims(med, axis)), axis=axis)
+    """Median, MAD and count of non-NaN values along AXIS (all-NaN slices give NaN)."""
+    med, cnt = _nanmedian(M, axis)
+    with np.errstate(invalid="ignore"):
+        mad, _ = _nanmedian(np.abs(M - np.expand_dims(med, axis)), axis)
     return med, mad, cnt
 
 
@@ -138,11 +164,14 @@ def evaluate(sig: Signal, keys: list[tuple[str, str | None]], X: np.ndarray, sta
         raw = np.nan_to_num(X, nan=0).astype(np.int64)
         X = np.where(np.isnan(X), np.nan, ((raw & sig.bits) != 0).astype(float))
     S, T = X.shape
+    if sig.smooth > p.step_s:
+        X = _trailing_mean(X, round(sig.smooth / p.step_s))
     hard = np.zeros((S, T), dtype=bool)
     if sig.hard:
         hard = _hard(sig, X, p)
         zero = np.zeros((S, T))
         return Evidence(sig, keys, X, zero, zero, zero, zero, zero, hard)
+    X[state == SETTLING] = np.nan
     if sig.busy_only:
         X[state != 1] = np.nan
     st = np.where(np.isnan(state), 1.0, state)        # unknown workload state: one group with the busy
@@ -175,10 +204,23 @@ def evaluate(sig: Signal, keys: list[tuple[str, str | None]], X: np.ndarray, sta
     return Evidence(sig, keys, X, pm, sm, zp, zs, ev, hard)
 
 
+def _trailing_mean(X: np.ndarray, k: int) -> np.ndarray:
+    """The mean of each row's last K samples (NaN left out; NaN where all K are)."""
+    ok = ~np.isnan(X)
+    c = np.cumsum(np.where(ok, X, 0.0), axis=1)
+    n = np.cumsum(ok, axis=1)
+    c[:, k:] = c[:, k:] - c[:, :-k]
+    n[:, k:] = n[:, k:] - n[:, :-k]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out: np.ndarray = np.where(n > 0, c / np.maximum(n, 1), np.nan)
+    return out
+
+
 def _own_baseline(R: np.ndarray, st: np.ndarray, pm: np.ndarray, sig: Signal,
                   p: Params) -> tuple[np.ndarray, np.ndarray]:
     """Each series' median and robust scale of its own residual over the `baseline` before each block of
-    samples, in the same workload state; NaN where it has fewer than `min_history` such samples."""
+    samples, in the same workload state; NaN where it has fewer than `min_history` such samples (the first
+    `baseline_gap` + `min_history` of a series' data: 1.5 h by default)."""
     S, T = R.shape
     W = max(int(p.baseline_s / p.step_s), p.min_history)
     sm = np.full((S, T), np.nan)
@@ -233,20 +275,25 @@ def flags(evs: list[Evidence], p: Params, first: int = 0) -> list[Flag]:
         sq = np.zeros(T)
         hard = np.zeros(T, dtype=bool)
         apart = np.zeros(T, dtype=bool)      # standing far out from its peers (keeps a raised flag up)
+        seen = np.zeros(T, dtype=bool)       # some scored signal has a value (else the flag neither rises nor clears)
         for ev, i in parts:
             sq += ev.evidence[i] ** 2
+            if not ev.signal.hard:
+                seen |= ~np.isnan(ev.values[i])
             hard |= ev.hard[i]
             zp = np.nan_to_num(ev.z_peer[i], nan=0.0)
             d = ev.signal.direction
             apart |= (zp >= p.threshold) if d == "up" else (-zp >= p.threshold) if d == "down" \
                 else (np.abs(zp) >= p.threshold)
         score = np.sqrt(sq)
-        out.extend(_device_flags(key, parts, score, hard, apart, p, first))
+        out.extend(_device_flags(key, parts, score, hard, apart, ~seen, p, first))
     return out
 
 
 def _device_flags(key: tuple[str, str | None], parts: list[tuple[Evidence, int]], score: np.ndarray,
-                  hard: np.ndarray, apart: np.ndarray, p: Params, first: int) -> list[Flag]:
+                  hard: np.ndarray, apart: np.ndarray, blind: np.ndarray, p: Params, first: int) -> list[Flag]:
+    """A blind sample (no scored signal has a value: settling after a job's start or stop, a scrape gap) neither
+    raises nor clears a flag, for up to 3 x clear_samples in a row."""
     T = score.shape[0]
     over = score >= p.threshold
     window = np.convolve(over.astype(int), np.ones(p.persist_of, dtype=int))[:T]
@@ -258,12 +305,13 @@ def _device_flags(key: tuple[str, str | None], parts: list[tuple[Evidence, int]]
             t += 1
             continue
         start = t
-        low = 0
+        low = dark = 0
         end = t
         while t < T and (low < p.clear_samples):
+            dark = dark + 1 if blind[t] else 0
             if hard[t] or score[t] >= p.clear or apart[t]:
                 end, low = t, 0
-            else:
+            elif not blind[t] or dark > 3 * p.clear_samples:
                 low += 1
             t += 1
         back = start
