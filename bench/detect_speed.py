@@ -5,7 +5,8 @@
 tests/scenarios.py (planted failures and confounders included), loaded a day at a time with
 `promtool tsdb create-blocks-from openmetrics` and served by Debian's prometheus. Then:
 
-* `scan`: the whole week (`detect scan`'s code path: scan.run_scan over [start + 7 h, end]), once;
+* `scan`: the whole week (`detect scan`'s code path: scan.run_scan over [start + 7 h, end]), once, its flags
+  scored against the planted failures as bench/detect_score.py does;
 * `run`: one evaluation of `detect run --interval 5m` (the newest 5 minutes plus `together`, with the
   baseline that needs), the median of 5, at the end of the week.
 
@@ -29,6 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+import detect_score
 import scenarios
 
 from slurmtools import config
@@ -85,6 +87,7 @@ def main() -> None:
         res = scan.run_scan(client, setup, start, end)
         scan_s = res.seconds
         flags = len(res.flags)
+        scored = detect_score.score([scan.flag_dict(f, res.grid) for f in res.flags], labels, start, end)
         runs = []
         for _ in range(a.repeat):
             r = scan.run_scan(prom.Client(url), setup, end - 300 - p.together_s, end)
@@ -95,6 +98,11 @@ def main() -> None:
         "generate_s": labels["generate_s"], "load_s": labels["load_s"],
         "scan": {"seconds": round(scan_s, 1), "series_read": res.series, "queries": res.queries, "flags": flags,
                  "fleet_events": len(res.fleet), "target_s": 60},
+        "detection": {"found": f"{sum(f['found'] for f in scored['failures'])}/{len(scored['failures'])}",
+                      "lead_min": [f["lead_min"] for f in scored["failures"]],
+                      "false_positives": scored["false_positives"],
+                      "fp_per_day_cluster": scored["fp_per_day_cluster"],
+                      "confounder_flags": sum(c["flags"] for c in scored["confounders"])},
         "run_5min": {"median_s": round(statistics.median(runs), 2), "max_s": round(max(runs), 2),
                      "runs": [round(x, 2) for x in runs], "target_s": 5},
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}, indent=1))

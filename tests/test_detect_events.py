@@ -4,10 +4,13 @@ node-level flag or a fleet event (slurmtools.detect.scan.settled, score, group).
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import numpy as np
 import pytest
 
-from slurmtools.detect import group, scan, score
+from slurmtools.detect import group, prom, scan, score
 from slurmtools.detect.score import Flag, Params, Signal
 
 P = Params(min_history=30, baseline_s=3 * 3600, step_s=60.0)
@@ -133,3 +136,34 @@ def test_the_fast_median_is_numpys_nanmedian(axis: int) -> None:
         np.testing.assert_allclose(med, want, equal_nan=True)
         np.testing.assert_allclose(mad, want_mad, equal_nan=True)
         assert (cnt == np.sum(~np.isnan(M), axis=axis)).all()
+
+
+def _answer(series: list[tuple[dict[str, str], list[list[Any]]]]) -> bytes:
+    """A range query's answer laid out as Prometheus writes it (compact JSON, metric then values)."""
+    body = {"status": "success", "data": {"resultType": "matrix",
+                                          "result": [{"metric": m, "values": v} for m, v in series]}}
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+def test_the_fast_matrix_reader_reads_what_json_reads() -> None:
+    grid = prom.Grid(1000.0, 60.0, 10)
+    full = [[1000 + 60 * i, str(20.5 + i)] for i in range(10)]
+    full[3][1], full[4][1] = "NaN", "+Inf"
+    gappy = [p for i, p in enumerate(full) if i not in (2, 7)]
+    tricky = {"__name__": "x", "Hostname": 'n"1,"values":[', "path": "C:\\\\", "gpu": "0"}
+    raw = _answer([(tricky, full), ({"Hostname": "n2"}, gappy), ({"Hostname": "n3"}, [])])
+    parsed = prom._matrix(raw)
+    assert parsed is not None and [p[0] for p in parsed] == [tricky, {"Hostname": "n2"}, {"Hostname": "n3"}]
+    fast: dict[Any, prom.Series] = {}
+    for labels, seg in parsed:
+        prom._series(fast, labels, grid).put_segment(seg, 0, 9, grid)
+    slow: dict[Any, prom.Series] = {}
+    for item in json.loads(raw)["data"]["result"]:
+        prom._put(prom._series(slow, item["metric"], grid).values, item["values"], grid)
+    assert fast.keys() == slow.keys()
+    for k in fast:
+        np.testing.assert_array_equal(fast[k].values, slow[k].values)
+    assert np.isnan(fast[tuple(sorted({"Hostname": "n2"}.items()))].values[[2, 7]]).all()
+    # anything laid out otherwise (spaces, another key order, an error) goes to the JSON parser
+    assert prom._matrix(json.dumps(json.loads(raw)).encode()) is None
+    assert prom._matrix(b'{"status":"error","error":"bad"}') is None

@@ -79,7 +79,12 @@ def controller_run(interval: float | None, no_recovery: bool) -> None:
     signal.signal(signal.SIGINT, _stop)
     cfg = controller.cfg
     click.echo(f"slurmtools controller: watching {cfg.get('controller.queue_dir')}", err=True)
-    controller.run(interval or float(cfg.get("controller.poll_interval")), lambda: stop["now"])
+    leader = None
+    if cfg.get("controller.leader_election"):
+        from slurmtools.controller.leader import Leader
+
+        leader = Leader(controller.engine, controller.cluster)
+    controller.run(interval or float(cfg.get("controller.poll_interval")), lambda: stop["now"], leader)
 
 
 @controller_group.command("status")

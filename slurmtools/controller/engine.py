@@ -33,6 +33,10 @@ from slurmtools.slurm import collect
 log = logging.getLogger(__name__)
 
 
+class _Waiting(Exception):
+    """Not the leader: this pass is skipped."""
+
+
 class Controller(Deciding, Ingesting, Recovering):
     """The requeue controller: `once()` is one pass, `run()` repeats it."""
 
@@ -95,10 +99,21 @@ class Controller(Deciding, Ingesting, Recovering):
             log.warning("controller: cannot publish the exclusions: %s", exc)
             return False
 
-    def run(self, interval: float, should_stop: Callable[[], bool]) -> None:
+    def run(self, interval: float, should_stop: Callable[[], bool], leader: Any = None) -> None:
+        """Passes every INTERVAL until SHOULD_STOP; with LEADER (controller.leader.Leader), only while it holds
+        the lock: a second controller (the backup slurmctld host's) waits and takes over when the first dies."""
+        try:
+            self._run(interval, should_stop, leader)
+        finally:
+            if leader is not None:
+                leader.release()
+
+    def _run(self, interval: float, should_stop: Callable[[], bool], leader: Any) -> None:
         while not should_stop():
             started = time.monotonic()
             try:
+                if leader is not None and not leader.hold():
+                    raise _Waiting
                 report = self.once()
                 for d in report["decisions"]:
                     log.warning("controller: job %s.%s: %s %s (%s)", d["job_id"], d["restart_count"],
@@ -107,6 +122,8 @@ class Controller(Deciding, Ingesting, Recovering):
                     log.error("controller: ALERT: %s", a)
                 if report["breaker"]["open"]:
                     log.error("controller: circuit breaker open: %s", report["breaker"]["detail"])
+            except _Waiting:
+                pass
             except Exception as exc:
                 log.exception("controller: pass failed: %s", exc)
             left = interval - (time.monotonic() - started)

@@ -29,6 +29,74 @@ class Series:
     labels: dict[str, str]
     values: np.ndarray            # on the grid: NaN where Prometheus had no sample
 
+    def put_segment(self, seg: bytes, first: int, last: int, grid: Grid) -> None:
+        """SEG: the inside of one series' "values" array (`[t,"v"],[t,"v"]...`) for grid points FIRST..LAST.
+        A sample at every point (the usual case) needs no timestamps: the quoted values are read as they come."""
+        parts = seg.split(b'"')
+        vals = parts[1::2]
+        if len(vals) == last - first + 1:
+            try:
+                self.values[first:last + 1] = np.array(vals, dtype=float)
+                return
+            except ValueError:
+                pass
+        try:
+            pairs = json.loads(b"[" + seg + b"]")
+        except ValueError:
+            return
+        _put(self.values, pairs, grid)
+
+
+def _series(out: dict[tuple[tuple[str, str], ...], Series], labels: dict[str, str], grid: Grid) -> Series:
+    key = tuple(sorted(labels.items()))
+    s = out.get(key)
+    if s is None:
+        s = out[key] = Series(labels, np.full(grid.n, np.nan))
+    return s
+
+
+_HEAD = b'{"status":"success","data":{"resultType":"matrix","result":['
+
+
+def _matrix(raw: bytes) -> list[tuple[dict[str, str], bytes]] | None:
+    """A range query's answer cut into (labels, values segment) per series without building a Python object per
+    sample (json.loads spends most of a large scan doing that: docs/performance.md). None when the answer is
+    not laid out as Prometheus writes it (`{"metric":{...},"values":[...]}` per series): the caller then
+    parses it as JSON. A JSON string cannot hold an unescaped quote, so `,"values":[` is only ever the key."""
+    if not raw.startswith(_HEAD):
+        return None
+    out: list[tuple[dict[str, str], bytes]] = []
+    pos = len(_HEAD)
+    while raw[pos:pos + 1] != b"]":
+        if not raw.startswith(b'{"metric":', pos):
+            return None
+        v = raw.find(b',"values":[', pos)
+        if v < 0:
+            return None
+        try:
+            labels = {str(k): str(x) for k, x in json.loads(raw[pos + 10:v]).items()}
+        except (ValueError, AttributeError):
+            return None
+        a = v + 11
+        end = a if raw[a:a + 1] == b"]" else raw.find(b"]]", a) + 1
+        if end <= 0 or raw[end:end + 2] not in (b"]}",):
+            return None
+        out.append((labels, raw[a:end]))
+        pos = end + 2
+        if raw[pos:pos + 1] == b",":
+            pos += 1
+    return out
+
+
+def _data(raw: bytes, url: str, path: str) -> Any:
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        raise PromError(f"{url}: the answer to {path} is not JSON") from None
+    if not isinstance(body, dict) or body.get("status") != "success":
+        raise PromError(f"{url}: {path} failed: {body.get('error') if isinstance(body, dict) else body}")
+    return body.get("data")
+
 
 @dataclass
 class Grid:
@@ -52,11 +120,15 @@ class Client:
     queries: int = field(default=0, init=False)
 
     def _get(self, path: str, params: dict[str, Any]) -> Any:
+        return _data(self._fetch(path, params), self.url, path)
+
+    def _fetch(self, path: str, params: dict[str, Any]) -> bytes:
         full = f"{self.url.rstrip('/')}{path}?{urllib.parse.urlencode(params)}"
         self.queries += 1
         try:
             with urllib.request.urlopen(full, timeout=self.timeout) as resp:
-                body = json.loads(resp.read())
+                raw: bytes = resp.read()
+                return raw
         except urllib.error.HTTPError as exc:
             try:
                 detail = json.loads(exc.read()).get("error", "")
@@ -65,11 +137,6 @@ class Client:
             raise PromError(f"{self.url}: HTTP {exc.code} for {params.get('query', path)!r}: {detail}") from None
         except (urllib.error.URLError, OSError, TimeoutError) as exc:
             raise PromError(f"{self.url}: cannot reach Prometheus: {getattr(exc, 'reason', exc)}") from None
-        except ValueError:
-            raise PromError(f"{self.url}: the answer to {path} is not JSON") from None
-        if not isinstance(body, dict) or body.get("status") != "success":
-            raise PromError(f"{self.url}: {path} failed: {body.get('error') if isinstance(body, dict) else body}")
-        return body.get("data")
 
     def range(self, query: str, grid: Grid) -> list[Series]:
         """QUERY evaluated at every point of GRID, in chunks of `chunk_s`. One Series per label set."""
@@ -77,18 +144,20 @@ class Client:
         out: dict[tuple[tuple[str, str], ...], Series] = {}
         for first in range(0, grid.n, per_chunk):
             last = min(grid.n, first + per_chunk) - 1
-            data = self._get("/api/v1/query_range", {
+            raw = self._fetch("/api/v1/query_range", {
                 "query": query, "start": f"{grid.start + first * grid.step:.3f}",
                 "end": f"{grid.start + last * grid.step:.3f}", "step": f"{grid.step:g}"})
+            fast = _matrix(raw)
+            if fast is not None:
+                for labels, seg in fast:
+                    _series(out, labels, grid).put_segment(seg, first, last, grid)
+                continue
+            data = _data(raw, self.url, "/api/v1/query_range")
             if not isinstance(data, dict) or data.get("resultType") != "matrix":
                 raise PromError(f"{self.url}: {query!r} did not give a range vector")
             for item in data.get("result") or []:
                 labels = {str(k): str(v) for k, v in (item.get("metric") or {}).items()}
-                key = tuple(sorted(labels.items()))
-                s = out.get(key)
-                if s is None:
-                    s = out[key] = Series(labels, np.full(grid.n, np.nan))
-                _put(s.values, item.get("values") or [], grid)
+                _put(_series(out, labels, grid).values, item.get("values") or [], grid)
         for s in out.values():
             s.values[~np.isfinite(s.values)] = np.nan
         return list(out.values())

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import time
 import tomllib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import resources
@@ -114,31 +115,48 @@ def run_scan(client: prom.Client, setup: Setup, start: float, end: float) -> Res
     evs: list[Evidence] = []
     missing: list[str] = []
     n_series = 0
-    for sig in setup.signals + _generic(client, setup, grid):
-        rows: dict[tuple[str, str | None], np.ndarray] = {}
-        groups: dict[tuple[str, str | None], str] = {}
-        for s in client.range(sig.query, grid):
-            node = node_of(s.labels, setup.node_labels)
-            if node is None:
+    signals = setup.signals + _generic(client, setup, grid)
+    # The next signal is read while this one is scored: Prometheus evaluates on one core, numpy here on the other.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        ahead = [pool.submit(client.range, signals[0].query, grid)] if signals else []
+        for i, sig in enumerate(signals):
+            answer = ahead.pop().result()
+            if i + 1 < len(signals):
+                ahead.append(pool.submit(client.range, signals[i + 1].query, grid))
+            ev = _evidence(sig, answer, setup, grid, gpu_state, node_state)
+            if ev is None:
+                missing.append(sig.name)
                 continue
-            key = (node, device_of(s.labels, sig.level, setup))
-            if sig.level == "gpu" and key[1] is None:
-                continue
-            old = rows.get(key)
-            rows[key] = s.values if old is None else np.fmax(old, s.values)
-            groups[key] = "|".join(s.labels.get(n, "") for n in setup.peer_labels) if sig.level == "gpu" else ""
-        if not rows:
-            missing.append(sig.name)
-            continue
-        keys = sorted(rows, key=lambda k: (k[0], k[1] or ""))
-        n_series += len(keys)
-        X = np.vstack([rows[k] for k in keys])
-        W = np.vstack([gpu_state.get(k, node_state.get(k[0], np.full(grid.n, np.nan))) if sig.level == "gpu"
-                       else node_state.get(k[0], np.full(grid.n, np.nan)) for k in keys])
-        evs.append(score.evaluate(sig, keys, X, W, [groups[k] for k in keys], p))
+            n_series += len(ev.keys)
+            evs.append(ev)
     found, fleet = group.apply(score.flags(evs, p, first), p.node_devices, p.fleet_nodes,
                                int(p.together_s // p.step_s))
     return Result(grid, first, evs, found, n_series, client.queries, time.monotonic() - t0, missing, fleet)
+
+
+def _evidence(sig: Signal, answer: list[prom.Series], setup: Setup, grid: prom.Grid,
+              gpu_state: dict[tuple[str, str | None], np.ndarray],
+              node_state: dict[str, np.ndarray]) -> Evidence | None:
+    """One signal's series keyed by (node, device), with each one's workload state, scored; None if none."""
+    rows: dict[tuple[str, str | None], np.ndarray] = {}
+    groups: dict[tuple[str, str | None], str] = {}
+    for s in answer:
+        node = node_of(s.labels, setup.node_labels)
+        if node is None:
+            continue
+        key = (node, device_of(s.labels, sig.level, setup))
+        if sig.level == "gpu" and key[1] is None:
+            continue
+        old = rows.get(key)
+        rows[key] = s.values if old is None else np.fmax(old, s.values)
+        groups[key] = "|".join(s.labels.get(n, "") for n in setup.peer_labels) if sig.level == "gpu" else ""
+    if not rows:
+        return None
+    keys = sorted(rows, key=lambda k: (k[0], k[1] or ""))
+    X = np.vstack([rows[k] for k in keys])
+    W = np.vstack([gpu_state.get(k, node_state.get(k[0], np.full(grid.n, np.nan))) if sig.level == "gpu"
+                   else node_state.get(k[0], np.full(grid.n, np.nan)) for k in keys])
+    return score.evaluate(sig, keys, X, W, [groups[k] for k in keys], setup.params)
 
 
 def _states(client: prom.Client, setup: Setup,
