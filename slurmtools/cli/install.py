@@ -1,0 +1,92 @@
+"""`slurmtools install`: put the loop's long-running services in place (docs/install.md)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import click
+
+from slurmtools.cli.common import emit_json, fail
+
+UNITS = {"controller": "slurmtools-controller.service", "exporter": "slurmtools-exporter.service",
+         "detect": "slurmtools-detect.service"}
+
+
+@click.group("install")
+def install_group() -> None:
+    """Install what a site runs besides the hooks: the systemd units of the services."""
+
+
+def _executable() -> str:
+    """The `slurmtools` this process was started as (its virtual environment's, not the first on PATH)."""
+    beside = Path(sys.executable).parent / "slurmtools"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    found = shutil.which("slurmtools")
+    if found:
+        return str(Path(found).resolve())
+    return f"{sys.executable} -m slurmtools"
+
+
+def render(name: str, *, exe: str, config: str | None, interval: str = "5m") -> str:
+    from importlib import resources
+
+    import jinja2
+
+    text = resources.files("slurmtools").joinpath(f"data/systemd/{UNITS[name]}.j2").read_text()
+    env = jinja2.Environment(keep_trailing_newline=True, undefined=jinja2.StrictUndefined, autoescape=False)
+    return env.from_string(text).render(exe=exe, config=config, interval=interval)
+
+
+@install_group.command("units")
+@click.option("--dest", default="/etc/systemd/system", show_default=True, type=click.Path(file_okay=False),
+              help="Where to write the unit files.")
+@click.option("--only", "only", multiple=True, type=click.Choice(sorted(UNITS)),
+              help="Only this service (repeatable; default: all).")
+@click.option("--interval", default="5m", show_default=True, help="detect run's interval.")
+@click.option("--print", "to_stdout", is_flag=True, help="Print the units instead of writing them.")
+@click.option("--json", "as_json", is_flag=True, help="Say what was written as JSON.")
+def install_units(dest: str, only: tuple[str, ...], interval: str, to_stdout: bool, as_json: bool) -> None:
+    """Write systemd units for the controller, the exporter and the detector (root-owned, mode 0644).
+
+    The units run this installation's `slurmtools` with the configuration file this command was given
+    (SLURMTOOLS_CONFIG), so what they run is what was tested here. Then: systemctl daemon-reload; systemctl
+    enable --now slurmtools-controller (on the slurmctld primary and backup hosts) and the others where wanted."""
+    from slurmtools import fsutil
+    from slurmtools.timeutil import parse_duration
+
+    try:
+        parse_duration(interval)
+    except ValueError as exc:
+        fail(f"--interval: {exc}")
+    exe = _executable()
+    config = os.environ.get("SLURMTOOLS_CONFIG") or None
+    if config:
+        config = str(Path(config).resolve())
+    names = list(only) or sorted(UNITS)
+    texts = {UNITS[n]: render(n, exe=exe, config=config, interval=interval) for n in names}
+    if to_stdout:
+        for fname, text in texts.items():
+            click.echo(f"# --- {fname}\n{text}")
+        return
+    target = Path(dest)
+    if not target.is_dir():
+        fail(f"--dest {dest}: not a directory")
+    written = []
+    for fname, text in texts.items():
+        path = target / fname
+        try:
+            fsutil.write_atomic(str(path), text, mode=0o644, durable=True)
+        except OSError as exc:
+            fail(f"cannot write {path}: {exc}", 1)
+        written.append(str(path))
+    if as_json:
+        emit_json({"written": written, "exe": exe, "config": config})
+        return
+    for p in written:
+        click.echo(f"wrote {p}")
+    click.echo("next: systemctl daemon-reload && systemctl enable --now "
+               + " ".join(Path(p).name for p in written))

@@ -1,0 +1,54 @@
+"""`slurmtools install units`: systemd units that run this installation, checked by systemd's own verifier."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from slurmtools.cli import main
+
+
+def test_units_run_this_installation_with_its_configuration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    conf = tmp_path / "site.toml"
+    conf.write_text("")
+    monkeypatch.setenv("SLURMTOOLS_CONFIG", str(conf))
+    res = CliRunner().invoke(main, ["install", "units", "--dest", str(tmp_path), "--interval", "2m", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    names = sorted(Path(p).name for p in out["written"])
+    assert names == ["slurmtools-controller.service", "slurmtools-detect.service", "slurmtools-exporter.service"]
+    exe = out["exe"]
+    assert Path(exe.split()[0]).is_file()
+    units = {n: (tmp_path / n).read_text() for n in names}
+    assert f"ExecStart={exe} controller run\n" in units["slurmtools-controller.service"]
+    assert f"ExecStart={exe} exporter\n" in units["slurmtools-exporter.service"]
+    assert f"ExecStart={exe} detect run --interval 2m\n" in units["slurmtools-detect.service"]
+    assert all(f"Environment=SLURMTOOLS_CONFIG={conf}\n" in u for u in units.values())
+    assert all((tmp_path / n).stat().st_mode & 0o777 == 0o644 for n in names)
+    if shutil.which("systemd-analyze"):
+        # systemd's own parser: unknown keys or bad values fail here (the executable must exist: it does)
+        r = subprocess.run(["systemd-analyze", "verify", "--man=no", *(str(tmp_path / n) for n in names)],
+                           capture_output=True, text=True, timeout=60)
+        bad = [ln for ln in r.stderr.splitlines() if "slurmtools-" in ln and ".service" in ln]
+        assert not bad, r.stderr
+        # ... and it does notice a mistake (so the check above can fail)
+        broken = tmp_path / "broken" / "slurmtools-detect.service"
+        broken.parent.mkdir()
+        broken.write_text(units["slurmtools-detect.service"].replace("[Service]\n", "[Service]\nRestartt=always\n"))
+        r = subprocess.run(["systemd-analyze", "verify", "--man=no", str(broken)], capture_output=True, text=True,
+                           timeout=60)
+        assert "Restartt" in r.stderr
+
+
+def test_units_refuse_bad_input(tmp_path: Path) -> None:
+    r = CliRunner().invoke(main, ["install", "units", "--dest", str(tmp_path / "nope")])
+    assert r.exit_code == 2 and "not a directory" in r.output and "Traceback" not in r.output
+    r = CliRunner().invoke(main, ["install", "units", "--dest", str(tmp_path), "--interval", "soon"])
+    assert r.exit_code == 2 and "--interval" in r.output
+    r = CliRunner().invoke(main, ["install", "units", "--print", "--only", "detect"])
+    assert r.exit_code == 0 and "slurmtools-detect.service" in r.output and "controller run" not in r.output
