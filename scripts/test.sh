@@ -22,4 +22,9 @@ ruff check slurmtools tests bench
 echo "== mypy"
 mypy slurmtools
 echo "== pytest"
-pytest -p no:cacheprovider -ra "$@" tests
+started=$(date +%s)
+rc=0
+pytest -p no:cacheprovider -ra "$@" tests || rc=$?
+echo "== docs/reliability.md (from the fault matrix's run)"
+python bench/reliability_doc.py --since "$started" || true
+exit $rc

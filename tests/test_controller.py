@@ -105,6 +105,26 @@ def test_site_exit_code_is_a_node_fault_without_exclusion() -> None:
     assert (cls.kind, cls.implicated) == ("node_fault", [])
 
 
+def test_a_restart_app_xid_is_transient_retried_without_exclusion() -> None:
+    rules = dataclasses.replace(RULES, transient_actions=frozenset({"restart_app"}),
+                                transient_kinds=frozenset({"xid", "nccl"}))
+    f = ev("n1", action="restart_app", category="application", message="XID 13", id=9)
+    cls = policy.classify(attempt(code=1, sig=0), [f], rules)
+    assert (cls.kind, cls.implicated, cls.evidence) == ("transient", [], [9])
+    d = policy.decide(cls, marker.RetryAsk(2, "node"), 0)                # retried even on "node faults only"
+    assert (d.action, d.exclude) == ("retry", [])
+    assert policy.decide(cls, marker.RetryAsk(2, "node"), 2).action == "no_retry"     # within the budget
+    # a node fault on the same attempt wins
+    assert policy.classify(attempt(code=1, sig=0), [f, ev("n2")], rules).kind == "node_fault"
+    # the job's own output (an NCCL watchdog timeout) decides a retry, never an exclusion
+    job = ev("n1", action="restart_app", trust="job", kind="nccl", category="network")
+    assert (policy.classify(attempt(code=1, sig=0), [job], rules).kind,
+            policy.classify(attempt(code=1, sig=0), [job], rules).implicated) == ("transient", [])
+    # an OOM kill says restart_app too, but the same job would be killed again: not transient
+    oom = ev("n1", action="restart_app", kind="oom", category="application")
+    assert policy.classify(attempt("OUT_OF_MEMORY", 0, 9), [oom], rules).kind == "app_fault"
+
+
 def test_unknown_when_nothing_explains() -> None:
     assert policy.classify(policy.Attempt(7, 0, ["n1"], None, None), [], RULES).kind == "unknown"
 

@@ -10,6 +10,10 @@ Classification, first match wins:
 * `node_fault` node-level evidence (kernel, NVML, sysfs findings with a node action; a failed health
                gate; NODE_FAIL/BOOT_FAIL; an exit code the site declared a node fault): the
                implicated nodes are excluded from the retry;
+* `transient`  evidence whose action is to restart the application (an XID NVIDIA files under RESTART_APP: a
+               contained memory error, a graphics exception with the application's failure; an NCCL watchdog
+               timeout in the job's output): the job is retried within its budget whatever its `retry_on`, and
+               no node is excluded or drained (so the job's own output may decide it: it costs only its budget);
 * `app_fault`  the application failed (non-zero exit, a signal, timeout, out of memory);
 * `unknown`    nothing explains the end.
 
@@ -64,6 +68,8 @@ class Rules:
     final_states: frozenset[str]
     node_fault_exit_codes: frozenset[int]
     no_requeue_exit_code: int = 93
+    transient_actions: frozenset[str] = frozenset({"restart_app"})
+    transient_kinds: frozenset[str] = frozenset({"xid", "nccl"})
 
     @classmethod
     def from_config(cls, cfg: Any) -> Rules:
@@ -71,12 +77,14 @@ class Rules:
                    node_fault_states=frozenset(cfg.get("controller.node_fault_states")),
                    final_states=frozenset(cfg.get("controller.final_states")),
                    node_fault_exit_codes=frozenset(int(c) for c in cfg.get("controller.node_fault_exit_codes")),
-                   no_requeue_exit_code=int(cfg.get("diagnosis.no_requeue_exit_code")))
+                   no_requeue_exit_code=int(cfg.get("diagnosis.no_requeue_exit_code")),
+                   transient_actions=frozenset(cfg.get("controller.transient_actions")),
+                   transient_kinds=frozenset(cfg.get("controller.transient_kinds")))
 
 
 @dataclass
 class Classification:
-    kind: str                                   # success, no_requeue, final, node_fault, app_fault, unknown
+    kind: str                   # success, no_requeue, final, node_fault, transient, app_fault, unknown
     why: str
     implicated: list[str] = field(default_factory=list)   # nodes to exclude from the retry
     evidence: list[int] = field(default_factory=list)     # ledger finding ids
@@ -121,6 +129,13 @@ def classify(attempt: Attempt, findings: Sequence[Evidence], rules: Rules, *,
     if exit_ is not None and exit_.signal == 0 and exit_.code in rules.node_fault_exit_codes:
         return Classification("node_fault", f"exit code {exit_.code} is a node fault by site rule (job's word: "
                                             "no node excluded)")
+    mine = set(attempt.nodes)
+    restart = [f for f in findings if f.action in rules.transient_actions and f.kind in rules.transient_kinds
+               and not f.superseded and (not mine or f.node is None or f.node in mine)]
+    if restart:
+        top = restart[0]
+        return Classification("transient", f"{top.message} on {top.node}: restart the application"[:300], [],
+                              [f.id for f in restart if f.id is not None])
     if exit_ is not None and not exit_.ok:
         what = f"signal {exit_.signal}" if exit_.signal else f"exit code {exit_.code}"
         return Classification("app_fault", f"the application failed ({what}" + (f", {state}" if state else "") +
@@ -164,7 +179,7 @@ def decide(cls: Classification, ask: RetryAsk | None, retries_used: int, *, alre
         return Decision("no_retry", "the job opted out (slurmtools=off)", chain_status="ended")
     if cls.kind in {"no_requeue", "final"}:
         return Decision("no_retry", cls.why, chain_status="ended")
-    if cls.kind != "node_fault" and ask.retry_on != "any":
+    if cls.kind not in {"node_fault", "transient"} and ask.retry_on != "any":
         return Decision("no_retry", f"{cls.kind.replace('_', ' ')} and the job retries on node faults only",
                         chain_status="failed")
     if retries_used >= ask.max_retries:

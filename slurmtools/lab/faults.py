@@ -83,7 +83,31 @@ FAULTS: dict[str, Callable[[Target, str], dict[str, object]]] = {
                           "anon-rss:65011712kB, file-rss:0kB, shmem-rss:0kB, UID:0 pgtables:128000kB "
                           "oom_score_adj:0"], "one"),
     "nfs-hang": _kernel_fault(["nfs: server nfs01 not responding, still trying"], None),
+    "nfs-ok": _kernel_fault(["nfs: server nfs01 OK"], None),
+    "ib-flap": _kernel_fault(["mlx5_core 0000:17:00.0 ibp23s0: Link down", "mlx5_core 0000:17:00.0 ibp23s0: Link up",
+                              "mlx5_core 0000:17:00.0 ibp23s0: Link down", "mlx5_core 0000:17:00.0 ibp23s0: Link up"],
+                             None),
 }
+# More XIDs, in the forms real drivers print them (tests/data/kernel holds the sources): the job's processes die
+# with the GPU's work ("all"), except XID 63, a remapping the running job survives.
+_XIDS = {
+    31: ("{pid}, name=python3, Ch 00000008, intr 00000000. MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_0 faulted @ "
+         "0x7f1c_00000000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ", "all"),
+    43: ("{pid}, name=python3, Ch 00000008", "all"),
+    45: ("{pid}, name=python3, Ch 00000008", "all"),
+    63: ("{pid}, name=python3, Row Remapper: New row (0x00000000000a1b2c) Marked for Remapping, reset gpu to "
+         "activate.", None),
+    64: ("{pid}, name=python3, Row Remapper Error: (0x00000000000a1b2c) - All reserved rows for bank are remapped",
+         "all"),
+    74: ("{pid}, name=python3, NVLink: fatal error detected on link 14(0x10000, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0)", "all"),
+    95: ("{pid}, name=python3, Uncontained: FBHUB. RST: Yes, D-RST: No", "all"),
+    119: ("{pid}, name=python3, Timeout after 6s of waiting for RPC response from GPU1 GSP! Expected function 76 "
+          "(GSP_RM_CONTROL) (0x20803 0x4)", "all"),
+}
+for _x, (_text, _kill) in _XIDS.items():
+    FAULTS[f"xid{_x}"] = _kernel_fault([f"NVRM: Xid (PCI:{{pci}}): {_x}, pid={_text}"], _kill)
+FAULTS["xid154"] = _kernel_fault(["NVRM: Xid (PCI:{pci}): 154, GPU recovery action changed from 0x0 (None) to 0x2 "
+                                  "(Node Reboot Required)"], "all")
 
 
 def _snapshot_fault(name: str) -> Callable[[Target, str], dict[str, object]]:
