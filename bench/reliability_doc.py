@@ -22,7 +22,6 @@ ELSEWHERE = [
      "test_faults_everywhere_trip_the_circuit_breaker"),
     ("The ledger's database down during epilogs", "tests/integration/test_ledger_pg.py (PostgreSQL stopped while "
      "writers spool; every event shipped once when it is back)"),
-    ("Node lost mid-job (slurmd killed: NODE_FAIL)", "not yet tested on the lab"),
     ("An epilog killed mid-write (SIGKILL while spooling)", "not yet tested on the lab (the spool's atomic "
      "rename is unit-tested)"),
     ("The spool's filesystem full", "not yet tested"),
@@ -67,7 +66,11 @@ def render(data: dict) -> str:
             "restart the application, so they are now the controller's `transient` class: retried within the "
             "budget, nothing excluded or drained (`controller.transient_actions`, `transient_kinds`). An NCCL "
             "watchdog timeout in the job's output is transient too (the job's own word decides its retry, never "
-            "a drain); an OOM kill is not (the same job would be killed again).", ""]
+            "a drain); an OOM kill is not (the same job would be killed again). A node lost mid-job (NODE_FAIL, "
+            "the job requeued by Slurm itself, EpilogSlurmctld reporting exit 0) was recorded as a *success*: "
+            "an attempt Slurm requeued itself now takes its state from accounting (or, without it, NODE_FAIL when "
+            "a node of it is down or never ran its epilog), so it is a node fault that excludes the node; an "
+            "attempt requeued for no known reason is `requeued` (the job goes on, its chain stays active).", ""]
     return "\n".join(out)
 
 

@@ -308,6 +308,37 @@ def test_slurm_requeued_job_only_gets_the_exclusion(world: dict[str, Any]) -> No
     assert decisions(world)[0].details["requeued_by"] == "slurm"
 
 
+@pytest.mark.parametrize("evidence", ["accounting", "node down", "admin requeue"])
+def test_an_attempt_slurm_requeued_itself_is_not_a_success(world: dict[str, Any], evidence: str) -> None:
+    """A node dies: Slurm ends the attempt NODE_FAIL and requeues the job; EpilogSlurmctld reports exit 0 and the
+    dead node never ran its epilog. That attempt did not complete: accounting (or the node's state) says why."""
+    import types
+
+    slurm = world["slurm"]
+    slurm.add_job(7, comment="slurmtools=retry:2")
+    slurm.requeue(7, hold=False)
+    slurm.calls.clear()
+    if evidence == "accounting":
+        slurm.history = [types.SimpleNamespace(job_id_raw=7, attempt=0, state="NODE_FAIL")]
+    elif evidence == "node down":
+        slurm.node_list["n1"] = dataclasses.replace(slurm.node_list["n1"], state="down")
+    else:
+        slurm.history = [types.SimpleNamespace(job_id_raw=7, attempt=0, state="REQUEUED")]
+    ended(world, exit_raw=0, xid_on=None, comment="slurmtools=retry:2",
+          epilogs=("n2",) if evidence != "admin requeue" else ("n1", "n2"),
+          enqueued=datetime.now(UTC).timestamp() - 3600)          # past the wait for n1's epilog
+    assert len(controller(world).once()["decisions"]) == 1
+    row = decisions(world)[0]
+    if evidence == "admin requeue":
+        assert (row.classification, row.decision) == ("requeued", "no_retry") and slurm.actions() == []
+        with Session(api.engine_for(world["cfg"])) as s:
+            chain = s.scalar(select(models.RetryChain))
+            assert chain is not None and chain.status == "active"        # the job goes on
+        return
+    assert (row.classification, row.decision) == ("node_fault", "retry"), row.reason
+    assert row.excluded_nodes == "n1" and [c[0] for c in slurm.actions()] == ["update"]   # Slurm requeued it
+
+
 def test_budget_is_counted_across_attempts(world: dict[str, Any]) -> None:
     slurm = world["slurm"]
     slurm.add_job(7, comment="slurmtools=retry:1")

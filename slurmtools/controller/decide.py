@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import select
@@ -17,7 +17,7 @@ from slurmtools.controller.evacuate import Evacuating
 from slurmtools.jobs import marker
 from slurmtools.ledger import models
 from slurmtools.ledger.chains import chain_key, decision_key, find_chain
-from slurmtools.slurm import collect, expand
+from slurmtools.slurm import SlurmError, collect, expand
 from slurmtools.slurm.types import ExitStatus, JobInfo
 
 log = logging.getLogger(__name__)
@@ -83,6 +83,19 @@ class Deciding(Evacuating):
             s.flush()
         return chain
 
+    def _accounted_state(self, job_id: int, restart: int, nodes: list[str], missing: list[str]) -> str:
+        """The state sacct gives attempt RESTART of a job Slurm requeued itself (NODE_FAIL, REQUEUED, ...); without
+        accounting, NODE_FAIL when a node of the attempt is down or never ran its epilog, else REQUEUED."""
+        try:
+            recs = [r for r in self.slurm.job_history(job_ids=[job_id], since=utcnow() - timedelta(days=7))
+                    if r.job_id_raw == job_id and r.attempt == restart]
+            if recs and recs[0].state:
+                return str(recs[0].state)
+        except (SlurmError, AttributeError, TypeError) as exc:
+            log.info("controller: job %s: no accounting for attempt %s: %s", job_id, restart, exc)
+        down = [n.name for n in self.slurm.nodes(nodes) if n.state == "down" or not n.responding]
+        return "NODE_FAIL" if down or missing else "REQUEUED"
+
     def _decide(self, s: Session, item: dict[str, Any], job: JobInfo | None, nodes: list[str], missing: list[str],
                 key: str) -> Any:
         job_id, restart = int(item["job_id"]), int(item.get("restart_count") or 0)
@@ -94,9 +107,13 @@ class Deciding(Evacuating):
         elif same and job is not None:
             exit_ = job.exit
         findings = self._evidence(s, job_id, restart)
+        if state is None and job is not None and job.restart_count > restart:
+            # Slurm requeued this attempt itself (a completed attempt never is): what ended it is in accounting
+            state = self._accounted_state(job_id, restart, nodes, missing)
         down: list[str] = []
         if state in self.rules.node_fault_states:
             down = [n.name for n in self.slurm.nodes(nodes) if n.state == "down" or not n.responding]
+            down = sorted(set(down) | (set(missing) if state == "NODE_FAIL" else set()))  # no epilog: it died
         attempt = policy.Attempt(job_id, restart, nodes, state, exit_, item.get("comment") or "")
         cls = policy.classify(attempt, findings, self.rules, gate_failures=self._gate_failures(s, job_id, nodes),
                               down_nodes=down)

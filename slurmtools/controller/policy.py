@@ -7,6 +7,8 @@ Classification, first match wins:
 * `success`    the attempt completed with exit 0;
 * `no_requeue` the job exited with the do-not-requeue code (default 93) or said so in a finding;
 * `final`      a state nobody wants retried (cancelled by the user or an admin, deadline, ...);
+* `requeued`   Slurm requeued the attempt itself and no evidence says why (an admin's `scontrol requeue`;
+               checked after the node-level classes): the job goes on by itself, its chain stays active;
 * `node_fault` node-level evidence (kernel, NVML, sysfs findings with a node action; a failed health
                gate; NODE_FAIL/BOOT_FAIL; an exit code the site declared a node fault): the
                implicated nodes are excluded from the retry;
@@ -84,7 +86,7 @@ class Rules:
 
 @dataclass
 class Classification:
-    kind: str                   # success, no_requeue, final, node_fault, transient, app_fault, unknown
+    kind: str        # success, no_requeue, final, requeued, node_fault, transient, app_fault, unknown
     why: str
     implicated: list[str] = field(default_factory=list)   # nodes to exclude from the retry
     evidence: list[int] = field(default_factory=list)     # ledger finding ids
@@ -136,6 +138,8 @@ def classify(attempt: Attempt, findings: Sequence[Evidence], rules: Rules, *,
         top = restart[0]
         return Classification("transient", f"{top.message} on {top.node}: restart the application"[:300], [],
                               [f.id for f in restart if f.id is not None])
+    if state == "REQUEUED":
+        return Classification("requeued", "Slurm requeued the attempt itself: the job goes on, nothing to do")
     if exit_ is not None and not exit_.ok:
         what = f"signal {exit_.signal}" if exit_.signal else f"exit code {exit_.code}"
         return Classification("app_fault", f"the application failed ({what}" + (f", {state}" if state else "") +
@@ -179,6 +183,8 @@ def decide(cls: Classification, ask: RetryAsk | None, retries_used: int, *, alre
         return Decision("no_retry", "the job opted out (slurmtools=off)", chain_status="ended")
     if cls.kind in {"no_requeue", "final"}:
         return Decision("no_retry", cls.why, chain_status="ended")
+    if cls.kind == "requeued":
+        return Decision("no_retry", cls.why, chain_status="active")
     if cls.kind not in {"node_fault", "transient"} and ask.retry_on != "any":
         return Decision("no_retry", f"{cls.kind.replace('_', ' ')} and the job retries on node faults only",
                         chain_status="failed")

@@ -22,7 +22,7 @@ import pytest
 
 from slurmtools.lab import Lab
 from slurmtools.ledger import models
-from slurmtools.slurm import CliSlurm
+from slurmtools.slurm import CliSlurm, expand
 
 from .conftest import wait_job, wait_until
 from .test_epilog_lab import ledger_rows
@@ -165,3 +165,71 @@ def _decision(lab: Lab, job_id: int) -> models.ControllerDecision | None:
         if isinstance(d, models.ControllerDecision) and d.restart_count == 0 and d.status in ("done", "failed"):
             return d
     return None
+
+
+def _kill_node(lab: Lab, node: str) -> None:
+    """The node dies: its slurmd, the job steps' slurmstepd and the job's processes, all SIGKILLed."""
+    import os
+    import signal as sig
+
+    from slurmtools.lab.procs import read_pid
+
+    pids = [pid for pid, _ in lab.job_pids_on(node)]
+    parents = set()
+    for pid in pids:
+        try:
+            ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if Path(f"/proc/{ppid}/comm").read_text().strip().startswith("slurmstepd"):
+            parents.add(ppid)
+    slurmd = read_pid(lab.root / "run" / f"slurmd-{node}.pid")
+    for pid in [*(p for p in [slurmd] if p), *parents, *pids]:
+        try:
+            os.kill(pid, sig.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def test_node_lost_mid_job_and_back(lab: Lab, slurm: CliSlurm, jobs: list[int], workdir: Path,
+                                    resume_after: list[str], controller: subprocess.Popen[str],
+                                    results: list[dict[str, Any]]) -> None:
+    """The node's slurmd and the job's processes die (a node crash): Slurm ends the attempt NODE_FAIL, the
+    controller retries the job away from it; the node's slurmd comes back."""
+    row = Row("Node lost mid-job (NODE_FAIL), then back", ("slurmd killed",), None, None, "requeued_away",
+              "node_fault", why="Slurm marks the node down and requeues; the decision excludes it; back, it "
+                                "returns to service and the prolog gate checks it before its next job")
+    record: dict[str, Any] = {**asdict(row), "result": "failed"}
+    results.append(record)
+    script = workdir / "job.sh"
+    script.write_text(JOB)
+    script.chmod(0o755)
+    sub = st("sbatch", "--parsable", "--max-retries", "2", "-N1", "-o", str(workdir / "job.out"),
+             "--open-mode=append", "-D", str(workdir), str(script), cwd=workdir)
+    assert sub.returncode == 0, sub.stderr
+    job_id = int(sub.stdout.strip().split(";")[0])
+    jobs.append(job_id)
+    node = wait_job(slurm, job_id, lambda j: j.state == "RUNNING", "running").nodes[0]
+    resume_after.extend(n.name for n in slurm.nodes())
+    wait_until("job processes", lambda: list(lab.job_pids_on(node)))
+    try:
+        _kill_node(lab, node)
+        decision = wait_until("the controller's decision on attempt 0", lambda: _decision(lab, job_id), timeout=180)
+        record["decision"] = {"classification": decision.classification, "decision": decision.decision,
+                              "reason": decision.reason}
+        done = wait_job(slurm, job_id, lambda j: j.state == "COMPLETED" and j.restart_count >= 1,
+                        "the retry completed", timeout=180)
+    finally:
+        lab.start_slurmds()
+    assert decision.classification == "node_fault", decision.reason
+    # Slurm requeued the job itself (the node was down) and may have started the retry before our decision
+    # (which waits for the dead node's epilog): the retry ran elsewhere, and the decision excluded the node
+    assert node not in done.nodes and node in expand(decision.excluded_nodes or "")
+    back = wait_until("the node registered again", lambda: (n := slurm.nodes([node])[0]).state != "down" and n,
+                      timeout=120)
+    assert not back.drain, back.reason                   # back in service: the prolog gate checks it next job
+    ds = [d for d in ledger_rows(lab, models.ControllerDecision, job_id=job_id)
+          if isinstance(d, models.ControllerDecision) and d.restart_count == 0]
+    assert len(ds) == 1
+    record.update({"result": "passed", "node": node, "drained": bool(back.drain), "reason": back.reason or None,
+                   "restart_count": done.restart_count})
