@@ -222,7 +222,7 @@ def test_node_fault_is_requeued_held_excluded_released_and_verified(world: dict[
     ended(world, comment="slurmtools=retry:2")
     report = controller(world).once()
     assert report["decisions"][0]["status"] == "done" and not report["alerts"]
-    assert world["slurm"].actions() == [("requeue", 7, True), ("update", 7, ("n2",), "now"), ("release", 7)]
+    assert world["slurm"].actions() == [("requeue", 7, True), ("update", 7, ("n2",), "now+2"), ("release", 7)]
     (d,) = decisions(world)
     assert (d.classification, d.decision, d.excluded_nodes, d.status) == ("node_fault", "retry", "n2", "done")
     assert d.t_detected <= d.t_decided <= d.t_requeued <= d.t_released <= d.t_verified
@@ -530,7 +530,7 @@ def test_a_busy_node_taken_out_gets_its_job_signalled_then_requeued_away(world: 
     monkeypatch.setattr(engine.time, "time", lambda: now + 31)
     (done,) = controller(world).once()["evacuations"]
     assert done["status"] == "done"
-    assert world["slurm"].actions() == [("requeue", 7, True), ("update", 7, ("n2",), "now"), ("release", 7)]
+    assert world["slurm"].actions() == [("requeue", 7, True), ("update", 7, ("n2",), "now+2"), ("release", 7)]
     (d,) = decisions(world)
     assert (d.classification, d.decision, d.excluded_nodes) == ("evacuation", "retry", "n2")
     assert "n2 taken out of service while the job ran (n2: slurmtools: admin: reseating cables)" in d.reason
@@ -572,7 +572,7 @@ def test_a_job_on_a_node_detect_flagged_is_evacuated_before_the_failure(world: d
         return
     assert [(e["job_id"], e["status"]) for e in first] == [(7, "evacuating")]
     controller(world).once()
-    assert world["slurm"].actions()[:2] == [("requeue", 7, True), ("update", 7, ("n1", "n2"), "now")]
+    assert world["slurm"].actions()[:2] == [("requeue", 7, True), ("update", 7, ("n1", "n2"), "now+2")]
     (d,) = decisions(world)
     assert "flagged by detect" in d.reason and d.classification == "evacuation"
 

@@ -2,7 +2,7 @@
 
 One module per command group (`config`, `nodes`, `lab`, `diagnose`, `check` + `snapshot` + `hook`,
 `jobs` for sbatch/status/why, `exclude`, `ledger`, `controller`, `plugins`, `report`, `exporter`, `io`,
-`checkpoint`, `detect`, `install`), all sharing `common`
+`checkpoint`, `detect`, `install`, `doctor`), all sharing `common`
 (configuration, `--json` output, one-line errors, a ledger session). This module only registers them;
 nothing imports back from it. Commands import their heavy modules lazily, so `--help` stays quick.
 """
@@ -20,6 +20,7 @@ from slurmtools.cli.config import config_group
 from slurmtools.cli.controller import controller_group
 from slurmtools.cli.detect import detect_group
 from slurmtools.cli.diagnose import diagnose_cmd
+from slurmtools.cli.doctor import doctor_cmd
 from slurmtools.cli.exclude import exclude_group
 from slurmtools.cli.exporter import exporter_cmd
 from slurmtools.cli.install import install_group
@@ -43,5 +44,5 @@ def main(verbose: int) -> None:
 
 for _command in (config_group, nodes_cmd, lab_group, diagnose_cmd, hook_cmd, check_cmd, snapshot_group, sbatch_cmd,
                  status_cmd, why_cmd, exclude_group, ledger_group, controller_group, plugins_group, report_cmd,
-                 exporter_cmd, io_cmd, checkpoint_group, detect_group, install_group):
+                 exporter_cmd, io_cmd, checkpoint_group, detect_group, install_group, doctor_cmd):
     main.add_command(_command)

@@ -4,6 +4,7 @@ A job already gone from slurmctld switches to resubmission."""
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
@@ -57,7 +58,11 @@ class Acting(Resubmitting):
             s.commit()   # the requeue is on record before anything else can fail
             if details.get("evacuate"):
                 job = self._wait_requeued(d.job_id)
-            start = "now" if delay <= 0 else f"now+{round(delay)}"
+            # Slurm's credentials carry whole seconds: a retry launched on a node of the attempt within the second
+            # its kill was recorded is refused there ("Job credential revoked", the job then FAILED); so never
+            # sooner than controller.requeue_min_delay (found by the fault matrix: a transient retry, same node)
+            delay = max(delay, float(self.cfg.get("controller.requeue_min_delay")))
+            start = "now" if delay <= 0 else f"now+{math.ceil(delay)}"
             self.slurm.update_job(d.job_id, excluded_nodes=exclude or None, start_time=start)
             job = self._job(d.job_id, fresh=True)
             if job is not None and is_held(job):
