@@ -70,7 +70,10 @@ def render(data: dict) -> str:
             "the job requeued by Slurm itself, EpilogSlurmctld reporting exit 0) was recorded as a *success*: "
             "an attempt Slurm requeued itself now takes its state from accounting (or, without it, NODE_FAIL when "
             "a node of it is down or never ran its epilog), so it is a node fault that excludes the node; an "
-            "attempt requeued for no known reason is `requeued` (the job goes on, its chain stays active).", ""]
+            "attempt requeued for no known reason is `requeued` (the job goes on, its chain stays active). A "
+            "transient retry that landed on the same node in the same second as the attempt's kill was refused "
+            "by slurmd (\"Job credential revoked\") and the job failed for good: retries now start at least "
+            "`controller.requeue_min_delay` (2 s) after the requeue.", ""]
     return "\n".join(out)
 
 
