@@ -93,8 +93,11 @@ class Deciding(Evacuating):
                 return str(recs[0].state)
         except (SlurmError, AttributeError, TypeError) as exc:
             log.info("controller: job %s: no accounting for attempt %s: %s", job_id, restart, exc)
-        down = [n.name for n in self.slurm.nodes(nodes) if n.state == "down" or not n.responding]
-        return "NODE_FAIL" if down or missing else "REQUEUED"
+        return "NODE_FAIL" if self._down(nodes) or missing else "REQUEUED"
+
+    def _down(self, nodes: list[str]) -> list[str]:
+        """The NODES Slurm has down or not responding."""
+        return [n.name for n in self.slurm.nodes(nodes) if n.state == "down" or not n.responding]
 
     def _decide(self, s: Session, item: dict[str, Any], job: JobInfo | None, nodes: list[str], missing: list[str],
                 key: str) -> Any:
@@ -112,8 +115,7 @@ class Deciding(Evacuating):
             state = self._accounted_state(job_id, restart, nodes, missing)
         down: list[str] = []
         if state in self.rules.node_fault_states:
-            down = [n.name for n in self.slurm.nodes(nodes) if n.state == "down" or not n.responding]
-            down = sorted(set(down) | (set(missing) if state == "NODE_FAIL" else set()))  # no epilog: it died
+            down = sorted(set(self._down(nodes)) | (set(missing) if state == "NODE_FAIL" else set()))  # no epilog: died
         attempt = policy.Attempt(job_id, restart, nodes, state, exit_, item.get("comment") or "")
         cls = policy.classify(attempt, findings, self.rules, gate_failures=self._gate_failures(s, job_id, nodes),
                               down_nodes=down)

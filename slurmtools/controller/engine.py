@@ -33,10 +33,6 @@ from slurmtools.slurm import collect
 log = logging.getLogger(__name__)
 
 
-class _Waiting(Exception):
-    """Not the leader: this pass is skipped."""
-
-
 class Controller(Deciding, Ingesting, Recovering):
     """The requeue controller: `once()` is one pass, `run()` repeats it."""
 
@@ -111,25 +107,26 @@ class Controller(Deciding, Ingesting, Recovering):
     def _run(self, interval: float, should_stop: Callable[[], bool], leader: Any) -> None:
         while not should_stop():
             started = time.monotonic()
-            try:
-                if leader is not None and not leader.hold():
-                    raise _Waiting
-                report = self.once()
-                for d in report["decisions"]:
-                    log.warning("controller: job %s.%s: %s %s (%s)", d["job_id"], d["restart_count"],
-                                d["classification"], d["decision"], d["reason"])
-                for a in report["alerts"]:
-                    log.error("controller: ALERT: %s", a)
-                if report["breaker"]["open"]:
-                    log.error("controller: circuit breaker open: %s", report["breaker"]["detail"])
-            except _Waiting:
-                pass
-            except Exception as exc:
-                log.exception("controller: pass failed: %s", exc)
+            if leader is None or leader.hold():             # not the leader: skip this pass, ask again next time
+                try:
+                    self._pass()
+                except Exception as exc:
+                    log.exception("controller: pass failed: %s", exc)
             left = interval - (time.monotonic() - started)
             while left > 0 and not should_stop():
                 time.sleep(min(left, 0.2))
                 left -= 0.2
+
+    def _pass(self) -> None:
+        """One pass, its decisions, alerts and an open breaker logged."""
+        report = self.once()
+        for d in report["decisions"]:
+            log.warning("controller: job %s.%s: %s %s (%s)", d["job_id"], d["restart_count"],
+                        d["classification"], d["decision"], d["reason"])
+        for a in report["alerts"]:
+            log.error("controller: ALERT: %s", a)
+        if report["breaker"]["open"]:
+            log.error("controller: circuit breaker open: %s", report["breaker"]["detail"])
 
     def follow_up(self) -> list[dict[str, Any]]:
         """Stamp t_running on retries whose next attempt has started (the recovery latency's end)."""

@@ -102,11 +102,9 @@ def st(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["slurmtools", *args], capture_output=True, text=True, timeout=120, cwd=cwd)
 
 
-@pytest.mark.parametrize("row", ROWS, ids=[r.name for r in ROWS])
-def test_fault(row: Row, lab: Lab, slurm: CliSlurm, jobs: list[int], workdir: Path, resume_after: list[str],
-               controller: subprocess.Popen[str], results: list[dict[str, Any]]) -> None:
-    record: dict[str, Any] = {**asdict(row), "result": "failed"}
-    results.append(record)
+def start_job(lab: Lab, slurm: CliSlurm, jobs: list[int], workdir: Path, resume_after: list[str]) -> tuple[int, str]:
+    """The row's job, submitted with `slurmtools sbatch --max-retries 2` and running: (job id, its node). Every
+    node is resumed after the row (the fixture), whichever the fault drained."""
     script = workdir / "job.sh"
     script.write_text(JOB)
     script.chmod(0o755)
@@ -115,10 +113,18 @@ def test_fault(row: Row, lab: Lab, slurm: CliSlurm, jobs: list[int], workdir: Pa
     assert sub.returncode == 0, sub.stderr
     job_id = int(sub.stdout.strip().split(";")[0])
     jobs.append(job_id)
-    job = wait_job(slurm, job_id, lambda j: j.state == "RUNNING", "running")
-    node = job.nodes[0]
+    node = wait_job(slurm, job_id, lambda j: j.state == "RUNNING", "running").nodes[0]
     resume_after.extend(n.name for n in slurm.nodes())
     wait_until("job processes", lambda: list(lab.job_pids_on(node)))
+    return job_id, node
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r.name for r in ROWS])
+def test_fault(row: Row, lab: Lab, slurm: CliSlurm, jobs: list[int], workdir: Path, resume_after: list[str],
+               controller: subprocess.Popen[str], results: list[dict[str, Any]]) -> None:
+    record: dict[str, Any] = {**asdict(row), "result": "failed"}
+    results.append(record)
+    job_id, node = start_job(lab, slurm, jobs, workdir, resume_after)
     others_before = {n.name for n in slurm.nodes() if n.drain}
     for fault in row.faults:
         r = subprocess.run(["slurmtools", "lab", "inject", node, fault], capture_output=True, text=True)
@@ -201,17 +207,7 @@ def test_node_lost_mid_job_and_back(lab: Lab, slurm: CliSlurm, jobs: list[int], 
                                 "returns to service and the prolog gate checks it before its next job")
     record: dict[str, Any] = {**asdict(row), "result": "failed"}
     results.append(record)
-    script = workdir / "job.sh"
-    script.write_text(JOB)
-    script.chmod(0o755)
-    sub = st("sbatch", "--parsable", "--max-retries", "2", "-N1", "-o", str(workdir / "job.out"),
-             "--open-mode=append", "-D", str(workdir), str(script), cwd=workdir)
-    assert sub.returncode == 0, sub.stderr
-    job_id = int(sub.stdout.strip().split(";")[0])
-    jobs.append(job_id)
-    node = wait_job(slurm, job_id, lambda j: j.state == "RUNNING", "running").nodes[0]
-    resume_after.extend(n.name for n in slurm.nodes())
-    wait_until("job processes", lambda: list(lab.job_pids_on(node)))
+    job_id, node = start_job(lab, slurm, jobs, workdir, resume_after)
     try:
         _kill_node(lab, node)
         decision = wait_until("the controller's decision on attempt 0", lambda: _decision(lab, job_id), timeout=180)
