@@ -253,6 +253,23 @@ def test_waits_for_every_epilog_then_decides_without_the_missing_one(world: dict
     assert decisions(world)[0].details["missing_epilogs"] == ["n2"]
 
 
+def test_an_epilog_that_could_not_spool_still_counts_through_its_drain(world: dict[str, Any]) -> None:
+    """n2's epilog found an XID and drained n2 naming the job, but its spool was full: the drain, on record in
+    Slurm, is the evidence (a drain naming another job is not)."""
+    world["slurm"].add_job(7, comment="slurmtools=retry")
+    ended(world, comment="slurmtools=retry", epilogs=("n1",), xid_on=None)
+    world["slurm"].drain(["n1"], "slurmtools: hardware: XID 79 GPU 0000:3b:00.0: fallen off the bus [job 6]")
+    world["slurm"].drain(["n2"], "slurmtools: hardware: XID 79 GPU 0000:3b:00.0: fallen off the bus [job 7]")
+    path = Path(world["cfg"].get("controller.queue_dir")) / "7.0.json"
+    item = json.loads(path.read_text())
+    item["enqueued"] -= 31                                   # past controller.evidence_wait
+    path.write_text(json.dumps(item))
+    (d,) = controller(world).once()["decisions"]
+    assert (d["classification"], d["decision"], d["excluded_nodes"]) == ("node_fault", "retry", "n2")
+    why = decisions(world)[0].details["classification"]["why"]
+    assert "its epilog's findings not in the ledger: n2 (slurmtools: hardware: XID 79" in why
+
+
 def test_unmanaged_job_is_recorded_not_requeued(world: dict[str, Any]) -> None:
     world["slurm"].add_job(7)
     ended(world)

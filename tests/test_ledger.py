@@ -271,3 +271,31 @@ def test_bad_ledger_url_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> Non
     config.reset()
     result = CliRunner().invoke(main, ["ledger", "events"])
     assert result.exit_code == 2 and "only sqlite:/// and postgresql+psycopg://" in result.output
+
+
+def test_a_full_spool_counts_the_loss_and_reports_it_once_space_returns(ledger_env: dict[str, str],
+                                                                        tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    from slurmtools.ledger.spool import LOSSES, record_or_report
+
+    state = tmp_path / "state"
+    state.mkdir()
+    blocked = tmp_path / "full"
+    blocked.write_text("")                      # the spool cannot be made under a file: every write fails
+    assert not record_or_report(blocked / "spool", [finding(1), finding(2)], "epilog", str(state), "n1")
+    assert not record_or_report(blocked / "spool", [finding(3)], "prolog", str(state), "n1")
+    assert "epilog: cannot spool 2 event(s)" in capsys.readouterr().out
+    noted = [json.loads(ln) for ln in (state / LOSSES).read_text().splitlines()]
+    assert [(x["who"], x["events"], x["types"]) for x in noted] == [("epilog", 2, {"finding": 2}),
+                                                                    ("prolog", 1, {"finding": 1})]
+    spool = Spool(ledger_env["SLURMTOOLS_SPOOL_DIR"])
+    assert record_or_report(spool.root, [finding(4)], "epilog", str(state), "n1")    # space is back
+    assert not (state / LOSSES).exists()
+    assert record_or_report(spool.root, [finding(5)], "epilog", str(state), "n1")    # reported once only
+    flush(spool, engine(ledger_env))
+    assert count(ledger_env) == 2
+    with Session(engine(ledger_env)) as s:
+        (row,) = s.scalars(select(models.NodeStateChange)).all()
+    assert (row.node, row.action, row.actor, row.applied) == ("n1", "spool_loss", "epilog", False)
+    assert row.details["events"] == 3 and row.details["batches"] == 2
+    assert row.reason.startswith("3 event(s) in 2 batch(es) could not be spooled and are lost")

@@ -95,6 +95,15 @@ class Deciding(Evacuating):
             log.info("controller: job %s: no accounting for attempt %s: %s", job_id, restart, exc)
         return "NODE_FAIL" if self._down(nodes) or missing else "REQUEUED"
 
+    def _drained_for(self, job_id: int, missing: list[str]) -> list[tuple[str, str]]:
+        """Nodes whose epilog never reported (its spool full, say) that our epilog drained naming this job: the
+        drain is on record in Slurm even when its evidence is not in the ledger. Asked only when one is missing."""
+        if not missing:
+            return []
+        prefix, tag = self.cfg.get("general.reason_prefix"), f"[job {job_id}]"
+        return [(n.name, n.reason) for n in self.slurm.nodes(missing)
+                if n.drain and safety.is_ours(n.reason, prefix) and n.reason.endswith(tag)]
+
     def _down(self, nodes: list[str]) -> list[str]:
         """The NODES Slurm has down or not responding."""
         return [n.name for n in self.slurm.nodes(nodes) if n.state == "down" or not n.responding]
@@ -118,7 +127,7 @@ class Deciding(Evacuating):
             down = sorted(set(self._down(nodes)) | (set(missing) if state == "NODE_FAIL" else set()))  # no epilog: died
         attempt = policy.Attempt(job_id, restart, nodes, state, exit_, item.get("comment") or "")
         cls = policy.classify(attempt, findings, self.rules, gate_failures=self._gate_failures(s, job_id, nodes),
-                              down_nodes=down)
+                              down_nodes=down, drained_for_job=self._drained_for(job_id, missing))
         comment = item.get("comment") or (job.comment if job else "")
         ask = marker.parse_marker(comment, int(self.cfg.get("controller.max_retries")),
                                   str(self.cfg.get("controller.retry_on")))

@@ -103,9 +103,11 @@ def node_faults(findings: Iterable[Evidence], rules: Rules, nodes: Sequence[str]
 
 
 def classify(attempt: Attempt, findings: Sequence[Evidence], rules: Rules, *,
-             gate_failures: Sequence[tuple[str, str]] = (), down_nodes: Sequence[str] = ()) -> Classification:
+             gate_failures: Sequence[tuple[str, str]] = (), down_nodes: Sequence[str] = (),
+             drained_for_job: Sequence[tuple[str, str]] = ()) -> Classification:
     """GATE_FAILURES: (node, failed checks) of health gates that failed this job; DOWN_NODES: nodes of the
-    attempt Slurm now has down or not responding."""
+    attempt Slurm now has down or not responding; DRAINED_FOR_JOB: (node, reason) of nodes whose epilog's
+    evidence never reached the ledger but which our epilog drained naming this job (its spool was full)."""
     exit_ = attempt.exit
     state = (attempt.state or "").upper()
     if (state == "COMPLETED" and (exit_ is None or exit_.ok)) or (state == "" and exit_ is not None and exit_.ok):
@@ -126,6 +128,11 @@ def classify(attempt: Attempt, findings: Sequence[Evidence], rules: Rules, *,
         implicated = sorted({n for n, _ in gate_failures})
         return Classification("node_fault", "health gate failed on " + ", ".join(
             f"{n} ({checks})" for n, checks in gate_failures), implicated)
+    if drained_for_job:
+        implicated = sorted({n for n, _ in drained_for_job})
+        return Classification("node_fault", ("drained for this job by slurmtools, its epilog's findings not in the "
+                                             "ledger: " + "; ".join(f"{n} ({r})" for n, r in drained_for_job))[:300],
+                              implicated)
     if state in rules.node_fault_states:
         return Classification("node_fault", f"Slurm ended the job {state}", sorted(set(down_nodes)))
     if exit_ is not None and exit_.signal == 0 and exit_.code in rules.node_fault_exit_codes:

@@ -249,11 +249,11 @@ def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
     events += io_events(cfg, env, node, job_num, restart, now)
     events += checkpoint_events(cfg, env, node, job_num, restart)
     events += checkpoint_log_events(cfg, node, job_num, restart, job_out, now)
-    _spool(events, cfg)
+    _spool(events, cfg, node)
     if top is not None and cfg.get("diagnosis.drain"):
         decision, drain_events = safety.request_drain(node, top.category, cause_text(top), job_id=job_id,
                                                       actor="epilog", cfg=cfg, evidence={"finding": top.to_dict()})
-        _spool(drain_events, cfg)
+        _spool(drain_events, cfg, node)
         if decision.outcome in {"breaker_open", "error"}:
             print(f"slurmtools epilog: not drained: {decision.detail}")
     if cfg.get("metrics.textfile_dir"):
@@ -268,5 +268,5 @@ def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
     return 0
 
 
-def _spool(events: list[Event], cfg: Any) -> None:
-    record_or_report(cfg.get("ledger.spool_dir"), events, "epilog")
+def _spool(events: list[Event], cfg: Any, node: str) -> None:
+    record_or_report(cfg.get("ledger.spool_dir"), events, "epilog", cfg.node(node)["state_dir"], node)

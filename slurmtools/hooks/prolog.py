@@ -44,8 +44,8 @@ def gate_event(cfg: Any, report: runner.Report, job_id: str | None) -> Event:
                  cluster=cfg.cluster)
 
 
-def _spool(cfg: Any, events: list[Event]) -> None:
-    record_or_report(cfg.get("ledger.spool_dir"), events, "prolog")
+def _spool(cfg: Any, events: list[Event], node: str) -> None:
+    record_or_report(cfg.get("ledger.spool_dir"), events, "prolog", cfg.node(node)["state_dir"], node)
 
 
 def act(cfg: Any, report: runner.Report, *, job_id: str | None, job_gpus: set[int] | None,
@@ -76,14 +76,14 @@ def act(cfg: Any, report: runner.Report, *, job_id: str | None, job_gpus: set[in
               f"{' (' + decision.detail + ')' if decision.detail else ''}")
         if decision.outcome in NODE_OUT and (job_gpus is None or runner.touches_job(report, job_gpus)):
             code = GATE_FAILED
-        _spool(cfg, events)
+        _spool(cfg, events, report.node)
         api.flush_in_background()
         return code
     if report.verdict != "ok":
         for r in report.results:
             if r.status != "ok":
                 print(f"slurmtools {actor}: {report.node}: {r.check} {r.status}: {r.reason}")
-    _spool(cfg, events)
+    _spool(cfg, events, report.node)
     return code
 
 

@@ -244,15 +244,94 @@ class Spool:
         return {"pending": n(self.pending, ".json"), "tmp": n(self.tmp), "bad": n(self.bad, ".json")}
 
 
-def record_or_report(spool_dir: str | os.PathLike[str], events: list[Event], who: str) -> bool:
-    """Spool EVENTS as one batch, for a hook that has nowhere else durable to write: if the spool fails,
-    say so where the admin looks (a hook's output lands in the slurmd log) and go on."""
+#: In a node's state_dir (not on the spool's filesystem): one line per batch a hook could not spool, until the
+#: next batch that can be spooled reports them in the ledger (a node_state row, action `spool_loss`).
+LOSSES = "spool-lost.jsonl"
+
+
+def record_or_report(spool_dir: str | os.PathLike[str], events: list[Event], who: str,
+                     state_dir: str | None = None, node: str | None = None) -> bool:
+    """Spool EVENTS as one batch, for a hook that has nowhere else durable to write. If the spool fails (a full
+    disk), say so where the admin looks (a hook's output lands in the slurmd log), count the loss in STATE_DIR,
+    and go on; the next batch that can be spooled carries the count into the ledger, once."""
+    losses = os.path.join(state_dir, LOSSES) if state_dir else None
+    reported = _read_new(losses) if losses else ""
+    batch = list(events)
+    if reported and events:
+        batch.append(loss_event(reported, node or "", who, events[0].cluster))
     try:
-        Spool(spool_dir).write_many(events)
+        Spool(spool_dir).write_many(batch)
     except SpoolError as exc:
         print(f"slurmtools {who}: cannot spool {len(events)} event(s): {exc}")
+        if losses:
+            _note_loss(losses, who, events, str(exc))
         return False
+    if reported and losses:
+        _forget(losses, reported)
     return True
+
+
+def loss_event(text: str, node: str, who: str, cluster: str) -> Event:
+    """The losses noted in TEXT (lines of _note_loss) as one node_state event; its key is the text's, so the
+    same losses reported twice (two hooks at once) are one row."""
+    lines = []
+    for ln in text.splitlines():
+        try:
+            lines.append(json.loads(ln))
+        except ValueError:
+            continue
+    count = sum(int(x.get("events") or 0) for x in lines if isinstance(x, dict))
+    times = [float(x["t"]) for x in lines if isinstance(x, dict) and isinstance(x.get("t"), int | float)]
+    first = datetime.fromtimestamp(min(times), UTC).isoformat(timespec="seconds") if times else "?"
+    last = datetime.fromtimestamp(max(times), UTC).isoformat(timespec="seconds") if times else "?"
+    error = next((str(x.get("error")) for x in reversed(lines) if isinstance(x, dict) and x.get("error")), "")
+    reason = (f"{count} event(s) in {len(lines)} batch(es) could not be spooled and are lost "
+              f"({first} .. {last}): {error}")[:2000]
+    return Event("node_state", {"node": node, "action": "spool_loss", "actor": who, "reason": reason,
+                                "applied": False, "details": {"events": count, "batches": len(lines),
+                                                              "losses": lines[:50]}},
+                 cluster=cluster, key=make_key("spool-loss", cluster, node, text))
+
+
+def _note_loss(path: str, who: str, events: list[Event], error: str) -> None:
+    types: dict[str, int] = {}
+    for e in events:
+        types[e.type] = types.get(e.type, 0) + 1
+    line = json.dumps({"t": round(time.time(), 3), "who": who, "events": len(events), "types": types,
+                       "error": error[:300]}, separators=(",", ":")) + "\n"
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK, 0o640)
+        try:
+            os.write(fd, line.encode())
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        print(f"slurmtools {who}: cannot count the loss in {path}: {exc.strerror or exc}")
+
+
+def _read_new(path: str) -> str:
+    """The losses not yet reported ("" when none: the usual case costs one failed open)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return ""
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read(1 << 20).decode("utf-8", "replace")
+
+
+def _forget(path: str, reported: str) -> None:
+    """Drop the reported losses; keep any noted since (another hook failing meanwhile)."""
+    rest = _read_new(path)
+    rest = rest[len(reported):] if rest.startswith(reported) else rest
+    try:
+        if rest.strip():
+            tmp = f"{path}.{os.getpid()}"
+            _write_new(tmp, rest)
+            os.rename(tmp, path)
+        else:
+            os.unlink(path)
+    except OSError:
+        pass
 
 
 def _write_new(path: str, text: str) -> None:
