@@ -24,6 +24,7 @@ from pathlib import Path
 import jinja2
 
 from slurmtools.lab import monitoring, packages, postgres
+from slurmtools.lab.faults import faketime_lib
 from slurmtools.lab.procs import LabError, pid_alive, pid_is, port_open, read_pid, wait_for
 
 HOOKS = {"prolog": "prolog.d", "epilog": "epilog.d", "epilog_slurmctld": "epilog.d"}
@@ -207,7 +208,7 @@ class Lab:
         path = f"{Path(sys.executable).parent}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
         for hook, hookdir in HOOKS.items():
             self._render("hook.sh.j2", self.root / "hooks" / hook, mode=0o755,
-                         hook=hook, hookdir=str(repo_hook_dir(hookdir)), path=path)
+                         hook=hook, hookdir=str(repo_hook_dir(hookdir)), path=path, faketime=faketime_lib())
 
     def install_plugins(self) -> None:
         """job_submit.lua and cli_filter.lua next to the lab's slurm.conf, from the lab's configuration."""

@@ -11,11 +11,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Protocol
 
+from slurmtools.lab.procs import LabError
+
 
 class Target(Protocol):
     """What a fault needs of the lab (`slurmtools.lab.cluster.Lab`)."""
 
     gpus: int
+    root: Path
 
     def job_pids_on(self, node: str) -> Iterator[tuple[int, str]]: ...
     def append_kernel_line(self, node: str, message: str) -> str: ...
@@ -124,4 +127,32 @@ SNAPSHOT_FAULTS = ("gpu-missing", "row-remap-failure", "ecc-dbe", "nvlink-down",
                    "thermal-slowdown")
 FAULTS.update({name: _snapshot_fault(name) for name in SNAPSHOT_FAULTS})
 FAULTS["healthy"] = _snapshot_fault("healthy-8xh100")
+
+
+def faketime_lib() -> str:
+    """Debian's libfaketime (package libfaketime), whatever the architecture's library directory."""
+    import glob
+
+    found = sorted(glob.glob("/usr/lib/*/faketime/libfaketime.so.1"))
+    return found[0] if found else "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
+
+
+def _clock(offset: str | None) -> Callable[[Target, str], dict[str, object]]:
+    """The node's hooks run with their wall clock OFFSET (libfaketime's relative form, "+8s"); None: true again."""
+
+    def inject(lab: Target, node: str) -> dict[str, object]:
+        path = lab.root / "faults" / f"{node}.clock"
+        if offset is None:
+            path.unlink(missing_ok=True)
+            return {"node": node, "clock": "true"}
+        if not Path(faketime_lib()).exists():
+            raise LabError(f"{faketime_lib()} is missing: install Debian's libfaketime (`slurmtools lab up`)")
+        path.write_text(offset + "\n")
+        return {"node": node, "clock": offset}
+
+    return inject
+
+
+#: A node whose clock drifted (its NTP failed): its hooks' wall clock off by a few seconds.
+FAULTS.update({"clock-ahead": _clock("+8s"), "clock-behind": _clock("-8s"), "clock-ok": _clock(None)})
 

@@ -13,7 +13,8 @@ from slurmtools.lab.procs import LabError
 PACKAGES = ["munge", "slurmctld", "slurmd", "slurm-client", "slurmdbd", "mariadb-server", "postgresql",
             "lua5.1",    # the interpreter the plugins' unit tests run them under (slurmctld links liblua5.1)
             "prometheus",  # scrapes `slurmtools exporter` in the lab (and promtool for the rules)
-            "chromium"]    # headless: the HTML report is checked in a real browser
+            "chromium",    # headless: the HTML report is checked in a real browser
+            "libfaketime"]  # a node's clock skewed for its hooks (`lab inject NODE clock-ahead`)
 
 
 def missing() -> list[str]:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 
@@ -141,3 +143,28 @@ def controller(lab: Lab) -> Iterator[subprocess.Popen[str]]:
     except subprocess.TimeoutExpired:
         proc.kill()
     assert proc.returncode in (0, -signal.SIGTERM), f"controller exited {proc.returncode}; see {log}"
+
+
+@pytest.fixture(scope="session")
+def matrix(lab: Lab) -> Iterator[list[dict[str, Any]]]:
+    """The fault matrix's rows, from every module that has some (tests/integration/test_fault_matrix*.py and
+    the loop's own failures elsewhere): written to <lab state>/fault-matrix.json at the end of the session, for
+    `python bench/reliability_doc.py` (scripts/test.sh) to write docs/reliability.md from."""
+    rows: list[dict[str, Any]] = []
+    yield rows
+    if rows:
+        slurm = subprocess.run(["sinfo", "--version"], capture_output=True, text=True).stdout.strip()
+        (lab.root / "fault-matrix.json").write_text(json.dumps(
+            {"run": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "slurm": slurm, "rows": rows}, indent=1))
+
+
+@contextmanager
+def matrix_row(matrix: list[dict[str, Any]], name: str, *, node: str, job: str, why: str = "",
+               group: str = "loop") -> Iterator[dict[str, Any]]:
+    """One row of the matrix whose expectations are told in words (NODE, JOB): it passes when its block does;
+    the block adds what happened to the record it is given."""
+    record: dict[str, Any] = {"name": name, "group": group, "expect_node": node, "expect_job": job, "why": why,
+                              "result": "failed"}
+    matrix.append(record)
+    yield record
+    record["result"] = "passed"

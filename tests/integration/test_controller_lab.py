@@ -8,12 +8,13 @@ import os
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 from slurmtools.lab import Lab
 from slurmtools.ledger import models
 from slurmtools.slurm import CliSlurm
 
-from .conftest import wait_idle, wait_job, wait_until
+from .conftest import matrix_row, wait_idle, wait_job, wait_until
 from .test_epilog_lab import ledger_rows
 
 
@@ -92,7 +93,14 @@ def test_application_failure_retried_only_when_asked(lab: Lab, slurm: CliSlurm, 
 
 
 def test_faults_everywhere_trip_the_circuit_breaker(lab: Lab, slurm: CliSlurm, jobs: list[int], workdir: Path,
-                                                    resume_after: list[str]) -> None:
+                                                    resume_after: list[str], matrix: list[dict[str, Any]]) -> None:
+    """A row of the fault matrix: XID 79 on every node of a running job at once (a broken driver update)."""
+    with matrix_row(matrix, "XID 79 on every node at once (4 of 4, one job)", node="2 drained (the breaker's limit), "
+                    "2 refused", job="not retried, nothing excluded; alert", why="a shared cause: a human decides"):
+        _faults_everywhere(lab, slurm, jobs, workdir, resume_after)
+
+
+def _faults_everywhere(lab: Lab, slurm: CliSlurm, jobs: list[int], workdir: Path, resume_after: list[str]) -> None:
     nodes = [n.name for n in slurm.nodes()]
     resume_after.extend(nodes)
     wait_idle(slurm)

@@ -1,8 +1,10 @@
 """The fault matrix: one row per fault, each injected on the real lab into a running job submitted with
 `slurmtools sbatch --max-retries 2`, each with the outcome an operator expects asserted: the node drained or
 not (and with which reason), the job requeued away from the node, retried, or left alone; its decision recorded
-exactly once; no other node drained. Each row's result goes to <lab state>/fault-matrix.json, from which
-`python bench/reliability_doc.py` writes docs/reliability.md (scripts/test.sh does it after the suite).
+exactly once; no other node drained. Each row's result goes to <lab state>/fault-matrix.json (the `matrix`
+fixture), from which `python bench/reliability_doc.py` writes docs/reliability.md (scripts/test.sh does it after
+the suite). The loop's own failures (spool, epilog, controller, slurmctld, clocks) are rows in
+test_fault_matrix_loop.py.
 
 The job: attempt 0 waits for a file GO (its exit code; GO.msg, if present, is printed first, as the job's own
 output), later attempts exit 0. A fault that kills the job's processes (a GPU gone, the OOM killer) ends
@@ -10,10 +12,8 @@ attempt 0 by itself; for the others the row writes GO."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import time
-from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -87,17 +87,6 @@ exit 0
 """
 
 
-@pytest.fixture(scope="module")
-def results(lab: Lab) -> Iterator[list[dict[str, Any]]]:
-    out: list[dict[str, Any]] = []
-    yield out
-    path = lab.root / "fault-matrix.json"
-    path.write_text(json.dumps({"run": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                                "slurm": subprocess.run(["sinfo", "--version"], capture_output=True,
-                                                        text=True).stdout.strip(),
-                                "rows": out}, indent=1))
-
-
 def st(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["slurmtools", *args], capture_output=True, text=True, timeout=120, cwd=cwd)
 
@@ -121,9 +110,9 @@ def start_job(lab: Lab, slurm: CliSlurm, jobs: list[int], workdir: Path, resume_
 
 @pytest.mark.parametrize("row", ROWS, ids=[r.name for r in ROWS])
 def test_fault(row: Row, lab: Lab, slurm: CliSlurm, jobs: list[int], workdir: Path, resume_after: list[str],
-               controller: subprocess.Popen[str], results: list[dict[str, Any]]) -> None:
-    record: dict[str, Any] = {**asdict(row), "result": "failed"}
-    results.append(record)
+               controller: subprocess.Popen[str], matrix: list[dict[str, Any]]) -> None:
+    record: dict[str, Any] = {**asdict(row), "group": "job", "result": "failed"}
+    matrix.append(record)
     job_id, node = start_job(lab, slurm, jobs, workdir, resume_after)
     others_before = {n.name for n in slurm.nodes() if n.drain}
     for fault in row.faults:
@@ -199,14 +188,14 @@ def _kill_node(lab: Lab, node: str) -> None:
 
 def test_node_lost_mid_job_and_back(lab: Lab, slurm: CliSlurm, jobs: list[int], workdir: Path,
                                     resume_after: list[str], controller: subprocess.Popen[str],
-                                    results: list[dict[str, Any]]) -> None:
+                                    matrix: list[dict[str, Any]]) -> None:
     """The node's slurmd and the job's processes die (a node crash): Slurm ends the attempt NODE_FAIL, the
     controller retries the job away from it; the node's slurmd comes back."""
     row = Row("Node lost mid-job (NODE_FAIL), then back", ("slurmd killed",), None, None, "requeued_away",
               "node_fault", why="Slurm marks the node down and requeues; the decision excludes it; back, it "
                                 "returns to service and the prolog gate checks it before its next job")
-    record: dict[str, Any] = {**asdict(row), "result": "failed"}
-    results.append(record)
+    record: dict[str, Any] = {**asdict(row), "group": "job", "result": "failed"}
+    matrix.append(record)
     job_id, node = start_job(lab, slurm, jobs, workdir, resume_after)
     try:
         _kill_node(lab, node)
