@@ -220,6 +220,7 @@ def test_the_spool_filesystem_full(lab: Lab, slurm: CliSlurm, jobs: list[int], w
                     why="the epilog exits in time, the loss is counted in the node's state_dir and reported in "
                         "the ledger by the node's next hook once space is back") as rec:
         subprocess.run(["slurmtools", "ledger", "flush", "--quiet"], capture_output=True, check=True)
+        before = {c.id for c in ledger_rows(lab, models.NodeStateChange, action="spool_loss")}
         job_id, node = start_job(lab, slurm, jobs, workdir, resume_after)
         losses = lab.root / "nodes" / node / "state" / LOSSES          # the lab's state_dir for the node
         losses.unlink(missing_ok=True)
@@ -257,7 +258,7 @@ def test_the_spool_filesystem_full(lab: Lab, slurm: CliSlurm, jobs: list[int], w
         wait_job(slurm, after, lambda j: j.state == "COMPLETED", "the next job on the node")
         subprocess.run(["slurmtools", "ledger", "flush", "--quiet"], capture_output=True, check=True)
         reported = [c for c in ledger_rows(lab, models.NodeStateChange, action="spool_loss")
-                    if isinstance(c, models.NodeStateChange) and c.node == node]
+                    if isinstance(c, models.NodeStateChange) and c.node == node and c.id not in before]
         assert len(reported) == 1 and not losses.exists()
         assert reported[0].details["batches"] == len(noted)
         assert [a for a in ledger_rows(lab, models.JobAttempt, job_id=after)]       # writing resumed
@@ -346,8 +347,9 @@ def test_the_ledger_database_down_while_jobs_end(lab: Lab, slurm: CliSlurm, jobs
             for _ in range(2):
                 batch = [(slurm.submit(["-w", n, "-o", "/dev/null", "--wrap", "sleep 4"]), n) for n in nodes]
                 jobs.extend(j for j, _ in batch)
-                for j, n in batch:
-                    wait_job(slurm, j, lambda x: x.state == "RUNNING", "running")
+                for j, n in batch:        # running its script: its prolog has marked the kernel log
+                    wait_until(f"job {j}'s processes", lambda n=n, j=j: any(
+                        job == str(j) for _, job in lab.job_pids_on(n)), timeout=60)
                     lab.append_kernel_line(n, "NVRM: Xid (PCI:0000:18:00): 13, pid=4242, name=python3, Graphics "
                                               "Exception: ESR 0x404600=0x80000002")
                 for j, n in batch:
