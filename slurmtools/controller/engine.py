@@ -20,6 +20,7 @@ from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from slurmtools.controller import exclusions, queue, safety
@@ -54,6 +55,28 @@ class Controller(Deciding, Ingesting, Recovering):
             items = []
         if items:
             self._ship()
+            try:
+                self._view = self.prefetch([item for _, item in items])
+            except (SQLAlchemyError, ValueError, TypeError, KeyError) as exc:    # each item then reads for itself
+                log.warning("controller: prefetch: %s: %s", type(exc).__name__, exc)
+        try:
+            self._decide_all(items, report)
+        finally:
+            self._view = None
+        try:
+            report["running"] = self.follow_up()
+            report["evacuations"] = self.evacuate()
+            report["lemons"] = self.lemons([n for r in report["decisions"] for n in r.get("implicated", [])])
+            if self.recovery:
+                report["recovery"] = self.recover()
+        except Exception as exc:
+            log.exception("controller: %s", exc)
+            report["errors"].append({"error": f"{type(exc).__name__}: {exc}"})
+        report["published"] = self.publish()
+        report["breaker"] = self.breaker()
+        return report
+
+    def _decide_all(self, items: list[tuple[Any, dict[str, Any]]], report: dict[str, Any]) -> None:
         for path, item in items:
             try:
                 result = self.process(item)
@@ -69,18 +92,6 @@ class Controller(Deciding, Ingesting, Recovering):
                 report["alerts"].append(result["alert"])
             if result.get("status") in FINAL_STATUSES:
                 queue.done(path)
-        try:
-            report["running"] = self.follow_up()
-            report["evacuations"] = self.evacuate()
-            report["lemons"] = self.lemons([n for r in report["decisions"] for n in r.get("implicated", [])])
-            if self.recovery:
-                report["recovery"] = self.recover()
-        except Exception as exc:
-            log.exception("controller: %s", exc)
-            report["errors"].append({"error": f"{type(exc).__name__}: {exc}"})
-        report["published"] = self.publish()
-        report["breaker"] = self.breaker()
-        return report
 
     def publish(self) -> bool:
         """Keep the published exclusions current (epilog drains reach the ledger through the spool)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import case, or_, select
 from sqlalchemy.orm import Session
 
 from slurmtools.ledger import models
@@ -31,9 +31,11 @@ def chain_lookups(cluster: str, job_id: int, what: Any) -> tuple[Any, Any]:
 
 
 def find_chain(s: Session, cluster: str, job_id: int) -> models.RetryChain | None:
-    """The retry chain JOB_ID belongs to (see `chain_lookups`)."""
-    for stmt in chain_lookups(cluster, job_id, select(models.RetryChain)):
-        chain: models.RetryChain | None = s.scalar(stmt)
-        if chain is not None:
-            return chain
-    return None
+    """The retry chain JOB_ID belongs to (see `chain_lookups`), in one query: by its key first."""
+    C, J = models.RetryChain, models.ChainJob
+    key = chain_key(cluster, job_id)
+    resubmitted = select(J.chain_id).where(J.cluster == cluster, J.job_id == job_id)
+    chain: models.RetryChain | None = s.scalar(
+        select(C).where(or_(C.idempotency_key == key, C.id.in_(resubmitted)))
+        .order_by(case((C.idempotency_key == key, 0), else_=1)).limit(1))
+    return chain
