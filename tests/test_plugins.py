@@ -341,3 +341,21 @@ def test_cli_render_status_and_hostile_input(tmp_path: Path, monkeypatch: pytest
     assert not (tmp_path / "r2").exists()
     hostile = runner.invoke(main, ["exclude", "add", "n1;reboot", "--soft", "--reason", "x"])
     assert hostile.exit_code == 2 and "not a valid node name: 'n1;reboot'" in hostile.output
+
+
+def test_cli_install_with_the_ledger_down_installs_and_warns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/install.md installs the plugins before the ledger may be up (the lab does it in that order): the files
+    go in, the exclusions are published later, and the command says so without failing."""
+    from click.testing import CliRunner
+
+    from slurmtools.cli import main
+
+    cfg_for(tmp_path)
+    monkeypatch.setenv("SLURMTOOLS_CONFIG", str(tmp_path / "slurmtools.toml"))
+    monkeypatch.setenv("SLURMTOOLS_LEDGER_URL", "postgresql+psycopg://nobody@127.0.0.1:1/none?connect_timeout=2")
+    config.reset()
+    out = CliRunner().invoke(main, ["plugins", "install", "--dir", str(tmp_path / "etc"), "--json"])
+    assert out.exit_code == 0, out.output
+    said = json.loads(out.output)
+    assert sorted(Path(p).name for p in said["written"]) == ["cli_filter.lua", "job_submit.lua"]
+    assert said["published"].startswith("cannot publish the exclusions yet: ")

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from slurmtools.cli.common import emit_json, fail, get_config, ledger_session
+from slurmtools.cli.common import emit_json, fail, get_config
 
 
 def _render(cfg: Any) -> dict[str, str]:
@@ -64,11 +64,17 @@ def plugins_install(target: str | None, as_json: bool) -> None:
         fail(f"cannot write into {out_dir}: {exc}")
     published: bool | str
     try:
-        with ledger_session() as session:
+        from sqlalchemy.orm import Session
+
+        from slurmtools.ledger import api, schema
+
+        engine = api.engine_for(cfg)
+        schema.ensure(engine)
+        with Session(engine) as session:
             exclusions.publish(cfg, session)
         published = True
     except Exception as exc:  # noqa: BLE001 - the files are in place; the plugins fail open until it works
-        published = f"cannot publish the exclusions yet: {exc}"
+        published = f"cannot publish the exclusions yet: {str(exc).splitlines()[0] if str(exc) else exc!r}"
     slurm_conf = os.path.join(out_dir, "slurm.conf")
     have = plugins.configured(slurm_conf)
     if as_json:

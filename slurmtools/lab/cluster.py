@@ -23,6 +23,7 @@ from pathlib import Path
 
 import jinja2
 
+from slurmtools.lab import install as site
 from slurmtools.lab import monitoring, packages, postgres
 from slurmtools.lab.faults import faketime_lib
 from slurmtools.lab.procs import LabError, pid_alive, pid_is, port_open, read_pid, wait_for
@@ -199,7 +200,7 @@ class Lab:
         self._render("slurmtools.toml.j2", self.etc / "slurmtools.toml", snapshots=snaps is not None,
                      profile=(snaps / "dgx-h100.profile.toml").read_text() if snaps else "",
                      slurmtools=str(Path(sys.executable).parent / "slurmtools"))
-        self.install_plugins()
+        site.configure(self, self.etc)          # docs/install.md steps 2 and 5, as an admin runs them
         for tool in SLURM_TOOLS:   # logging shims: one line per call, with the calling hook's context
             shim = self.root / "bin" / tool
             shim.write_text(f'#!/bin/sh\necho "$(date +%s.%N) ${{SLURMD_NODENAME:--}} ${{SLURM_SCRIPT_CONTEXT:--}} '
@@ -209,13 +210,6 @@ class Lab:
         for hook, hookdir in HOOKS.items():
             self._render("hook.sh.j2", self.root / "hooks" / hook, mode=0o755,
                          hook=hook, hookdir=str(repo_hook_dir(hookdir)), path=path, faketime=faketime_lib())
-
-    def install_plugins(self) -> None:
-        """job_submit.lua and cli_filter.lua next to the lab's slurm.conf, from the lab's configuration."""
-        from slurmtools import config, plugins
-
-        cfg = config.load(self.etc / "slurmtools.toml", env={})
-        plugins.write({k: v for k, v in plugins.render(cfg).items() if k in plugins.FILES}, str(self.etc))
 
     def link_etc(self) -> None:
         """Let plain `sinfo` work: link /etc/slurm/*.conf to the lab when nothing else is there."""
@@ -361,7 +355,8 @@ class Lab:
         self.start_slurmctld()
         self.start_slurmds()
         self.start_postgres()
-        monitoring.up(self)
+        site.ledger(self)                       # docs/install.md step 3
+        monitoring.up(self, site.units(self))   # step 6: the exporter runs from its unit file
         wait_for("all lab nodes responding", self.nodes_idle, 60, self.root / "log" / "slurmctld.log")
         self.say(f"lab up in {time.monotonic() - t0:.1f}s: {len(self.nodes)} nodes, state in {self.root}")
 

@@ -3,10 +3,8 @@ PID files like every other lab daemon (`lab down` stops only those PIDs)."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -50,16 +48,20 @@ def _spawn(argv: list[str], pidfile: Path, log: Path, *, user: str | None = None
     pidfile.write_text(f"{proc.pid}\n")
 
 
-def start_exporter(lab: Lab) -> None:
+def start_exporter(lab: Lab, units: Path) -> None:
+    """As systemd would start `slurmtools install units`' exporter: its ExecStart, its Environment, a plain PATH
+    (plus SLURM_CONF, which a site's slurm.conf in its default place needs not); it listens on metrics.listen."""
+    from slurmtools.lab.install import service
+
     pidfile = lab.root / "run" / "exporter.pid"
     if lab._pid(pidfile) is not None:
         return
-    exe = Path(sys.executable).parent / "slurmtools"
-    if not exe.exists():
-        raise LabError(f"cannot start the exporter: {exe} missing (install slurmtools into this Python)")
+    argv, env = service(units / "slurmtools-exporter.service")
+    if not Path(argv[0]).exists():
+        raise LabError(f"cannot start the exporter: {argv[0]} missing (install slurmtools into this Python)")
     log = lab.root / "log" / "exporter.log"
-    _spawn([str(exe), "exporter", "--listen", f"127.0.0.1:{EXPORTER_PORT}"], pidfile, log,
-           env={**os.environ, **lab.env()})
+    _spawn(argv, pidfile, log, env={"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                                    "SLURM_CONF": lab.env()["SLURM_CONF"], **env})
     wait_for("slurmtools exporter", lambda: port_open(EXPORTER_PORT), 30, log)
     lab.say(f"started slurmtools exporter ({exporter_url()})")
 
@@ -86,8 +88,8 @@ def start_prometheus(lab: Lab) -> None:
     lab.say(f"started prometheus ({prometheus_url()}, scraping the exporter every 2 s)")
 
 
-def up(lab: Lab) -> None:
-    start_exporter(lab)
+def up(lab: Lab, units: Path) -> None:
+    start_exporter(lab, units)
     start_prometheus(lab)
 
 

@@ -34,6 +34,25 @@ def test_the_lab_passes(lab: Lab, controller: subprocess.Popen[str]) -> None:
         assert checks[name]["status"] == "ok", checks[name]
 
 
+def test_the_lab_follows_the_install_guide(lab: Lab) -> None:
+    """docs/install.md steps 3, 5 and 6 as the lab ran them: the schema at head, the plugins current (doctor, above),
+    the units written by `slurmtools install units`, and the exporter running exactly what its unit says."""
+    from slurmtools.lab.install import service
+
+    units = lab.root / "systemd"
+    assert sorted(p.name for p in units.glob("*.service")) == [
+        "slurmtools-controller.service", "slurmtools-detect.service", "slurmtools-exporter.service"]
+    argv, env = service(units / "slurmtools-exporter.service")
+    assert env == {"SLURMTOOLS_CONFIG": str(lab.etc / "slurmtools.toml")}
+    pid = (lab.root / "run" / "exporter.pid").read_text().strip()
+    running = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")[:-1]
+    assert running[-len(argv) + 1:] == argv[1:] and Path(running[-len(argv)]).name == Path(argv[0]).name
+    environ = dict(x.split("=", 1) for x in Path(f"/proc/{pid}/environ").read_bytes().decode().split("\0") if x)
+    assert environ["SLURMTOOLS_CONFIG"] == env["SLURMTOOLS_CONFIG"] and "SLURMTOOLS_LEDGER_URL" not in environ
+    again = subprocess.run(["slurmtools", "ledger", "init"], capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr                    # step 3 again: idempotent
+
+
 @pytest.fixture
 def restore() -> Iterator[Callable[[Callable[[], None]], None]]:
     undo: list[Callable[[], None]] = []
