@@ -15,39 +15,52 @@ def lab_group() -> None:
     """A real 4-node Slurm cluster on this machine, for tests and demos."""
 
 
-def _lab() -> Any:
-    from slurmtools.lab import Lab
+def _lab(release: str | None = None) -> Any:
+    from slurmtools.lab import Lab, LabError
 
-    return Lab(say=lambda msg: click.echo(f"lab: {msg}", err=True))
+    try:
+        return Lab.for_release(release, say=lambda msg: click.echo(f"lab: {msg}", err=True))
+    except LabError as exc:
+        fail(str(exc), 2)
+
+
+SLURM = click.option("--slurm", "release", metavar="RELEASE",
+                     help="The lab of this Slurm release: the host's own (22.05 on Debian 12, the default) or "
+                          "24.11 / 26.05 in a Debian root made with debootstrap (default: $SLURMTOOLS_LAB_SLURM).")
 
 
 @lab_group.command("up")
 @click.option("--no-install", is_flag=True, help="Do not install missing Debian packages.")
-def lab_up(no_install: bool) -> None:
+@SLURM
+def lab_up(no_install: bool, release: str | None) -> None:
     """Start (or complete) the lab: munge, MariaDB, slurmdbd, slurmctld, n1..n4, PostgreSQL."""
     from slurmtools.lab import LabError
 
     try:
-        _lab().up(install=not no_install)
+        _lab(release).up(install=not no_install)
     except LabError as exc:
         fail(str(exc), 1)
 
 
 @lab_group.command("down")
 @click.option("--purge", is_flag=True, help="Also delete the lab's state directory.")
-def lab_down(purge: bool) -> None:
+@SLURM
+def lab_down(purge: bool, release: str | None) -> None:
     """Stop what the lab started (by PID file only)."""
-    _lab().down(purge=purge)
+    _lab(release).down(purge=purge)
 
 
 @lab_group.command("status")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def lab_status(as_json: bool) -> None:
+@SLURM
+def lab_status(as_json: bool, release: str | None) -> None:
     """Each lab daemon and whether it runs. Exit 1 if any is down."""
-    rows = _lab().status()
+    lab = _lab(release)
+    rows = lab.status()
     if as_json:
         emit_json(rows)
     else:
+        click.echo(f"Slurm {lab.release}" + (f" (in {lab.fs})" if lab.fs else " (the host's packages)"))
         for row in rows:
             state = f"running (pid {row['pid']})" if row["running"] else "stopped"
             click.echo(f"{row['daemon']:<12} {state}")
@@ -55,11 +68,12 @@ def lab_status(as_json: bool) -> None:
 
 
 @lab_group.command("env")
-def lab_env() -> None:
+@SLURM
+def lab_env(release: str | None) -> None:
     """Shell exports for using the lab: eval "$(slurmtools lab env)"."""
     import shlex
 
-    for key, value in _lab().env().items():
+    for key, value in _lab(release).env().items():
         click.echo(f"export {key}={shlex.quote(value)}")
 
 

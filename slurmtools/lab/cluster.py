@@ -23,10 +23,10 @@ from pathlib import Path
 
 import jinja2
 
+from slurmtools.lab import chroot, daemons, monitoring, packages, postgres
 from slurmtools.lab import install as site
-from slurmtools.lab import monitoring, packages, postgres
 from slurmtools.lab.faults import faketime_lib
-from slurmtools.lab.procs import LabError, pid_alive, pid_is, port_open, read_pid, wait_for
+from slurmtools.lab.procs import LabError, pid_alive, pid_is, read_pid, wait_for
 
 HOOKS = {"prolog": "prolog.d", "epilog": "epilog.d", "epilog_slurmctld": "epilog.d"}
 
@@ -46,8 +46,21 @@ class LabNode:
     port: int
 
 
+def base_dir() -> Path:
+    """The host's lab; labs of other Slurm releases and their Debian roots live under it."""
+    return Path(os.environ.get("SLURMTOOLS_LAB_BASE", "/var/tmp/slurmtools-lab"))
+
+
+def default_release() -> str:
+    """The Slurm release of the lab in use ("" for the host's own packages): `lab env` sets it."""
+    return os.environ.get("SLURMTOOLS_LAB_SLURM", "")
+
+
 def default_dir() -> Path:
-    return Path(os.environ.get("SLURMTOOLS_LAB_DIR", "/var/tmp/slurmtools-lab"))
+    if "SLURMTOOLS_LAB_DIR" in os.environ:
+        return Path(os.environ["SLURMTOOLS_LAB_DIR"])
+    release = default_release()
+    return base_dir() / f"slurm-{release}" if release else base_dir()
 
 
 def snapshot_dir() -> Path | None:
@@ -79,10 +92,52 @@ class Lab:
     cluster: str = "lab"
     ports: Ports = field(default_factory=Ports)
     say: Callable[[str], None] = print
+    #: Another Slurm release than the host's, run in a Debian root (lab/chroot.py); "" for the host's packages.
+    slurm: str = field(default_factory=default_release)
     #: Set by prepare(): the rendered slurm.conf differs from the one before (slurmctld must restart).
     conf_changed: bool = field(default=False, init=False, repr=False)
 
+    @classmethod
+    def for_release(cls, release: str | None, say: Callable[[str], None] = print) -> Lab:
+        """The lab of Slurm RELEASE ("22.05", "24.11", ...; None or the host's own: the host's lab)."""
+        if release is None:
+            return cls(say=say)
+        if release in ("", "host", chroot.host_release()):
+            return cls(root=base_dir(), slurm="", say=say)
+        if release not in chroot.RELEASES:
+            raise LabError(f"Slurm {release}: the lab has {', '.join([chroot.host_release(), *chroot.RELEASES])}")
+        return cls(root=base_dir() / f"slurm-{release}", slurm=release, say=say)
+
     # ------------------------------------------------------------------ paths
+    @property
+    def fs(self) -> Path | None:
+        """The Debian root this lab's Slurm runs in (None: the host's)."""
+        return base_dir() / "roots" / self.slurm if self.slurm else None
+
+    @property
+    def release(self) -> str:
+        return self.slurm or chroot.host_release()
+
+    def where_slurm(self, argv: list[str], *, user: str | None = None, cwd: str = "/") -> list[str]:
+        """ARGV as run where this lab's Slurm lives (in its Debian root, or here)."""
+        if self.fs is not None:
+            return chroot.inside(self.fs, argv, user=user, cwd=cwd)
+        return ["runuser", "-u", user, "--", *argv] if user else argv
+
+    def slurm_run(self, argv: list[str], *, user: str | None = None, check: bool = True, timeout: float = 120,
+                  cwd: str | None = None) -> subprocess.CompletedProcess[str]:
+        return self._run(self.where_slurm(argv, user=user, cwd=cwd or "/"), check=check, timeout=timeout,
+                         cwd=cwd if self.fs is None else None)
+
+    def owner(self, user: str) -> tuple[int, int]:
+        """USER's uid and gid where this lab's Slurm lives."""
+        if self.fs is not None:
+            return chroot.uid(self.fs, user)
+        import pwd
+
+        entry = pwd.getpwnam(user)
+        return entry.pw_uid, entry.pw_gid
+
     @property
     def etc(self) -> Path:
         return self.root / "etc"
@@ -136,7 +191,9 @@ class Lab:
             "PGUSER": "postgres",
             "PGDATABASE": "slurmtools",
             "SLURMTOOLS_LAB_PG_DSN": self.pg_dsn,
-            "PATH": f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+            "PATH": f"{bin_dir}:" + (f"{self.root / 'slurm-bin'}:" if self.fs else "")
+                    + os.environ.get("PATH", "/usr/bin:/bin"),
+            "SLURMTOOLS_LAB_SLURM": self.slurm,
         }
 
     def _run(self, argv: list[str], *, user: str | None = None, check: bool = True,
@@ -201,15 +258,23 @@ class Lab:
                      profile=(snaps / "dgx-h100.profile.toml").read_text() if snaps else "",
                      slurmtools=str(Path(sys.executable).parent / "slurmtools"))
         site.configure(self, self.etc)          # docs/install.md steps 2 and 5, as an admin runs them
+        real = "/usr/bin" if self.fs is None else str(self.root / "slurm-bin")   # the root's, from in and out
         for tool in SLURM_TOOLS:   # logging shims: one line per call, with the calling hook's context
             shim = self.root / "bin" / tool
             shim.write_text(f'#!/bin/sh\necho "$(date +%s.%N) ${{SLURMD_NODENAME:--}} ${{SLURM_SCRIPT_CONTEXT:--}} '
-                            f'{tool} $*" >> {self.root}/log/slurm-calls.log\nexec /usr/bin/{tool} "$@"\n')
+                            f'{tool} $*" >> {self.root}/log/slurm-calls.log\nexec {real}/{tool} "$@"\n')
             shim.chmod(0o755)
-        path = f"{Path(sys.executable).parent}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+        system = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
         for hook, hookdir in HOOKS.items():
+            if self.fs is None:    # the checkout's hooks and environment
+                where, path = str(repo_hook_dir(hookdir)), f"{Path(sys.executable).parent}:{system}"
+            else:                  # the root's slurmtools, installed as docs/install.md says (lab/chroot.py)
+                where, path = f"{chroot.VENV}/share/slurmtools/{hookdir}", f"{chroot.VENV}/bin:{system}"
             self._render("hook.sh.j2", self.root / "hooks" / hook, mode=0o755,
-                         hook=hook, hookdir=str(repo_hook_dir(hookdir)), path=path, faketime=faketime_lib())
+                         hook=hook, hookdir=where, path=path, faketime=faketime_lib())
+        if self.fs is not None:    # no cgroup filesystem in a chroot
+            (self.etc / "cgroup.conf").write_text("# Written by `slurmtools lab up`: slurmd in a chroot\n"
+                                                  "CgroupPlugin=disabled\n")
 
     def link_etc(self) -> None:
         """Let plain `sinfo` work: link /etc/slurm/*.conf to the lab when nothing else is there."""
@@ -257,72 +322,19 @@ class Lab:
         return self._pid(pidfile) is not None
 
     def start_munge(self) -> None:
-        mdir = self.root / "munge"
-        pidfile = mdir / "munged.pid"
-        if self._alive(pidfile):
-            return
-        mdir.mkdir(exist_ok=True)
-        shutil.chown(mdir, "munge", "munge")
-        mdir.chmod(0o711)
-        key = mdir / "munge.key"
-        if not key.exists():
-            self._run(["mungekey", "--create", f"--keyfile={key}"], user="munge")
-        self._run(["munged", f"--socket={mdir}/munge.sock", f"--key-file={key}", f"--pid-file={pidfile}",
-                   f"--log-file={mdir}/munged.log", f"--seed-file={mdir}/munged.seed", "--force"], user="munge")
-        wait_for("munged", lambda: (mdir / "munge.sock").exists() and self._alive(pidfile), 10, mdir / "munged.log")
-        self.say("started munged (socket %s)" % (mdir / "munge.sock"))
+        daemons.munge(self)
 
     def start_mariadb(self) -> None:
-        mdir = self.root / "mariadb"
-        pidfile = mdir / "mysqld.pid"
-        sock = mdir / "mysqld.sock"
-        if self._alive(pidfile):
-            return
-        mdir.mkdir(exist_ok=True)
-        shutil.chown(mdir, "mysql", "mysql")
-        if not (mdir / "data" / "mysql").exists():
-            self._run(["mariadb-install-db", "--user=mysql", f"--datadir={mdir}/data",
-                       "--auth-root-authentication-method=socket", "--skip-test-db"], cwd="/tmp")
-        subprocess.Popen(
-            ["mariadbd", "--user=mysql", f"--datadir={mdir}/data", f"--socket={sock}",
-             f"--port={self.ports.mariadb}", "--bind-address=127.0.0.1", f"--pid-file={pidfile}",
-             f"--log-error={mdir}/error.log", "--innodb-buffer-pool-size=64M",
-             "--innodb-lock-wait-timeout=900", "--skip-name-resolve"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True, cwd="/tmp")
-        wait_for("mariadb", lambda: sock.exists() and self._alive(pidfile), 60, mdir / "error.log")
-        pw = self._db_password()
-        sql = (f"CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1' IDENTIFIED BY '{pw}'; "
-               "GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';")
-        self._run(["mariadb", f"--socket={sock}", "-e", sql])
-        self.say(f"started mariadb (127.0.0.1:{self.ports.mariadb})")
+        daemons.mariadb(self)
 
     def start_slurmdbd(self) -> None:
-        pidfile = self.root / "run" / "slurmdbd.pid"
-        if self._alive(pidfile):
-            return
-        self._run(["slurmdbd"])
-        wait_for("slurmdbd", lambda: port_open(self.ports.slurmdbd), 30, self.root / "log" / "slurmdbd.log")
-        self.say(f"started slurmdbd (127.0.0.1:{self.ports.slurmdbd})")
+        daemons.slurmdbd(self)
 
     def start_slurmctld(self) -> None:
-        pidfile = self.root / "run" / "slurmctld.pid"
-        if self._alive(pidfile):
-            return
-        self._run(["slurmctld", "-f", str(self.slurm_conf)])
-        wait_for("slurmctld", lambda: port_open(self.ports.slurmctld), 30, self.root / "log" / "slurmctld.log")
-        self.say(f"started slurmctld (127.0.0.1:{self.ports.slurmctld})")
+        daemons.slurmctld(self)
 
     def start_slurmds(self) -> None:
-        for node in self.nodes:
-            pidfile = self.root / "run" / f"slurmd-{node.name}.pid"
-            if self._alive(pidfile):
-                continue
-            self._run(["slurmd", "-N", node.name, "-f", str(self.slurm_conf)])
-            self.say(f"started slurmd {node.name} (127.0.0.1:{node.port}, {self.gpus} fake GPUs)")
-        for node in self.nodes:
-            wait_for(f"slurmd {node.name}", lambda n=node: port_open(n.port), 30,  # type: ignore[misc]
-                     self.root / "log" / f"slurmd-{node.name}.log")
+        daemons.slurmds(self)
 
     def start_postgres(self) -> None:
         postgres.start(self)
@@ -331,7 +343,7 @@ class Lab:
         postgres.stop(self)
 
     def nodes_idle(self) -> bool:
-        proc = self._run(["sinfo", "-h", "-N", "-o", "%N %T"], check=False, timeout=10)
+        proc = self.slurm_run(["sinfo", "-h", "-N", "-o", "%N %T"], check=False, timeout=10)
         states = dict(line.split() for line in proc.stdout.splitlines() if len(line.split()) == 2)
         return all(states.get(n.name, "").rstrip("*") in {"idle", "mixed", "allocated", "drained", "draining"}
                    and not states.get(n.name, "").endswith("*") for n in self.nodes)
@@ -342,8 +354,12 @@ class Lab:
         t0 = time.monotonic()
         if install:
             packages.install(self.say)
+        if self.fs is not None:
+            daemons.root_up(self)
+        daemons.ports_free(self)
         self.prepare()
-        self.link_etc()
+        if self.fs is None:
+            self.link_etc()
         self.start_munge()
         self.start_mariadb()
         self.start_slurmdbd()
@@ -351,20 +367,22 @@ class Lab:
             self.say("slurm.conf changed: restarting slurmctld, reconfiguring the slurmds")
             self._stop_pid("slurmctld", self.root / "run" / "slurmctld.pid")
             self.start_slurmctld()
-            self._run(["scontrol", "reconfigure"], check=False)
+            self.slurm_run(["scontrol", "reconfigure"], check=False)
         self.start_slurmctld()
         self.start_slurmds()
         self.start_postgres()
         site.ledger(self)                       # docs/install.md step 3
         monitoring.up(self, site.units(self))   # step 6: the exporter runs from its unit file
         wait_for("all lab nodes responding", self.nodes_idle, 60, self.root / "log" / "slurmctld.log")
-        self.say(f"lab up in {time.monotonic() - t0:.1f}s: {len(self.nodes)} nodes, state in {self.root}")
+        self.say(f"lab up in {time.monotonic() - t0:.1f}s: Slurm {self.release}, {len(self.nodes)} nodes, state in "
+                 f"{self.root}" + (f", Slurm's root {self.fs}" if self.fs else ""))
 
     def status(self) -> list[dict[str, object]]:
         out: list[dict[str, object]] = []
         for name, pidfile in self.daemons():
             pid = self._pid(pidfile)
-            out.append({"daemon": name, "pid": pid, "running": pid is not None, "pidfile": str(pidfile)})
+            out.append({"daemon": name, "pid": pid, "running": pid is not None, "pidfile": str(pidfile),
+                        "slurm": self.release})
         return out
 
     def _stop_pid(self, name: str, pidfile: Path, timeout: float = 20) -> None:
@@ -389,7 +407,10 @@ class Lab:
         self._stop_pid("mariadb", self.root / "mariadb" / "mysqld.pid", timeout=60)
         self.stop_postgres()
         self._stop_pid("munged", self.root / "munge" / "munged.pid")
-        self.unlink_etc()
+        if self.fs is None:
+            self.unlink_etc()
+        else:
+            chroot.umount(self.fs, self.root)
         if purge and self.root.exists():
             shutil.rmtree(self.root)
             self.say(f"removed {self.root}")
