@@ -8,9 +8,39 @@ import pytest
 DATA = Path(__file__).parent / "data"
 
 
-@pytest.fixture
-def slurm_data() -> Path:
-    return DATA / "slurm"
+#: Set by the integration suite's `lab` fixture (the lab's release, Slurm's version, where the lab keeps results):
+#: with it, each test's outcome goes to <base>/compat/<release>.json for bench/compat_doc.py.
+RUN: dict[str, Any] = {}
+_OUTCOMES: dict[str, str] = {}
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "call" or report.outcome != "passed":      # a failed setup or teardown counts too
+        if _OUTCOMES.get(report.nodeid) != "failed":
+            _OUTCOMES[report.nodeid] = report.outcome
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if not RUN or not _OUTCOMES:
+        return
+    import json
+    import time
+
+    out = Path(RUN["base"]) / "compat" / f"{RUN['release']}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"release": RUN["release"], "version": RUN["version"],
+                               "run": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "outcomes": _OUTCOMES},
+                              indent=1))
+
+
+#: The Slurm releases with recorded outputs (tests/data/slurm/<release>/).
+SLURM_RELEASES = sorted(p.parent.name for p in (DATA / "slurm").glob("*/sinfo.json"))
+
+
+@pytest.fixture(params=SLURM_RELEASES)
+def slurm_data(request: pytest.FixtureRequest) -> Path:
+    """One Slurm release's recorded outputs (tests/data/slurm/<release>/, record.sh): each test runs on each."""
+    return DATA / "slurm" / str(request.param)
 
 
 @pytest.fixture(autouse=True)

@@ -23,23 +23,32 @@ def fake(bin_dir: Path, name: str, body: str) -> None:
 def bin_dir(tmp_path: Path, slurm_data: Path) -> Path:
     d = tmp_path / "bin"
     d.mkdir()
-    shutil.copy(slurm_data / "sinfo.json", d / "sinfo.json")
-    shutil.copy(slurm_data / "squeue.json", d / "squeue.json")
-    fake(d, "sinfo", f'[ "$1" = --version ] && echo "slurm 22.05.8" && exit 0\ncat {d}/sinfo.json')
-    fake(d, "squeue", f"cat {d}/squeue.json")
-    fake(d, "scontrol", f'printf "%s\\n" "$@" > {d}/scontrol.argv')
+    for name in ("sinfo.json", "squeue.json", "scontrol-show-node.json", "jobs.json"):
+        if (slurm_data / name).exists():
+            shutil.copy(slurm_data / name, d / name)
+    version = {"22.05": "22.05.8", "24.11": "24.11.5"}[slurm_data.name]
+    fake(d, "sinfo", f'[ "$1" = --version ] && echo "slurm {version}" && exit 0\n'
+                     f'printf "%s\\n" "$@" > {d}/sinfo.argv; cat {d}/sinfo.json')
+    fake(d, "squeue", f'printf "%s\\n" "$@" > {d}/squeue.argv; cat {d}/squeue.json')
+    fake(d, "scontrol", f'[ "$1 $2 $3" = "show node --json" ] && exec cat {d}/scontrol-show-node.json\n'
+                        f'printf "%s\\n" "$@" > {d}/scontrol.argv')
     fake(d, "sbatch", f'printf "%s\\n" "$@" > {d}/sbatch.argv; echo "77;lab"')
     return d
 
 
 def test_reads_and_filters(bin_dir: Path) -> None:
+    import json
+
+    role = json.loads((bin_dir / "jobs.json").read_text())
     slurm = CliSlurm(bin_dir=str(bin_dir))
-    assert slurm.version() == "22.05.8"
+    newer = slurm.version() >= "23"
     assert [n.name for n in slurm.nodes(["n3", "n1"])] == ["n1", "n3"]
-    job = slurm.job(18)
+    assert (bin_dir / "sinfo.argv").exists() is not newer          # 23.02+: scontrol show node --json
+    job = slurm.job(role["requeued"])
     assert job is not None and job.restart_count == 1
+    assert (bin_dir / "squeue.argv").read_text().split() == ["--json", "--states=all"]   # 23.02+ hide ended jobs
     assert slurm.job(99999) is None  # 22.05 ignores -j with --json; we filter
-    assert {j.job_id for j in slurm.jobs(nodes=["n4"])} >= {19}
+    assert {j.job_id for j in slurm.jobs(nodes=["n4"])} >= {role["busy"]}
 
 
 def test_actions_pass_argv_lists(bin_dir: Path) -> None:

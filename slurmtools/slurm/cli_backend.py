@@ -1,7 +1,8 @@
 """The default backend: Slurm's own commands, which work on every Slurm version.
 
-JSON where 22.05 has it (`sinfo --json`, `squeue --json`), `sacct -P` text (22.05's
-`sacct --json` reports return code 0 for failed jobs), `scontrol` for actions. Every call has
+JSON where every release has it (`sinfo --json`, `squeue --json --states=all`; one parser reads 22.05's and
+24.11/26.05's formats, tested on recorded outputs of each), `sacct -P` text (22.05's `sacct --json` reports return
+code 0 for failed jobs; the text is the same in every release), `scontrol` for actions. Every call has
 a hard timeout and raises a typed error carrying the command, exit code and stderr.
 """
 
@@ -52,6 +53,7 @@ class CliSlurm:
 
     def __init__(self, bin_dir: str = "", timeout: float = 15.0) -> None:
         self.bin_dir = bin_dir
+        self._release: tuple[int, int] | None = None
         self.timeout = timeout
         self.calls: list[list[str]] = []  # every command run, for audits and tests
 
@@ -95,16 +97,32 @@ class CliSlurm:
         out = self.run("sinfo", "--version")  # "slurm 22.05.8"
         return out.split()[-1] if out.split() else ""
 
+    def slurm_release(self) -> tuple[int, int]:
+        """(major, minor) of the Slurm these commands belong to (`sinfo --version` is local: no RPC), once."""
+        if self._release is None:
+            try:
+                major, minor = self.version().split(".")[:2]
+                self._release = (int(major), int(minor))
+            except (ValueError, SlurmError):
+                self._release = (0, 0)
+        return self._release
+
     def nodes(self, names: Sequence[str] | None = None) -> list[NodeInfo]:
-        nodes = parse.parse_sinfo_json(self.run("sinfo", "--json"))
+        # 23.02+: `scontrol show node --json` lists nodes one by one (their `sinfo --json` groups them by state
+        # and partition); 22.05's scontrol has no --json, its `sinfo --json` lists nodes. One parser reads both.
+        if self.slurm_release() >= (23, 2):
+            nodes = parse.parse_sinfo_json(self.run("scontrol", "show", "node", "--json"))
+        else:
+            nodes = parse.parse_sinfo_json(self.run("sinfo", "--json"))
         if names is not None:
             wanted = set(names)
             nodes = [n for n in nodes if n.name in wanted]
         return nodes
 
     def jobs(self, *, user: str | None = None, nodes: Sequence[str] | None = None) -> list[JobInfo]:
-        # 22.05 ignores -j/-u/-w with --json: filter here.
-        jobs = parse.parse_squeue_json(self.run("squeue", "--json"))
+        # 22.05 ignores -j/-u/-w with --json: filter here. 23.02+ show only pending and running jobs unless asked
+        # for all (22.05 shows all, and accepts --states=all).
+        jobs = parse.parse_squeue_json(self.run("squeue", "--json", "--states=all"))
         if user is not None:
             jobs = [j for j in jobs if j.user == user]
         if nodes is not None:

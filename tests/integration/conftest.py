@@ -32,6 +32,12 @@ def end_exclusions(nodes: list[str]) -> None:
 def lab() -> Iterator[Lab]:
     the_lab = Lab(say=lambda msg: print(f"lab: {msg}"))
     the_lab.up()  # idempotent; a LabError here fails every integration test
+    from slurmtools.lab.cluster import base_dir
+
+    from ..conftest import RUN
+
+    RUN.update({"release": the_lab.release, "base": str(base_dir()), "version": subprocess.run(
+        ["sinfo", "--version"], capture_output=True, text=True, env={**os.environ, **the_lab.env()}).stdout.strip()})
     saved = dict(os.environ)
     os.environ.update(the_lab.env())
     config.reset()

@@ -1,9 +1,13 @@
 #!/bin/bash
-# Re-record the Slurm output fixtures from the lab (`slurmtools lab up` first).
+# Re-record the Slurm output fixtures from the lab into <release>/ (`slurmtools lab up [--slurm RELEASE]` first):
+#   tests/data/slurm/record.sh            # the host's lab (22.05 on Debian 12)
+#   tests/data/slurm/record.sh 24.11      # the lab of Slurm 24.11 (in its Debian root)
 # Produces drained/draining/idle/mixed nodes, failed, signalled, requeued and running jobs.
 set -eu
 cd "$(dirname "$0")"
-eval "$(slurmtools lab env)"
+if [ -n "${1:-}" ]; then eval "$(slurmtools lab env --slurm "$1")"; else eval "$(slurmtools lab env)"; fi
+release=$(sinfo --version | awk '{print $2}' | cut -d. -f1-2)
+mkdir -p "$release" && cd "$release"
 scontrol update nodename=n3 state=resume reason=x 2>/dev/null || true
 scontrol update nodename=n4 state=resume 2>/dev/null || true
 ok=$(sbatch --parsable -o /dev/null -D /tmp -N1 -w n1 --gres=gpu:1 --wrap 'true')
@@ -21,7 +25,9 @@ scontrol update nodename=n4 state=drain reason='admin: cable reseat'
 wait_running "$rq"  # the second attempt (after cred_expire+1 s)
 sleep 1
 sinfo --json > sinfo.json
-squeue --json > squeue.json
+# 23.02 and later: what CliSlurm.nodes reads (22.05's scontrol has no --json)
+if scontrol show node --json > scontrol-show-node.json 2>/dev/null; then :; else rm -f scontrol-show-node.json; fi
+squeue --json --states=all > squeue.json   # what CliSlurm.jobs runs
 scontrol show job -o > scontrol-show-job.txt
 sacct -P -X --duplicates -S now-1hour -o JobIDRaw,JobID,JobName,User,State,ExitCode,DerivedExitCode,NodeList,Submit,Start,End,ElapsedRaw,Partition,AllocNodes,Reason,WorkDir,Comment > sacct.txt
 sacctmgr -P -n show event format=NodeName,TimeStart,TimeEnd,State,Reason,User Start=now-1day > sacctmgr-events.txt
