@@ -1,8 +1,11 @@
 #!/bin/bash
 # The demo, from a fresh clone on a fresh Debian machine (run as root): a local 4-node Slurm
 # cluster comes up, a job runs on it, a GPU "falls off the bus" on one node, and slurmtools shows it.
+#   bash scripts/demo.sh [--slurm 24.11]: the same on Slurm 24.11 (or 26.05), in a Debian root the lab makes once
 set -euo pipefail
 cd "$(dirname "$0")/.."
+release=""
+if [ "${1:-}" = --slurm ]; then release="$2"; fi
 PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/pip install -q --disable-pip-version-check -e '.[postgres]' 2> >(grep -v '^WARNING: Location' >&2)
@@ -10,8 +13,15 @@ export PATH="$PWD/.venv/bin:$PATH"
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 say "bring up the lab: munge, MariaDB + slurmdbd, slurmctld, 4 slurmd with 4 fake GPUs each, PostgreSQL"
-slurmtools lab up
-eval "$(slurmtools lab env)"
+if [ -n "$release" ]; then
+    slurmtools lab down >/dev/null 2>&1 || true     # the host's lab holds the same ports
+    slurmtools lab up --slurm "$release"
+    eval "$(slurmtools lab env --slurm "$release")"
+else
+    slurmtools lab up
+    eval "$(slurmtools lab env)"
+fi
+sinfo --version
 
 say "the cluster, through slurmtools"
 slurmtools nodes
@@ -74,6 +84,6 @@ Also try: `slurmtools exclude add n3 --soft --reason test`, then a plain
 warns (cli_filter.lua); `slurmtools sbatch` is the researcher's wrapper (docs/sbatch.md).
 Try the prolog gate: `slurmtools lab inject n3 row-remap-failure`, then
 jobs that land on n3 are requeued elsewhere (`slurmtools lab inject n3 healthy` restores it).
-Use the lab yourself:   eval "$(slurmtools lab env)"; sinfo; slurmtools nodes; slurmtools ledger events
-Stop it:                slurmtools lab down
 EOT
+echo "Use the lab yourself:   eval \"\$(slurmtools lab env${release:+ --slurm $release})\"; sinfo; slurmtools nodes"
+echo "Stop it:                slurmtools lab down${release:+ --slurm $release}"

@@ -52,3 +52,21 @@ def test_units_refuse_bad_input(tmp_path: Path) -> None:
     assert r.exit_code == 2 and "--interval" in r.output
     r = CliRunner().invoke(main, ["install", "units", "--print", "--only", "detect"])
     assert r.exit_code == 0 and "slurmtools-detect.service" in r.output and "controller run" not in r.output
+
+
+def test_doctor_reads_the_hooks_of_both_show_config_formats() -> None:
+    """22.05 prints `Prolog = a,b`; 23.02 and later one line per script, `Prolog[0] = a` (seen on the 24.11 lab)."""
+    from slurmtools.cli.doctor import _slurm_config
+
+    class Shown:
+        def __init__(self, text: str) -> None:
+            self.text = text
+
+        def run(self, *args: str) -> str:
+            return self.text
+
+    old = _slurm_config(Shown("Prolog                  = /a/prolog,/b/50-slurmtools\nPrologFlags = Alloc\n"))
+    new = _slurm_config(Shown("Prolog[0]               = /a/prolog\nProlog[1]               = /b/50-slurmtools\n"
+                              "PrologEpilogTimeout     = 60\nEpilog[0]               = /c/epilog\n"))
+    assert old["Prolog"] == new["Prolog"] == "/a/prolog,/b/50-slurmtools"
+    assert new["Epilog"] == "/c/epilog" and new["PrologEpilogTimeout"] == "60" and old["PrologFlags"] == "Alloc"

@@ -26,11 +26,19 @@ class Check:
 
 
 def _slurm_config(slurm: Any) -> dict[str, str]:
+    """`scontrol show config` as {key: value}. 23.02+ list several Prolog/Epilog scripts as `Prolog[0] = ...`,
+    `Prolog[1] = ...`: joined with commas under `Prolog`, as 22.05 shows them."""
     out: dict[str, str] = {}
     for line in slurm.run("scontrol", "show", "config").splitlines():
         key, sep, value = line.partition("=")
-        if sep and key.strip() and " " not in key.strip():
-            out[key.strip()] = value.strip()
+        key = key.strip()
+        if not sep or not key or " " in key:
+            continue
+        base, bracket, _ = key.partition("[")
+        if bracket and key.endswith("]"):
+            out[base] = f"{out[base]},{value.strip()}" if base in out else value.strip()
+        else:
+            out[key] = value.strip()
     return out
 
 

@@ -113,6 +113,16 @@ def umount(root: Path, lab_root: Path) -> None:
             subprocess.run(["umount", "-l", str(target)], capture_output=True)
 
 
+def share(root: Path, path: Path) -> None:
+    """A filesystem mounted at PATH on the host after the lab's binds (a test's small tmpfs), seen inside ROOT too
+    (the binds do not carry later mounts)."""
+    _run(["mount", "--bind", str(path), str(root / str(path).lstrip("/"))])
+
+
+def unshare(root: Path, path: Path) -> None:
+    subprocess.run(["umount", "-l", str(root / str(path).lstrip("/"))], capture_output=True)
+
+
 def uid(root: Path, user: str) -> tuple[int, int]:
     """USER's uid and gid in ROOT (not the host's: the packages made them there)."""
     for line in (root / "etc" / "passwd").read_text().splitlines():

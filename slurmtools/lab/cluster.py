@@ -276,9 +276,15 @@ class Lab:
             (self.etc / "cgroup.conf").write_text("# Written by `slurmtools lab up`: slurmd in a chroot\n"
                                                   "CgroupPlugin=disabled\n")
 
+    def _etc_slurm(self) -> Path:
+        return Path("/etc/slurm") if self.fs is None else self.fs / "etc" / "slurm"
+
     def link_etc(self) -> None:
-        """Let plain `sinfo` work: link /etc/slurm/*.conf to the lab when nothing else is there."""
-        etc_slurm = Path("/etc/slurm")
+        """Let plain `sinfo` work: link /etc/slurm/*.conf (the root's, for another release) to the lab when nothing
+        else is there."""
+        etc_slurm = self._etc_slurm()
+        if self.fs is not None:
+            etc_slurm.mkdir(parents=True, exist_ok=True)
         if not etc_slurm.is_dir() or os.geteuid() != 0:
             return
         for name in ["slurm.conf", "gres.conf"]:
@@ -290,7 +296,7 @@ class Lab:
 
     def unlink_etc(self) -> None:
         for name in ["slurm.conf", "gres.conf"]:
-            link = Path("/etc/slurm") / name
+            link = self._etc_slurm() / name
             if link.is_symlink() and str(os.readlink(link)).startswith(str(self.root)):
                 link.unlink()
 
@@ -358,8 +364,7 @@ class Lab:
             daemons.root_up(self)
         daemons.ports_free(self)
         self.prepare()
-        if self.fs is None:
-            self.link_etc()
+        self.link_etc()
         self.start_munge()
         self.start_mariadb()
         self.start_slurmdbd()
@@ -407,9 +412,8 @@ class Lab:
         self._stop_pid("mariadb", self.root / "mariadb" / "mysqld.pid", timeout=60)
         self.stop_postgres()
         self._stop_pid("munged", self.root / "munge" / "munged.pid")
-        if self.fs is None:
-            self.unlink_etc()
-        else:
+        self.unlink_etc()
+        if self.fs is not None:
             chroot.umount(self.fs, self.root)
         if purge and self.root.exists():
             shutil.rmtree(self.root)

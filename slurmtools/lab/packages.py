@@ -14,7 +14,8 @@ PACKAGES = ["munge", "slurmctld", "slurmd", "slurm-client", "slurmdbd", "mariadb
             "lua5.1",    # the interpreter the plugins' unit tests run them under (slurmctld links liblua5.1)
             "prometheus",  # scrapes `slurmtools exporter` in the lab (and promtool for the rules)
             "chromium",    # headless: the HTML report is checked in a real browser
-            "libfaketime"]  # a node's clock skewed for its hooks (`lab inject NODE clock-ahead`)
+            "libfaketime",  # a node's clock skewed for its hooks (`lab inject NODE clock-ahead`)
+            "debootstrap"]  # the Debian roots of the other Slurm releases (`lab up --slurm 24.11`)
 
 
 def missing() -> list[str]:

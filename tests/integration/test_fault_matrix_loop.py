@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from slurmtools.lab import Lab
+from slurmtools.lab import Lab, chroot
 from slurmtools.ledger import db, models
 from slurmtools.ledger.spool import LOSSES, Spool
 from slurmtools.slurm import CliSlurm
@@ -253,6 +253,8 @@ def test_the_spool_filesystem_full(lab: Lab, slurm: CliSlurm, jobs: list[int], w
         losses.unlink(missing_ok=True)
         subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k,mode=0750", "slurmtools-full", str(spool)],
                        check=True)
+        if lab.fs is not None:                                      # the hooks run in another release's root
+            chroot.share(lab.fs, spool)
         try:
             for sub in ("tmp", "pending", "bad"):
                 (spool / sub).mkdir(mode=0o750)
@@ -269,6 +271,8 @@ def test_the_spool_filesystem_full(lab: Lab, slurm: CliSlurm, jobs: list[int], w
             ended = wait_job(slurm, job_id, lambda j: j.restart_count >= 1 or j.finished, "ended", timeout=60)
             took = wait_until("the epilog", lambda: epilog_done(lab, job_id, node), timeout=60)
         finally:
+            if lab.fs is not None:
+                chroot.unshare(lab.fs, spool)
             _umount(spool)
         info = slurm.nodes([node])[0]
         assert info.drain and info.reason.startswith(XID79) and info.reason.endswith(f"[job {job_id}]"), info.reason
