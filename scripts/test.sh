@@ -20,6 +20,7 @@ fi
 export PATH="$PWD/.venv/bin:$PATH"
 
 echo "== lab up"
+for release in 24.11 26.05; do slurmtools lab down --slurm "$release" >/dev/null 2>&1 || true; done
 slurmtools lab up
 echo "== ruff"
 ruff check slurmtools tests bench
