@@ -131,3 +131,13 @@ def test_scontrol_oneliner(slurm_data: Path) -> None:
     assert running["JobState"] == "RUNNING" and running["ExcNodeList"] == "n4"
     assert running["Comment"] == "slurmtools:retry=3,on=node" and running["NodeList"] == "n[1-2]"
     assert failed["JobState"] == "FAILED" and failed["ExitCode"] == "3:0"
+
+
+def test_a_job_whose_epilogs_run_is_completing_on_every_release() -> None:
+    """Recorded on the 24.11 lab while the epilog ran: job_state ["FAILED", "COMPLETING"]. 22.05 says COMPLETING;
+    the controller waits for it (the node epilogs' evidence), and so do the tests' cleanups."""
+    (job,) = parse.parse_squeue_json((Path(__file__).parent / "data" / "slurm" / "24.11" /
+                                      "squeue-completing.json").read_text())
+    assert job.state == "COMPLETING" and not job.finished and job.exit == ExitStatus(1, 0)
+    assert parse.job_state(["RUNNING", "CONFIGURING"]) == "CONFIGURING" and parse.job_state(["FAILED"]) == "FAILED"
+    assert parse.job_state("COMPLETING") == "COMPLETING" and parse.job_state([]) == ""

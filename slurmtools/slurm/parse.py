@@ -116,10 +116,22 @@ def _exit_from_json(value: Any) -> ExitStatus:
     return ExitStatus.from_wait_status(int(value or 0))
 
 
+#: The order in which Slurm 22.05's job_state_string() names a job by its flags before its base state.
+_JOB_FLAGS = ("COMPLETING", "STAGE_OUT", "CONFIGURING", "RESIZING", "REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD",
+              "SPECIAL_EXIT", "STOPPED", "REVOKED", "RESV_DEL_HOLD", "SIGNALING")
+
+
+def job_state(value: Any) -> str:
+    """A job's state as one word, as 22.05 names it. 23.02+ give a list, base state first, then flags:
+    ["FAILED", "COMPLETING"] while the epilogs run is COMPLETING (22.05's word), as the controller expects."""
+    if not isinstance(value, list):
+        return str(value or "")
+    names = [str(s).upper() for s in value]
+    return next((f for f in _JOB_FLAGS if f in names[1:]), names[0] if names else "")
+
+
 def job_from_json(job: dict[str, Any]) -> JobInfo:
-    state = job.get("job_state", "")
-    if isinstance(state, list):
-        state = state[0] if state else ""
+    state = job_state(job.get("job_state", ""))
     return JobInfo(
         job_id=int(job["job_id"]),
         name=job.get("name") or "",
