@@ -79,7 +79,10 @@ def render(runs: list[dict]) -> str:
             "--states=all` (23.02 and later list only pending and running jobs without it), nodes with `scontrol show "
             "node --json` on 23.02 and later (their `sinfo --json` groups nodes by state) and `sinfo --json` on 22.05 "
             "(whose scontrol has no --json); one parser reads both JSON generations (numbers as `{set, number}` "
-            "objects, states as lists). Attempts come from `sacct -P` text on every release (22.05's `sacct --json` "
+            "objects, states as lists: a job's list, base state then flags, is read as 22.05 names it, so "
+            "`[\"FAILED\", \"COMPLETING\"]` while the epilogs run is COMPLETING, which the controller waits "
+            "for). `scontrol show config` lists several hooks as `Prolog[0] = ...` on 23.02 and later (doctor reads "
+            "both). Attempts come from `sacct -P` text on every release (22.05's `sacct --json` "
             "says 0 for failed jobs). The recorded outputs behind the parser tests are in "
             "`tests/data/slurm/<release>/` (`tests/data/slurm/record.sh RELEASE`).",
             "",
