@@ -327,15 +327,6 @@ class Lab:
     def _alive(self, pidfile: Path) -> bool:
         return self._pid(pidfile) is not None
 
-    def start_munge(self) -> None:
-        daemons.munge(self)
-
-    def start_mariadb(self) -> None:
-        daemons.mariadb(self)
-
-    def start_slurmdbd(self) -> None:
-        daemons.slurmdbd(self)
-
     def start_slurmctld(self) -> None:
         daemons.slurmctld(self)
 
@@ -365,9 +356,9 @@ class Lab:
         daemons.ports_free(self)
         self.prepare()
         self.link_etc()
-        self.start_munge()
-        self.start_mariadb()
-        self.start_slurmdbd()
+        daemons.munge(self)
+        daemons.mariadb(self)
+        daemons.slurmdbd(self)
         if self.conf_changed and self._alive(self.root / "run" / "slurmctld.pid"):
             self.say("slurm.conf changed: restarting slurmctld, reconfiguring the slurmds")
             self._stop_pid("slurmctld", self.root / "run" / "slurmctld.pid")
