@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from slurmtools.lab.procs import LabError
@@ -56,7 +57,7 @@ def inside(root: Path, argv: list[str], *, user: str | None = None, cwd: str = "
     return ["chroot", str(root), "/bin/sh", "-c", 'cd "$1" 2>/dev/null || cd /; shift; exec "$@"', "sh", cwd, *argv]
 
 
-def make(root: Path, version: str, say: object = print) -> str:
+def make(root: Path, version: str, say: Callable[[str], None] = print) -> str:
     """The Debian root for VERSION, made once (debootstrap, then Slurm's packages); its Slurm's version string."""
     mark = root / MARK
     if mark.exists():
@@ -67,7 +68,7 @@ def make(root: Path, version: str, say: object = print) -> str:
         raise LabError("debootstrap is missing: apt-get install debootstrap")
     suite = RELEASES[version]
     root.mkdir(parents=True, exist_ok=True)
-    say(f"making a Debian {suite} root for Slurm {version} in {root} (debootstrap, once)")  # type: ignore[operator]
+    say(f"making a Debian {suite} root for Slurm {version} in {root} (debootstrap, once)")
     if not (root / "usr" / "bin" / "apt-get").exists():
         _run(["debootstrap", "--variant=minbase", suite, str(root), MIRROR], timeout=1800)
     shutil.copyfile("/etc/resolv.conf", root / "etc" / "resolv.conf")
@@ -159,7 +160,7 @@ def trust_host_cas(root: Path) -> None:
     _run(inside(root, ["update-ca-certificates"]))
 
 
-def install_slurmtools(root: Path, lab_root: Path, checkout: Path, say: object = print) -> str:
+def install_slurmtools(root: Path, lab_root: Path, checkout: Path, say: Callable[[str], None] = print) -> str:
     """docs/install.md step 1 inside ROOT: a venv in /opt/slurmtools and this checkout's wheel in it (again when
     the checkout changed). Returns the installed wheel's name."""
     wheels = lab_root / "wheels"
@@ -173,7 +174,7 @@ def install_slurmtools(root: Path, lab_root: Path, checkout: Path, say: object =
     stamp = root / VENV.lstrip("/") / ".slurmtools-wheel"
     if stamp.exists() and stamp.read_text().strip() == digest:
         return wheel.name
-    say(f"installing slurmtools into {root}{VENV} (docs/install.md step 1)")  # type: ignore[operator]
+    say(f"installing slurmtools into {root}{VENV} (docs/install.md step 1)")
     trust_host_cas(root)
     if not (root / VENV.lstrip("/") / "bin" / "pip").exists():
         _run(inside(root, ["python3", "-m", "venv", VENV]))
