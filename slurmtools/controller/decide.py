@@ -51,8 +51,8 @@ class Deciding(Evacuating):
         job_id, restart = int(item["job_id"]), int(item.get("restart_count") or 0)
         key = decision_key(self.cluster, job_id, restart)
         with Session(self.engine, expire_on_commit=False) as s:
-            view = self._view
-            d = s.scalar(select(CD).where(CD.idempotency_key == key)) if view is None or key in view.decided else None
+            view = self._view or self.prefetch([item])
+            d = s.scalar(select(CD).where(CD.idempotency_key == key)) if key in view.decided else None
             if d is not None and d.status in FINAL_STATUSES:
                 return self._summary(d)
             if d is not None and d.status == "acting":     # a restart mid-flow: finish, never requeue twice
@@ -61,16 +61,15 @@ class Deciding(Evacuating):
                 return self._evacuation_step(s, d)
             nodes = list(expand(item.get("nodes") or ""))
             waited = time.time() - float(item.get("enqueued") or 0)
-            reported = view.epilogs.get((job_id, restart), set()) if view is not None else set()
-            if view is None or set(nodes) - reported:           # asked again: one may have arrived since
-                reported = self._epilogs_reported(s, job_id, restart)
-            missing = sorted(set(nodes) - reported)
+            if set(nodes) - view.epilogs.get((job_id, restart), set()) and view is self._view:
+                view = self.prefetch([item])     # asked again, with its findings: one may have arrived since
+            missing = sorted(set(nodes) - view.epilogs.get((job_id, restart), set()))
             job = self._job(job_id)
             completing = job is not None and job.restart_count == restart and job.state == "COMPLETING"
             if (missing or completing) and waited < float(self.cfg.get("controller.evidence_wait")):
                 return {"waiting": True, "job_id": job_id, "restart_count": restart, "missing_epilogs": missing,
                         "completing": completing}
-            d = self._decide(s, item, job, nodes, missing, key)
+            d = self._decide(s, item, job, nodes, missing, key, view)
             if d.status == "acting":
                 return self._act(s, d)
             out = self._summary(d)
@@ -82,7 +81,8 @@ class Deciding(Evacuating):
     def prefetch(self, items: list[dict[str, Any]]) -> PassView:
         """What a pass over ITEMS reads for each of them, read for all at once (a few queries instead of a few per
         item: the difference on PostgreSQL, where each is a round trip). Only reads that nothing in the pass can
-        change; a missing epilog is asked again before it counts."""
+        change; an item with a missing epilog reads its own again (a one-item view), as does an item processed
+        outside a pass."""
         keys = {decision_key(self.cluster, int(i["job_id"]), int(i.get("restart_count") or 0)) for i in items}
         job_ids = sorted({int(i["job_id"]) for i in items})
         view = PassView()
@@ -100,27 +100,8 @@ class Deciding(Evacuating):
                 for g in s.scalars(select(G).where(G.cluster == self.cluster, G.job_id.in_(part),
                                                    G.verdict == "fail")):
                     view.gates.setdefault(g.job_id or 0, []).append((g.node, g.failed_checks))
-            view.soft = self._soft(s)
+            view.soft = sorted({x.node for x in exclusions.active(s, self.cluster) if x.scope == "soft"})
         return view
-
-    def _soft(self, s: Session) -> list[str]:
-        return sorted({x.node for x in exclusions.active(s, self.cluster) if x.scope == "soft"})
-
-    def _epilogs_reported(self, s: Session, job_id: int, restart: int) -> set[str]:
-        A = models.JobAttempt
-        rows = s.scalars(select(A).where(A.cluster == self.cluster, A.job_id == job_id, A.restart_count == restart))
-        return {node for row in rows for node in ((row.details or {}).get("epilog") or {})}
-
-    def _evidence(self, s: Session, job_id: int, restart: int) -> list[policy.Evidence]:
-        F = models.Finding
-        rows = s.scalars(select(F).where(F.cluster == self.cluster, F.job_id == job_id,
-                                         F.restart_count == restart).order_by(F.id))
-        return [_evidence(f) for f in rows]
-
-    def _gate_failures(self, s: Session, job_id: int) -> list[tuple[str, str]]:
-        G = models.GateRun
-        rows = s.scalars(select(G).where(G.cluster == self.cluster, G.job_id == job_id, G.verdict == "fail"))
-        return [(g.node, g.failed_checks) for g in rows]
 
     def _chain(self, s: Session, job_id: int, ask: marker.RetryAsk | None, user: str) -> models.RetryChain | None:
         C = models.RetryChain
@@ -158,7 +139,7 @@ class Deciding(Evacuating):
         return [n.name for n in self.slurm.nodes(nodes) if n.state == "down" or not n.responding]
 
     def _decide(self, s: Session, item: dict[str, Any], job: JobInfo | None, nodes: list[str], missing: list[str],
-                key: str) -> Any:
+                key: str, view: PassView) -> Any:
         job_id, restart = int(item["job_id"]), int(item.get("restart_count") or 0)
         same = job is not None and job.restart_count == restart
         state = job.state if same and job is not None and job.finished else None
@@ -167,10 +148,8 @@ class Deciding(Evacuating):
             exit_ = ExitStatus.from_wait_status(int(item["exit_raw"]))
         elif same and job is not None:
             exit_ = job.exit
-        view = self._view if not missing else None     # a missing epilog: its findings may have come since
-        findings = view.findings.get((job_id, restart), []) if view is not None else self._evidence(s, job_id,
-                                                                                                     restart)
-        gates = view.gates.get(job_id, []) if view is not None else self._gate_failures(s, job_id)
+        findings = view.findings.get((job_id, restart), [])
+        gates = view.gates.get(job_id, [])
         if state is None and job is not None and job.restart_count > restart:
             # Slurm requeued this attempt itself (a completed attempt never is): what ended it is in accounting
             state = self._accounted_state(job_id, restart, nodes, missing)
@@ -187,7 +166,7 @@ class Deciding(Evacuating):
         chain = self._chain(s, job_id, ask, item.get("user") or (job.user if job else ""))
         if ask is None and chain is not None:           # recorded by `slurmtools sbatch`
             ask = marker.RetryAsk(chain.max_retries, chain.retry_on)
-        soft = self._view.soft if self._view is not None else self._soft(s)
+        soft = view.soft
         dec = policy.decide(cls, ask, chain.retries_used if chain else 0,
                             already_excluded=list(job.excluded_nodes) if job else [], soft_excluded=soft,
                             base=float(self.cfg.get("controller.backoff")),
