@@ -50,11 +50,15 @@ def _run(argv: list[str], timeout: float = 900, env: dict[str, str] | None = Non
     return proc.stdout
 
 
+#: The command line that runs "$@" in the directory "$1" inside a root (or in / when it has no such directory).
+_IN_DIR = 'cd "$1" 2>/dev/null || cd /; shift; exec "$@"'
+
+
 def inside(root: Path, argv: list[str], *, user: str | None = None, cwd: str = "/") -> list[str]:
     """ARGV run in ROOT (as USER), in CWD when it exists there."""
     if user:
         argv = ["runuser", "-u", user, "--", *argv]
-    return ["chroot", str(root), "/bin/sh", "-c", 'cd "$1" 2>/dev/null || cd /; shift; exec "$@"', "sh", cwd, *argv]
+    return ["chroot", str(root), "/bin/sh", "-c", _IN_DIR, "sh", cwd, *argv]
 
 
 def make(root: Path, version: str, say: Callable[[str], None] = print) -> str:
@@ -142,7 +146,7 @@ def clients(root: Path, dest: Path) -> None:
         path = dest / tool
         path.write_text(f"#!/bin/sh\n# The lab's Slurm, in {root}\n"
                         f"[ -e {INSIDE} ] && exec /usr/bin/{tool} \"$@\"\n"
-                        f"exec chroot {root} /bin/sh -c 'cd \"$1\" 2>/dev/null || cd /; shift; exec \"$@\"' "
+                        f"exec chroot {root} /bin/sh -c '{_IN_DIR}' "
                         f"sh \"$PWD\" /usr/bin/{tool} \"$@\"\n")
         path.chmod(0o755)
 

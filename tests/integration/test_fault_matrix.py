@@ -148,18 +148,19 @@ def test_fault(row: Row, lab: Lab, slurm: CliSlurm, jobs: list[int], workdir: Pa
         assert not info.drain, info.reason
     drained_now = {n.name for n in slurm.nodes() if n.drain} - others_before - {node}
     assert not drained_now, f"other nodes drained: {drained_now}"        # no healthy node drained
-    ds = [d for d in ledger_rows(lab, models.ControllerDecision, job_id=job_id)
-          if isinstance(d, models.ControllerDecision) and d.restart_count == 0]
-    assert len(ds) == 1                                                  # decided exactly once
+    assert len(decisions_of(lab, job_id)) == 1                                                  # decided exactly once
     record.update({"result": "passed", "node": node, "drained": bool(info.drain),
                    "reason": info.reason or None, "restart_count": slurm.job(job_id).restart_count})
 
 
+def decisions_of(lab: Lab, job_id: int) -> list[models.ControllerDecision]:
+    """The ledger's decisions on the job's attempt 0."""
+    return [d for d in ledger_rows(lab, models.ControllerDecision, job_id=job_id)
+            if isinstance(d, models.ControllerDecision) and d.restart_count == 0]
+
+
 def _decision(lab: Lab, job_id: int) -> models.ControllerDecision | None:
-    for d in ledger_rows(lab, models.ControllerDecision, job_id=job_id):
-        if isinstance(d, models.ControllerDecision) and d.restart_count == 0 and d.status in ("done", "failed"):
-            return d
-    return None
+    return next((d for d in decisions_of(lab, job_id) if d.status in ("done", "failed")), None)
 
 
 def _kill_node(lab: Lab, node: str) -> None:
@@ -213,8 +214,6 @@ def test_node_lost_mid_job_and_back(lab: Lab, slurm: CliSlurm, jobs: list[int], 
     back = wait_until("the node registered again", lambda: (n := slurm.nodes([node])[0]).state != "down" and n,
                       timeout=120)
     assert not back.drain, back.reason                   # back in service: the prolog gate checks it next job
-    ds = [d for d in ledger_rows(lab, models.ControllerDecision, job_id=job_id)
-          if isinstance(d, models.ControllerDecision) and d.restart_count == 0]
-    assert len(ds) == 1
+    assert len(decisions_of(lab, job_id)) == 1
     record.update({"result": "passed", "node": node, "drained": bool(back.drain), "reason": back.reason or None,
                    "restart_count": done.restart_count})

@@ -24,25 +24,16 @@ from slurmtools.ledger.spool import LOSSES, Spool
 from slurmtools.slurm import CliSlurm
 
 from .conftest import matrix_row, wait_idle, wait_job, wait_until
+from .test_controller_lab import inject
 from .test_epilog_lab import ledger_rows
-from .test_fault_matrix import _decision, start_job
+from .test_fault_matrix import _decision, decisions_of, start_job
 from .test_ledger_pg import pg_ledger  # noqa: F401 - the fixture: a fresh database on the lab's PostgreSQL
 
 XID79 = "slurmtools: hardware: XID 79"
 
 
-def inject(node: str, fault: str) -> None:
-    r = subprocess.run(["slurmtools", "lab", "inject", node, fault], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-
-
 def calls(lab: Lab, what: str) -> int:
     return sum(what in c for c in (lab.root / "log" / "slurm-calls.log").read_text().splitlines())
-
-
-def decisions_of(lab: Lab, job_id: int) -> list[models.ControllerDecision]:
-    return [d for d in ledger_rows(lab, models.ControllerDecision, job_id=job_id)
-            if isinstance(d, models.ControllerDecision) and d.restart_count == 0]
 
 
 def epilog_done(lab: Lab, job_id: int, node: str) -> float | None:
