@@ -70,3 +70,51 @@ def test_doctor_reads_the_hooks_of_both_show_config_formats() -> None:
                               "PrologEpilogTimeout     = 60\nEpilog[0]               = /c/epilog\n"))
     assert old["Prolog"] == new["Prolog"] == "/a/prolog,/b/50-slurmtools"
     assert new["Epilog"] == "/c/epilog" and new["PrologEpilogTimeout"] == "60" and old["PrologFlags"] == "Alloc"
+
+
+def test_the_lab_wheels_an_installed_slurmtools_with_no_checkout(tmp_path: Path) -> None:
+    """`lab up --slurm RELEASE` from `pip install .` (not editable): the wheel for the Debian root is made from the
+    installed distribution, and installs as the checkout's would (modules, hook script, prolog.d/epilog.d, entry
+    point)."""
+    import os
+    import sys
+    import sysconfig
+
+    repo = Path(__file__).resolve().parents[1]
+    deps = sysconfig.get_paths()["purelib"]       # this environment's dependencies (jinja2, ...), not its slurmtools
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+    def venv(path: Path) -> Path:
+        subprocess.run([sys.executable, "-m", "venv", str(path)], check=True, capture_output=True)
+        python = path / "bin" / "python"
+        purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                 capture_output=True, text=True, check=True, env=env).stdout.strip()
+        Path(purelib, "zz-deps.pth").write_text(deps + "\n")   # after its own site-packages; its .pth files unread
+        return python
+
+    def run(*argv: str | Path, cwd: Path = tmp_path) -> str:
+        proc = subprocess.run([str(a) for a in argv], capture_output=True, text=True, cwd=cwd, timeout=300,
+                              env=env)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        return proc.stdout
+
+    site = venv(tmp_path / "site")
+    run(sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", tmp_path / "dist", repo)
+    (built,) = (tmp_path / "dist").glob("slurmtools-*.whl")
+    run(site, "-m", "pip", "install", "-q", "--no-deps", built)     # as `pip install .` does: a copy, not editable
+    code = ("import sys; from pathlib import Path; from slurmtools.lab import wheel; "
+            "assert wheel.checkout() is None, wheel.checkout(); print(wheel.build(Path(sys.argv[1])))")
+    made = Path(run(site, "-c", code, tmp_path / "wheels", cwd=tmp_path).strip())
+    assert made.name == "slurmtools-0.1.0-py3-none-any.whl"
+    other = venv(tmp_path / "other")
+    run(other, "-m", "pip", "install", "-q", "--no-deps", made)
+    prefix = tmp_path / "other"
+    hook = (prefix / "bin" / "slurmtools-hook").read_text()
+    assert hook.startswith(f"#!{prefix}/bin/python")          # the installer set the shebang to its interpreter
+    assert (prefix / "share" / "slurmtools" / "prolog.d" / "50-slurmtools").is_file()
+    assert (prefix / "share" / "slurmtools" / "epilog.d" / "50-slurmtools").is_file()
+    assert (prefix / "bin" / "slurmtools").is_file()           # the console script, made from entry_points.txt
+    out = run(other, "-c", "import slurmtools; from importlib import resources; print(slurmtools.__file__, "
+              "resources.files('slurmtools').joinpath('data/defaults.toml').is_file())")
+    path, data_ok = out.split()
+    assert Path(path).is_relative_to(prefix) and data_ok == "True"    # the installed copy, not this checkout

@@ -101,6 +101,9 @@ def test_active_exclusions_skip_expired_and_survive_a_missing_file(tmp_path: Pat
     assert "are stale (written 100000s ago)" in capsys.readouterr().err
     (tmp_path / "x.json").write_text(json.dumps({"generated_epoch": time.time() - 10, "exclusions": rows}))
     assert sbatch.active_exclusions(C()) == ["n1", "n3"]
-    (tmp_path / "x.json").unlink()
+    (tmp_path / "x.json").write_text("{not json")
     assert sbatch.active_exclusions(C()) == []
     assert "cannot read the exclusions" in capsys.readouterr().err
+    (tmp_path / "x.json").unlink()                      # never published yet (a new site): the normal empty state
+    assert sbatch.active_exclusions(C()) == []
+    assert capsys.readouterr().err == ""

@@ -238,6 +238,8 @@ def active_exclusions(cfg: Any) -> list[str]:
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
+    except FileNotFoundError:
+        return []       # nothing ever published (a new site): the normal empty state, not a warning
     except (OSError, ValueError):
         print(f"slurmtools sbatch: warning: cannot read the exclusions ({path}); submitting without them",
               file=sys.stderr)

@@ -1,7 +1,8 @@
 """Another Slurm release for the lab: Debian's own packages of it (trixie: 24.11, sid: 26.05) in a Debian root made
 with debootstrap, kept under the lab's base directory (<base>/roots/<version>) and reused.
 
-Inside the root run what Slurm needs (munge, MariaDB, slurmdbd, slurmctld, the slurmd), with the lab's state
+Inside the root run what Slurm needs (munge, slurmdbd, slurmctld, the slurmd; slurmdbd stores into the host's
+MariaDB over TCP, a server whose version the lab controls: lab/daemons.py), with the lab's state
 directory bind-mounted at its own path (so every path in slurm.conf, every hook, spool and log is the same inside
 and out), /tmp too (jobs' scripts and output), and /proc, /sys, /dev. slurmtools is installed into the root the way
 docs/install.md tells a site (a venv in /opt/slurmtools, `pip install` of this checkout's wheel); the hooks run that
@@ -15,7 +16,6 @@ import hashlib
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,7 +24,8 @@ from slurmtools.lab.procs import LabError
 #: Slurm release -> the Debian suite that carries it.
 RELEASES = {"24.11": "trixie", "26.05": "sid"}
 MIRROR = "http://deb.debian.org/debian"
-PACKAGES = ["slurmctld", "slurmd", "slurm-client", "slurmdbd", "munge", "mariadb-server", "python3-venv",
+#: No MariaDB server: every release's slurmdbd uses the host's (lab/daemons.py says why).
+PACKAGES = ["slurmctld", "slurmd", "slurm-client", "slurmdbd", "munge", "python3-venv",
             "ca-certificates", "procps", "libfaketime", "util-linux"]
 #: The client tools the host reaches the root's Slurm through.
 CLIENTS = ("sinfo", "squeue", "scontrol", "sbatch", "sacct", "sacctmgr", "scancel", "srun", "salloc", "sstat",
@@ -164,16 +165,13 @@ def trust_host_cas(root: Path) -> None:
     _run(inside(root, ["update-ca-certificates"]))
 
 
-def install_slurmtools(root: Path, lab_root: Path, checkout: Path, say: Callable[[str], None] = print) -> str:
-    """docs/install.md step 1 inside ROOT: a venv in /opt/slurmtools and this checkout's wheel in it (again when
-    the checkout changed). Returns the installed wheel's name."""
-    wheels = lab_root / "wheels"
-    if wheels.exists():
-        shutil.rmtree(wheels)
-    wheels.mkdir(parents=True)
-    _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels),
-          str(checkout)], timeout=600)
-    (wheel,) = wheels.glob("slurmtools-*.whl")
+def install_slurmtools(root: Path, lab_root: Path, say: Callable[[str], None] = print) -> str:
+    """docs/install.md step 1 inside ROOT: a venv in /opt/slurmtools and a wheel of this slurmtools in it (again when
+    it changed): the checkout's, or, installed from a package, the installed distribution's (lab/wheel.py).
+    Returns the installed wheel's name."""
+    from slurmtools.lab import wheel as wheels_
+
+    wheel = wheels_.build(lab_root / "wheels")
     digest = hashlib.sha256(wheel.read_bytes()).hexdigest()[:16]
     stamp = root / VENV.lstrip("/") / ".slurmtools-wheel"
     if stamp.exists() and stamp.read_text().strip() == digest:

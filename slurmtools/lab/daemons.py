@@ -58,37 +58,113 @@ def munge(lab: Lab) -> None:
     lab.say("started munged (socket %s)" % (mdir / "munge.sock"))
 
 
+#: MariaDB servers slurmdbd is known to work with. Every release's slurmdbd (the host's 22.05, and 24.11/26.05 in
+#: their Debian roots, over TCP) uses the one server the lab controls: the HOST's MariaDB (Debian 12: 10.11). A
+#: root's own MariaDB is never started: with trixie's and sid's 11.8, slurmdbd 24.11 and 26.05 stop at start
+#: (`mysql_query failed: 5027 Number of columns in result (=1) set execeeds maxmimum allowed number of columns (=0)`
+#: on `select @var := concat('')`, then `fatal: _check_mysql_concat_is_sane`), while the same slurmdbd and client
+#: library work against 10.11 (docs/lab.md).
+MARIADB_KNOWN_GOOD = ("10.5", "10.6", "10.11", "11.4")
+#: slurmdbd log lines that mean "the database answered wrongly", and what to say about them.
+DB_FAILURES = {
+    "_check_mysql_concat_is_sane": "slurmdbd rejected the database server's answers (MariaDB 11.8 with Slurm's "
+                                   "client library does this); the lab runs slurmdbd against the host's MariaDB: "
+                                   "check `mariadb --version` on the host (known good: {good})",
+    "mysql_real_connect failed": "slurmdbd cannot connect to the lab's MariaDB on 127.0.0.1:{port} "
+                                 "(see {mdir}/error.log)",
+    "Database settings not recommended": None,
+}
+
+
+def _host_run(argv: list[str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, cwd="/tmp")
+    if proc.returncode != 0:
+        raise LabError(f"{' '.join(argv[:4])}... failed ({proc.returncode}): {(proc.stderr or proc.stdout).strip()}")
+    return proc
+
+
+def _host_owner(user: str) -> tuple[int, int]:
+    import pwd
+
+    try:
+        entry = pwd.getpwnam(user)
+    except KeyError:
+        raise LabError(f"no user {user} on this host: install Debian's mariadb-server (`slurmtools lab up`)") from None
+    return entry.pw_uid, entry.pw_gid
+
+
+def mariadb_version(sock: Path) -> str:
+    """The running server's version ("10.11.19-MariaDB-0+deb12u1")."""
+    return _host_run(["mariadb", f"--socket={sock}", "-N", "-B", "-e", "SELECT VERSION()"]).stdout.strip()
+
+
+def check_mariadb_version(version: str) -> None:
+    """A server slurmdbd is not known to work with: one clear line, before slurmdbd dies of it."""
+    major_minor = ".".join(version.split("-")[0].split(".")[:2])
+    if major_minor not in MARIADB_KNOWN_GOOD:
+        raise LabError(f"the lab's MariaDB is {version}: slurmdbd is known to work with MariaDB "
+                       f"{', '.join(MARIADB_KNOWN_GOOD)} only (11.8 stops slurmdbd 24.11 and 26.05 at start); "
+                       "run the lab on a Debian 12 host, whose MariaDB is 10.11")
+
+
 def mariadb(lab: Lab) -> None:
+    """The accounting database: the host's MariaDB (never a root's), on the lab's port, for every release."""
     mdir = lab.root / "mariadb"
     pidfile = mdir / "mysqld.pid"
     sock = mdir / "mysqld.sock"
     if lab._alive(pidfile):
         return
     mdir.mkdir(exist_ok=True)
-    os.chown(mdir, *lab.owner("mysql"))
-    if not (mdir / "data" / "mysql").exists():
-        lab.slurm_run(["mariadb-install-db", "--user=mysql", f"--datadir={mdir}/data",
-                       "--auth-root-authentication-method=socket", "--skip-test-db"], cwd="/tmp")
+    os.chown(mdir, *_host_owner("mysql"))
+    data = mdir / "data"
+    if data.exists() and data.stat().st_uid != _host_owner("mysql")[0]:
+        import shutil
+
+        shutil.rmtree(data)    # made by a root's MariaDB before the lab used the host's (accounting is per lab)
+    if not (data / "mysql").exists():
+        _host_run(["mariadb-install-db", "--user=mysql", f"--datadir={data}",
+                   "--auth-root-authentication-method=socket", "--skip-test-db"], timeout=300)
     subprocess.Popen(
-        lab.where_slurm(["mariadbd", "--user=mysql", f"--datadir={mdir}/data", f"--socket={sock}",
-                         f"--port={lab.ports.mariadb}", "--bind-address=127.0.0.1", f"--pid-file={pidfile}",
-                         f"--log-error={mdir}/error.log", "--innodb-buffer-pool-size=64M",
-                         "--innodb-lock-wait-timeout=900", "--skip-name-resolve"]),
+        ["mariadbd", "--user=mysql", f"--datadir={data}", f"--socket={sock}",
+         f"--port={lab.ports.mariadb}", "--bind-address=127.0.0.1", f"--pid-file={pidfile}",
+         f"--log-error={mdir}/error.log", "--innodb-buffer-pool-size=64M",
+         "--innodb-lock-wait-timeout=900", "--skip-name-resolve"],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True, cwd="/tmp")
     wait_for("mariadb", lambda: sock.exists() and lab._alive(pidfile), 60, mdir / "error.log")
+    version = mariadb_version(sock)
+    check_mariadb_version(version)
     pw = lab._db_password()
     sql = (f"CREATE USER IF NOT EXISTS 'slurm'@'127.0.0.1' IDENTIFIED BY '{pw}'; "
+           f"ALTER USER 'slurm'@'127.0.0.1' IDENTIFIED BY '{pw}'; "
            "GRANT ALL ON slurm_acct_db.* TO 'slurm'@'127.0.0.1';")
-    lab.slurm_run(["mariadb", f"--socket={sock}", "-e", sql])
-    lab.say(f"started mariadb (127.0.0.1:{lab.ports.mariadb})")
+    _host_run(["mariadb", f"--socket={sock}", "-e", sql])
+    lab.say(f"started mariadb {version.split('-')[0]} (127.0.0.1:{lab.ports.mariadb})")
+
+
+def db_failure(log: Path, port: int, mdir: Path) -> str | None:
+    """What slurmdbd's log says went wrong with the database, in one line (None: nothing we know)."""
+    try:
+        text = log.read_text(errors="replace")[-20000:]
+    except OSError:
+        return None
+    for needle, say in DB_FAILURES.items():
+        if say is not None and needle in text:
+            return say.format(good=", ".join(MARIADB_KNOWN_GOOD), port=port, mdir=mdir)
+    return None
 
 
 def slurmdbd(lab: Lab) -> None:
     if lab._alive(lab.root / "run" / "slurmdbd.pid"):
         return
+    log = lab.root / "log" / "slurmdbd.log"
     lab.slurm_run(["slurmdbd"])
-    wait_for("slurmdbd", lambda: port_open(lab.ports.slurmdbd), 30, lab.root / "log" / "slurmdbd.log")
+    try:
+        # 30 s: a first start creates the database, and a client library that wants TLS retries once after 5 s
+        wait_for("slurmdbd", lambda: port_open(lab.ports.slurmdbd), 30, log)
+    except LabError as exc:
+        known = db_failure(log, lab.ports.mariadb, lab.root / "mariadb")
+        raise LabError(f"slurmdbd did not start: {known}\n{exc}" if known else str(exc)) from None
     lab.say(f"started slurmdbd (127.0.0.1:{lab.ports.slurmdbd})")
 
 
@@ -119,7 +195,7 @@ def root_up(lab: Lab) -> None:
     chroot.make(lab.fs, lab.slurm, lab.say)
     chroot.mount(lab.fs, lab.root)
     chroot.clients(lab.fs, lab.root / "slurm-bin")
-    chroot.install_slurmtools(lab.fs, lab.root, Path(__file__).resolve().parents[2], lab.say)
+    chroot.install_slurmtools(lab.fs, lab.root, lab.say)
 
 
 def ports_free(lab: Lab) -> None:
