@@ -19,30 +19,59 @@ fi
 .venv/bin/pip install -q --disable-pip-version-check -e '.[dev]' 2> >(grep -v '^WARNING: Location' >&2)
 export PATH="$PWD/.venv/bin:$PATH"
 
-echo "== lab up"
-for release in 24.11 26.05; do slurmtools lab down --slurm "$release" >/dev/null 2>&1 || true; done
-slurmtools lab up
-echo "== ruff"
-ruff check slurmtools tests bench
-echo "== mypy"
-mypy slurmtools
-echo "== pytest"
-started=$(date +%s)
+# Each stage's result and time, printed again at the end (one line each), so a failure shows in the last lines.
+summary=()
+stage_t0=0
+begin() { echo "== $1"; stage_t0=$(date +%s); }
+record() {  # NAME RC
+    local secs=$(( $(date +%s) - stage_t0 ))
+    summary+=("$(printf '%-46s %-6s %4dm%02ds' "$1" "$([ "$2" = 0 ] && echo ok || echo FAILED)" $((secs / 60)) $((secs % 60)))")
+    [ "$2" = 0 ] || rc=1
+}
+counts=$(mktemp)
+tally() {  # pytest's closing line ("648 passed, 2 skipped in 900.1s") into the run's totals
+    tail -n 1 "$1" | grep -Eo '[0-9]+ (passed|failed|skipped|errors?)' >> "$counts" || true
+}
+finish() {
+    echo
+    echo "== summary (scripts/test.sh, $(( ($(date +%s) - all_t0) / 60 )) min in all)"
+    printf '%s\n' "${summary[@]}"
+    local n
+    n() { awk -v w="$1" '$2 ~ "^"w {s += $1} END {print s + 0}' "$counts"; }
+    echo "tests: $(n passed) passed, $(( $(n failed) + $(n error) )) failed, $(n skipped) skipped"
+    exit $rc
+}
+all_t0=$(date +%s)
 rc=0
-pytest -p no:cacheprovider -ra "$@" tests || rc=$?
+begin "lab up"
+for release in 24.11 26.05; do slurmtools lab down --slurm "$release" >/dev/null 2>&1 || true; done
+r=0; slurmtools lab up || r=$?; record "lab up (Slurm 22.05, the host's)" $r
+[ $r = 0 ] || finish
+begin "ruff"
+r=0; ruff check slurmtools tests bench || r=$?; record "ruff" $r
+begin "mypy"
+r=0; mypy slurmtools || r=$?; record "mypy" $r
+begin "pytest"
+started=$(date +%s)
+out=$(mktemp)
+r=0; pytest -p no:cacheprovider -ra "$@" tests | tee "$out" || r=$?; tally "$out"; record "unit + integration tests on Slurm 22.05" $r
 echo "== docs/reliability.md (from the fault matrix's run)"
 python bench/reliability_doc.py --since "$started" || true
 for release in $extra; do
-    echo "== the integration suite on Slurm $release"
+    begin "the integration suite on Slurm $release"
     slurmtools lab down
+    r=0
     if slurmtools lab up --slurm "$release"; then
-        (eval "$(slurmtools lab env --slurm "$release")"; pytest -p no:cacheprovider -ra "$@" tests/integration) || rc=$?
+        (eval "$(slurmtools lab env --slurm "$release")"; pytest -p no:cacheprovider -ra "$@" tests/integration) \
+            | tee "$out" || r=$?
+        tally "$out"
     else
-        rc=1
+        r=1
     fi
     slurmtools lab down --slurm "$release"
+    record "integration tests on Slurm $release" $r
     slurmtools lab up          # the host's lab again
 done
 echo "== docs/compatibility.md (from the runs on each release)"
 python bench/compat_doc.py --since "$started" || true
-exit $rc
+finish
