@@ -408,6 +408,49 @@ def test_recovery_resumes_after_passes_and_judges_the_drain(world: dict[str, Any
     assert outcomes == {"n1": "refuted", "n2": "confirmed", "n3": None}
 
 
+def test_a_fault_only_a_reboot_clears_waits_for_the_reboot_and_is_never_refuted(world: dict[str, Any]) -> None:
+    """XID 79 (NVIDIA: restart the machine): deep checks that pass in the boot the drain happened in count for
+    nothing; after a reboot they return the node, and the drain is confirmed (the kernel's XID was real)."""
+    from slurmtools.controller import safety
+
+    slurm, cfg = world["slurm"], world["cfg"]
+    api.record([Event("finding", {"node": "n2", "job_id": 7, "restart_count": 0, "source": "kernel", "kind": "xid",
+                                  "xid": 79, "category": "hardware", "severity": "critical", "action": "drain_node",
+                                  "trust": "kernel", "message": "GPU has fallen off the bus"}, cluster=cfg.cluster)],
+               cfg)
+    _, evs = safety.request_drain("n2", "hardware", "XID 79", job_id=7, actor="epilog", cfg=cfg, slurm=slurm,
+                                  evidence={"boot_id": "boot-A"})
+    api.record(evs, cfg)
+    api.flush(cfg)
+    boots = ["boot-A", "boot-A", "boot-A", "boot-B", "boot-B"]
+    c = controller(world, recovery=True, deep_check=lambda node: ("ok", {"boot_id": boots.pop(0)}))
+    rounds = [c.recover(force=True) for _ in range(5)]
+    assert [r[0]["verdict"] for r in rounds] == ["waiting", "waiting", "waiting", "ok", "ok"]
+    assert [r[0]["passes"] for r in rounds] == [0, 0, 0, 1, 2]
+    assert slurm.node_list["n2"].drain is False and rounds[4][0]["outcome"] == "confirmed"
+    with Session(api.engine_for(cfg)) as s:
+        (x,) = s.scalars(select(models.Exclusion))
+        checks = [n.details for n in s.scalars(select(models.NodeStateChange).where(
+            models.NodeStateChange.action == "deep_check"))]
+    assert x.outcome == "confirmed" and x.details["boot_id"] == "boot-A"
+    assert [c_["verdict"] for c_ in checks] == ["waiting", "waiting", "waiting", "ok", "ok"]
+    assert checks[0]["waiting_for"] == "reboot"
+
+
+def test_the_drain_records_the_boot_it_happened_in(world: dict[str, Any], tmp_path: Path) -> None:
+    """A node's own drain (prolog, epilog) says which boot it happened in, as the node's checks see it."""
+    from slurmtools.checks.runner import node_boot_id
+    from slurmtools.controller import safety
+
+    slurm, cfg = world["slurm"], world["cfg"]
+    real = node_boot_id(cfg, "n1")
+    assert real == Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    _, evs = safety.request_drain("n1", "hardware", "XID 79", job_id=7, actor="epilog", cfg=cfg, slurm=slurm)
+    assert evs[0].data["details"]["boot_id"] == real and evs[1].data["details"]["boot_id"] == real
+    _, evs = safety.request_drain("n3", "hardware", "x", job_id=None, actor="controller", cfg=cfg, slurm=slurm)
+    assert "boot_id" not in evs[0].data["details"]              # not on the node: it cannot say
+
+
 def test_breaker_status(world: dict[str, Any]) -> None:
     from slurmtools.controller import safety
 

@@ -71,4 +71,7 @@ def run(system: sysmod.System, ctx: Context) -> list[Result]:
     if not any(r.status != "ok" for r in results):
         results.append(ok(NAME, "memory, disk, processes fine",
                           mem_available_mib=mem.get("MemAvailable", 0) // 1024, processes=len(procs)))
+    boot = sysmod.boot_id(system)
+    for r in results:           # return to service reads it: was the node rebooted since its drain?
+        r.evidence["boot_id"] = boot
     return results

@@ -16,7 +16,7 @@ import time
 from slurmtools._plain import Plain
 from slurmtools.checks import CHECKS, FAIL, OK, UNKNOWN, WARN, Context, Result, unknown
 from slurmtools.checks.counters import Counters
-from slurmtools.checks.system import System, system_for
+from slurmtools.checks.system import System, boot_id, system_for
 from slurmtools.fsutil import write_atomic
 
 TYPE_CHECKING = False  # typing for the type checker only: it costs ~7 ms of every prolog (docs/performance.md)
@@ -144,6 +144,15 @@ def run(cfg: Any, profile: str, *, node: str, replay: str | None = None, system:
         system.close()
     return Report(node=node, profile=profile, results=results, duration_ms=(time.perf_counter() - start) * 1000,
                   unknown_fails=bool(settings["unknown_fails"]), replay=replay or "")
+
+
+def node_boot_id(cfg: Any, node: str) -> str | None:
+    """NODE's boot id as its checks see it (the machine, or the node's replayed snapshot); None when unreadable.
+    Recorded with every drain a node makes of itself: a fault that needs a reboot is cleared only by one."""
+    try:
+        return boot_id(system_for(cfg.node(node)["replay"]))
+    except Exception:  # noqa: BLE001 - a fact for the record, never a reason for a drain to fail
+        return None
 
 
 def touches_job(report: Report, job_gpus: set[int]) -> bool:

@@ -348,6 +348,15 @@ def load_snapshot(path: str) -> dict[str, Any]:
     return data
 
 
+BOOT_ID = "proc/sys/kernel/random/boot_id"
+
+
+def boot_id(system: System) -> str | None:
+    """The kernel's boot id (a new one at every boot): whether a node rebooted between two readings."""
+    text = system.fs.read(BOOT_ID)
+    return text.strip() or None if text else None
+
+
 def system_for(replay: str = "") -> System:
     """The real machine, or the snapshot file REPLAY."""
     return System.from_snapshot(load_snapshot(replay), replay) if replay else System.real()

@@ -88,12 +88,33 @@ class Recovering(ControllerBase):
         except OSError as exc:
             return "unknown", {"error": f"cannot run {argv[0]}: {exc}"}
         verdict = {0: "ok", 1: "fail"}.get(proc.returncode, "unknown")
+        failed: list[Any] = []
+        boot: str | None = None
         try:
             results = json.loads(proc.stdout)
             failed = [r.get("check") for r in results if r.get("status") == "fail"]
+            boot = next((str(r["evidence"]["boot_id"]) for r in results if r.get("check") == "host"
+                         and isinstance(r.get("evidence"), dict) and r["evidence"].get("boot_id")), None)
         except (ValueError, AttributeError, TypeError):
-            failed = []
-        return verdict, {"rc": proc.returncode, "failed": failed, "stderr": proc.stderr[-500:]}
+            pass
+        return verdict, {"rc": proc.returncode, "failed": failed, "boot_id": boot, "stderr": proc.stderr[-500:]}
+
+    def _needs(self, s: Session, node: str, xs: list[models.Exclusion]) -> str | None:
+        """"reboot" or "reset" when a node fault on NODE behind its drains XS (the job a drain names, or since the
+        drain) is one only a reboot or a GPU reset clears (diagnosis.catalog.needs): a deep check before that
+        says nothing about the fault."""
+        from sqlalchemy import or_
+
+        from slurmtools.diagnosis.catalog import needs
+
+        F = models.Finding
+        since = min(x.start for x in xs)
+        jobs = sorted({int(j) for x in xs if str(j := (x.details or {}).get("job_id") or "").isdigit()})
+        rows = s.execute(select(F.xid, F.action, F.details).where(
+            F.cluster == self.cluster, F.node == node, or_(F.time >= since, F.job_id.in_(jobs)),
+            F.trust.in_(NODE_TRUST), F.action.in_(self.rules.node_fault_actions))).all()
+        found = {needs(r.xid, r.action) for r in rows if not (r.details or {}).get("superseded_by")}
+        return "reboot" if "reboot" in found else "reset" if "reset" in found else None
 
     def recover(self, force: bool = False) -> list[dict[str, Any]]:
         """Deep-check nodes under an automatic drain exclusion; resume them after `recovery_passes` passes
@@ -105,7 +126,7 @@ class Recovering(ControllerBase):
             return []
         self._last_recovery = now_m
         prefix = self.cfg.get("general.reason_prefix")
-        need = int(self.cfg.get("controller.recovery_passes"))
+        passes_needed = int(self.cfg.get("controller.recovery_passes"))
         state = self._load_state()
         out: list[dict[str, Any]] = []
         events: list[Event] = []
@@ -136,6 +157,19 @@ class Recovering(ControllerBase):
                     continue
                 verdict, info_ = (self.deep_check_override or self._deep_check_command)(node)
                 st["last"] = time.time()
+                start = min(x.start for x in xs)
+                need = self._needs(s, node, xs)
+                boot = info_.get("boot_id")
+                if need:
+                    # the boot the fault happened in: the drain's own record (made on the node), else the first
+                    # deep check's; a pass in that same boot is no evidence (the reboot or reset has not happened)
+                    drained_in = next((str(x.details["boot_id"]) for x in xs
+                                       if (x.details or {}).get("boot_id")), None)
+                    st.setdefault("boot_id", drained_in or boot)
+                    st["needs"] = need
+                    if verdict == "ok" and (boot is None or boot == st["boot_id"]):
+                        verdict = "waiting"
+                        info_["waiting_for"] = need
                 if verdict == "ok":
                     st["passes"] += 1
                 elif verdict == "fail":
@@ -145,17 +179,17 @@ class Recovering(ControllerBase):
                                                    "details": {"verdict": verdict, "passes": st["passes"],
                                                                **info_}}, cluster=self.cluster))
                 row = {"node": node, "verdict": verdict, "passes": st["passes"]}
-                if st["passes"] >= need:
-                    start = min(x.start for x in xs)
+                if st["passes"] >= passes_needed:
                     later = s.scalar(select(func.count()).select_from(F).where(
                         F.cluster == self.cluster, F.node == node, F.time > start, F.trust.in_(NODE_TRUST),
                         F.action.in_(self.rules.node_fault_actions))) or 0
-                    outcome = "confirmed" if st["failed"] or later else "refuted"
+                    # a fault that needed a reboot or reset, which happened since: real (the kernel said so), fixed
+                    outcome = "confirmed" if st["failed"] or later or st.get("needs") else "refuted"
                     decision, ev = safety.request_resume(node, cfg=self.cfg, slurm=self.slurm, actor="controller",
-                                                         why=f"passed {need} deep checks ({outcome})")
+                                                         why=f"passed {passes_needed} deep checks ({outcome})")
                     events.append(ev)
                     if decision.applied or decision.outcome == "not_drained":
-                        events += [exclusions.end_event(self.cfg, x, outcome, f"passed {need} deep checks")
+                        events += [exclusions.end_event(self.cfg, x, outcome, f"passed {passes_needed} deep checks")
                                    for x in xs]
                         del state[node]
                     row.update({"resumed": decision.outcome, "outcome": outcome, "later_faults": later})

@@ -81,6 +81,10 @@ def breaker_status(cfg: Any, slurm: Any) -> dict[str, Any]:
     return {"open": is_open, "drained_by_us": ours, "total": len(nodes), "limit": limit, "detail": detail}
 
 
+#: Actors that run on the node they drain (its hooks): they can say which boot the drain happened in.
+NODE_ACTORS = frozenset({"prolog", "epilog"})
+
+
 def request_drain(node: str, category: str, cause: str, *, job_id: str | int | None, actor: str, cfg: Any,
                   slurm: Any = None, evidence: dict[str, Any] | None = None,
                   ttl_s: float | None = None, record_exclusion: bool = True) -> tuple[DrainDecision, list[Event]]:
@@ -91,6 +95,10 @@ def request_drain(node: str, category: str, cause: str, *, job_id: str | int | N
     prefix = cfg.get("general.reason_prefix")
     reason = make_reason(prefix, category, cause, job_id)
     decision = _decide(node, reason, prefix, cfg, slurm)
+    if decision.applied and actor in NODE_ACTORS and "boot_id" not in (evidence or {}):
+        from slurmtools.checks.runner import node_boot_id
+
+        evidence = {**(evidence or {}), "boot_id": node_boot_id(cfg, node)}   # on the node itself: its boot
     event = Event("node_state", {"node": node, "action": "drain", "actor": actor, "reason": reason,
                                  "applied": decision.applied,
                                  "details": {"outcome": decision.outcome, "detail": decision.detail,

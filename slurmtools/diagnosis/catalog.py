@@ -30,3 +30,20 @@ def lookup(xid: int, overrides: dict[str, dict[str, Any]] | None = None) -> dict
         entry.update({k: v for k, v in overrides[str(xid)].items() if v})
         entry["why"] = "operator override"
     return entry
+
+
+#: What completes a fault's recovery, when only a GPU reset or a reboot does: NVIDIA's immediate action for the
+#: XID (RESET_GPU; RESTART_BM/RESTART_VM: the machine restarted), or our own action. A reboot resets GPUs too.
+_NEEDS_BY_NVIDIA = {"RESET_GPU": "reset", "RESTART_BM": "reboot", "RESTART_VM": "reboot"}
+_NEEDS_BY_ACTION = {"reset_gpu": "reset", "reboot_node": "reboot"}
+
+
+def needs(xid: int | None, action: str | None) -> str | None:
+    """"reboot", "reset" or None: what must happen on the node before a passing health check means anything."""
+    found = _NEEDS_BY_ACTION.get(action or "")
+    if xid is not None:
+        nvidia = (_packaged().get(str(xid)) or {}).get("nvidia") or {}
+        by_nvidia = _NEEDS_BY_NVIDIA.get(str(nvidia.get("immediate") or ""))
+        if by_nvidia == "reboot" or found is None:
+            found = by_nvidia or found
+    return found

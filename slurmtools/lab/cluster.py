@@ -168,15 +168,20 @@ class Lab:
         """The snapshot a lab node's health checks read instead of this GPU-less machine."""
         return self.node_dir(node) / "snapshot.json"
 
-    def set_snapshot(self, node: str, name: str) -> Path:
+    def set_snapshot(self, node: str, name: str, *, reboot: bool = False) -> Path:
+        """The node's hardware becomes the shipped snapshot NAME, in the same boot (REBOOT: a new boot id)."""
+        from slurmtools.lab import hardware
+
         src = snapshot_dir()
         if src is None or not (src / f"{name}.json").is_file():
             raise LabError(f"no snapshot {name!r} (the lab's health checks need the source tree's "
                            "tests/data/snapshots)")
         dest = self.snapshot(node)
-        tmp = dest.with_suffix(".tmp")
-        shutil.copyfile(src / f"{name}.json", tmp)
-        os.replace(tmp, dest)
+        snap = hardware.load(src / f"{name}.json")
+        if snap is None:
+            raise LabError(f"snapshot {name!r} is not JSON")
+        boot = None if reboot else hardware.boot_id(hardware.load(dest))
+        hardware.save(dest, hardware.with_boot_id(snap, boot))
         return dest
 
     def env(self) -> dict[str, str]:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Protocol
 
+from slurmtools.lab import hardware
 from slurmtools.lab.procs import LabError
 
 
@@ -21,9 +22,10 @@ class Target(Protocol):
     root: Path
 
     def job_pids_on(self, node: str) -> Iterator[tuple[int, str]]: ...
+    def snapshot(self, node: str) -> Path: ...
     def append_kernel_line(self, node: str, message: str) -> str: ...
     def kernel_log(self, node: str) -> Path: ...
-    def set_snapshot(self, node: str, name: str) -> Path: ...
+    def set_snapshot(self, node: str, name: str, *, reboot: bool = False) -> Path: ...
 
 
 def _kill_jobs_on(lab: Target, node: str, only_one: bool = False) -> tuple[list[str], list[int]]:
@@ -54,15 +56,17 @@ def _kernel_fault(lines: list[str], kill: str | None) -> Callable[[Target, str],
     ("all": every job process on the node, as a lost GPU would; "one": the biggest, as the OOM killer)."""
 
     def inject(lab: Target, node: str) -> dict[str, object]:
-        gpu = secrets.randbelow(lab.gpus)
+        # a GPU the node's probes see (its snapshot), so the kernel line and the hardware agree
+        gpus = hardware.devices(hardware.load(lab.snapshot(node)))
+        pci = (hardware.pci_of(gpus[secrets.randbelow(len(gpus))]) if gpus
+               else f"0000:{0x18 + 0x10 * secrets.randbelow(lab.gpus):02x}:00")
         found = list(lab.job_pids_on(node))
         pid = found[0][0] if found else 4242
-        pci = f"0000:{0x18 + 0x10 * gpu:02x}:00"
         written = [lab.append_kernel_line(node, text.format(pci=pci, pid=pid)) for text in lines]
         jobs, killed = _kill_jobs_on(lab, node, only_one=kill == "one") if kill else (
             sorted({job for _, job in found}), [])
         return {"node": node, "kernel_log": str(lab.kernel_log(node)), "line": written[-1], "lines": written,
-                "jobs": jobs, "killed_pids": killed}
+                "jobs": jobs, "killed_pids": killed, "pci": pci}
 
     return inject
 
@@ -113,6 +117,24 @@ FAULTS["xid154"] = _kernel_fault(["NVRM: Xid (PCI:{pci}): 154, GPU recovery acti
                                   "(Node Reboot Required)"], "all")
 
 
+def _with_hardware(name: str, inject: Callable[[Target, str], dict[str, object]]
+                   ) -> Callable[[Target, str], dict[str, object]]:
+    """The fault's kernel lines, then the node's hardware as the fault leaves it (lab/hardware.py)."""
+
+    def both(lab: Target, node: str) -> dict[str, object]:
+        out = inject(lab, node)
+        lines = out["lines"]
+        assert isinstance(lines, list)
+        out["hardware"] = hardware.apply(lab.snapshot(node), name, str(out["pci"]), [str(x) for x in lines])
+        return out
+
+    return both
+
+
+for _name in hardware.EFFECTS:
+    FAULTS[_name] = _with_hardware(_name, FAULTS[_name])
+
+
 def _snapshot_fault(name: str) -> Callable[[Target, str], dict[str, object]]:
     """A fault the prolog's health checks see: the node's replayed snapshot becomes NAME."""
 
@@ -127,6 +149,15 @@ SNAPSHOT_FAULTS = ("gpu-missing", "row-remap-failure", "ecc-dbe", "nvlink-down",
                    "thermal-slowdown")
 FAULTS.update({name: _snapshot_fault(name) for name in SNAPSHOT_FAULTS})
 FAULTS["healthy"] = _snapshot_fault("healthy-8xh100")
+
+
+def _reboot(lab: Target, node: str) -> dict[str, object]:
+    """The node rebooted (an admin's repair): a new boot id, its hardware healthy again."""
+    path = lab.set_snapshot(node, "healthy-8xh100", reboot=True)
+    return {"node": node, "snapshot": str(path), "state": "rebooted", "boot_id": hardware.boot_id(hardware.load(path))}
+
+
+FAULTS["reboot"] = _reboot
 
 
 def faketime_lib() -> str:

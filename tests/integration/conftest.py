@@ -59,6 +59,24 @@ def _isolated_config(lab: Lab) -> None:
     config.reset()
 
 
+@pytest.fixture(autouse=True)
+def _healthy_hardware(lab: Lab) -> Iterator[None]:
+    """A fault a test injects changes the node's hardware (lab/hardware.py) until a reboot: every test starts on
+    healthy hardware (in the same boot), so one test's broken GPU never meets the next test's job."""
+    yield
+    from slurmtools.lab import hardware
+    from slurmtools.lab.cluster import snapshot_dir
+
+    src = snapshot_dir()
+    healthy = hardware.load(src / "healthy-8xh100.json") if src else None
+    if healthy is None:
+        return
+    for node in lab.nodes:
+        now = hardware.load(lab.snapshot(node.name))
+        if now is None or hardware.with_boot_id(now, "x") != hardware.with_boot_id(healthy, "x"):
+            lab.set_snapshot(node.name, "healthy-8xh100")
+
+
 @pytest.fixture
 def slurm(lab: Lab) -> CliSlurm:
     return CliSlurm(timeout=30)
