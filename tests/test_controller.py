@@ -437,6 +437,36 @@ def test_a_fault_only_a_reboot_clears_waits_for_the_reboot_and_is_never_refuted(
     assert checks[0]["waiting_for"] == "reboot"
 
 
+def test_a_node_drain_that_failed_on_the_node_is_completed_by_the_controller(world: dict[str, Any]) -> None:
+    """The epilog found XID 79 but could not reach Slurm (outcome `error`): the controller drains the node through
+    the same rails, once; a node resumed or drained since is left alone."""
+    from slurmtools.controller import safety
+    from slurmtools.slurm import SlurmError
+
+    slurm, cfg = world["slurm"], world["cfg"]
+
+    class Down:
+        def nodes(self, names: list[str] | None = None) -> list[Any]:
+            raise SlurmError("cannot run sinfo: [Errno 22] Invalid argument")
+
+    for node in ("n1", "n3"):
+        decision, evs = safety.request_drain(node, "hardware", "XID 79 GPU 0000:18:00: GPU has fallen off the bus",
+                                             job_id=41, actor="epilog", cfg=cfg, slurm=Down())
+        assert decision.outcome == "error"
+        api.record(evs, cfg)
+    slurm.drain(["n3"], "slurmtools: admin: reseated")
+    _, ev = safety.request_resume("n3", cfg=cfg, slurm=slurm, actor="admin:root", why="fixed by hand")
+    api.record([ev], cfg)
+    api.flush(cfg)
+    c = controller(world)
+    assert c.once()["redrains"] == [{"node": "n1", "job_id": 41, "outcome": "drained"}]
+    info = slurm.node_list["n1"]
+    assert info.drain and info.reason == "slurmtools: hardware: XID 79 GPU 0000:18:00: GPU has fallen off the bus " \
+                                        "[job 41]"
+    assert not slurm.node_list["n3"].drain                     # resumed after its failed drain: left alone
+    assert controller(world).once()["redrains"] == []           # once
+
+
 def test_the_drain_records_the_boot_it_happened_in(world: dict[str, Any], tmp_path: Path) -> None:
     """A node's own drain (prolog, epilog) says which boot it happened in, as the node's checks see it."""
     from slurmtools.checks.runner import node_boot_id

@@ -40,7 +40,7 @@ class Controller(Deciding, Ingesting, Recovering):
     def once(self) -> dict[str, Any]:
         """One pass: the queue, the follow-ups, lemons, recovery. Returns what happened."""
         report: dict[str, Any] = {"decisions": [], "waiting": [], "errors": [], "alerts": [], "running": [],
-                                  "evacuations": [], "lemons": [], "recovery": []}
+                                  "evacuations": [], "redrains": [], "lemons": [], "recovery": []}
         self._jobs = None
         try:
             report["submissions"] = self.ingest_submissions()
@@ -66,6 +66,7 @@ class Controller(Deciding, Ingesting, Recovering):
         try:
             report["running"] = self.follow_up()
             report["evacuations"] = self.evacuate()
+            report["redrains"] = self.redrain()
             report["lemons"] = self.lemons([n for r in report["decisions"] for n in r.get("implicated", [])])
             if self.recovery:
                 report["recovery"] = self.recover()

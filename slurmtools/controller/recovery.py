@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import time
 from datetime import timedelta
@@ -58,6 +59,48 @@ class Recovering(ControllerBase):
                     events.append(safety.exclusion_event(cfg, node, "drain", decision.reason, "controller",
                                                          ttl_s=ttl, evidence=evidence))
                 out.append({"node": node, "faults": len(faults), "ttl_s": ttl, "outcome": decision.outcome})
+        self._record(events)
+        return out
+
+    def redrain(self, window_s: float = 3600.0) -> list[dict[str, Any]]:
+        """A node's own drain that failed for a reason of ours (outcome `error`: Slurm could not be read or written
+        from the node, a slow slurmctld, a broken clock) is asked again from here, through the same rails, once its
+        event reaches the ledger: whether a faulty node leaves service must not depend on one RPC from the node.
+        Nothing newer on that node (a drain applied, a resume) may have happened since; each failed drain is
+        retried once."""
+        from datetime import UTC, datetime
+
+        N = models.NodeStateChange
+        since = datetime.now(UTC) - timedelta(seconds=window_s)
+        prefix = str(self.cfg.get("general.reason_prefix"))
+        state = self._load_state()
+        done: list[str] = list(state.get("_redrained", []))
+        out: list[dict[str, Any]] = []
+        events: list[Event] = []
+        with Session(self.engine) as s:
+            failed = [r for r in s.scalars(select(N).where(
+                N.cluster == self.cluster, N.action == "drain", N.applied.is_(False), N.time >= since,
+                N.actor.in_(sorted(safety.NODE_ACTORS))).order_by(N.time))
+                if (r.details or {}).get("outcome") == "error" and r.idempotency_key not in done]
+            for row in failed:
+                newer = s.scalar(select(func.count()).select_from(N).where(
+                    N.cluster == self.cluster, N.node == row.node, N.time > row.time,
+                    N.action.in_(("drain", "resume")), N.applied.is_(True))) or 0
+                done.append(row.idempotency_key)
+                if newer:
+                    continue
+                cause = row.reason[len(prefix):].strip() if row.reason.startswith(prefix) else row.reason
+                cause = re.sub(r" \[job [^\]]*\]$", "", cause)
+                category, _, rest = cause.partition(": ")
+                job_id = (row.details or {}).get("job_id")
+                decision, evs = safety.request_drain(
+                    row.node, category if rest else "hardware", rest or cause, job_id=job_id, actor="controller",
+                    cfg=self.cfg, slurm=self.slurm,
+                    evidence={"retry_of": row.idempotency_key, "node_error": (row.details or {}).get("detail")})
+                events += evs
+                out.append({"node": row.node, "job_id": job_id, "outcome": decision.outcome})
+        state["_redrained"] = done[-500:]
+        self._save_state(state)
         self._record(events)
         return out
 
@@ -139,7 +182,7 @@ class Recovering(ControllerBase):
                           if all(x.scope == "drain" and x.source in AUTO_SOURCES and not (x.details or {}).get("lemon")
                                  for x in xs)}
             for node in list(state):
-                if node not in candidates:
+                if node not in candidates and not node.startswith("_"):
                     del state[node]
             if not candidates:
                 self._save_state(state)

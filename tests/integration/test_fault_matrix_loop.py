@@ -229,6 +229,28 @@ def test_clocks_skewed_between_nodes(lab: Lab, slurm: CliSlurm, jobs: list[int],
         rec.update({"decision": _said(d), "node": node, "ran_on": ",".join(done.nodes)})
 
 
+def test_a_skewed_clock_breaks_no_sleep_and_no_child(lab: Lab) -> None:
+    """The clock fault as a node's hooks get it (the wrapper's own lines): the wall clock is 8 s ahead, and sleeps
+    and children that outlive their output still work. (With FAKETIME_DONT_FAKE_MONOTONIC, libfaketime 0.9.10
+    failed them with EINVAL: the epilog's drain failed whenever sinfo outlived its output, the clock row's flake.)"""
+    wrapper = (lab.root / "hooks" / "epilog").read_text().splitlines()
+    start = next(i for i, line in enumerate(wrapper) if line.startswith("clock="))
+    end = next(i for i in range(start, len(wrapper)) if wrapper[i] == "fi")
+    code = ("import subprocess, sys, time; t = time.time(); time.sleep(0.05); "
+            "p = subprocess.run(['sh', '-c', 'echo out; sleep 0.3'], capture_output=True, text=True, timeout=10); "
+            "print(round(t - float(sys.argv[1])), p.stdout.strip())")
+    script = "\n".join(["node=n1", *wrapper[start:end + 1], 'exec "$@"'])
+    inject("n1", "clock-ahead")
+    try:
+        out = subprocess.run(["bash", "-c", script, "clock", "python3", "-c", code, str(time.time())],
+                             capture_output=True, text=True, timeout=60)
+    finally:
+        inject("n1", "clock-ok")
+    assert out.returncode == 0, out.stderr
+    ahead, said = out.stdout.split()
+    assert 7 <= int(ahead) <= 10 and said == "out"
+
+
 def test_the_spool_filesystem_full(lab: Lab, slurm: CliSlurm, jobs: list[int], workdir: Path,
                                    resume_after: list[str], controller: subprocess.Popen[str],
                                    matrix: list[dict[str, Any]]) -> None:
