@@ -409,3 +409,172 @@ def test_a_spooled_job_id_that_is_not_a_number_is_set_aside(world: dict[str, Any
     whys = [p.read_text() for p in spool.bad.iterdir() if p.name.endswith(".why")]
     assert whys and "must be an integer" in whys[0]
     assert stat.S_IMODE(spool.bad.stat().st_mode) & 0o022 == 0
+
+
+# ------------------------------------------------------------------ 9. text that drives a terminal (F5, F8, F12, F13)
+#: What a job's output or a Prometheus label may hold: a window title (OSC 0), a hyperlink (OSC 8), a screen clear
+#: and cursor-up (CSI), a bell, a carriage return, a C1 CSI, a right-to-left override and a line separator.
+HOSTILE_TEXT = ("\x1b]0;pwned\x07\x1b[2J\x1b[1A\rroot# \x9b31m\u202edrow\u2028"
+                "\x1b]8;;http://evil.example\x1b\\click\x1b]8;;\x1b\\ \x7f\x00end")
+
+
+def raw_controls(text: str) -> list[str]:
+    """The characters of TEXT a terminal or an editor acts on (newline and tab are our own layout)."""
+    from slurmtools.textsafe import CONTROLS
+
+    return sorted({hex(ord(c)) for c in text if ord(c) in CONTROLS and c not in "\n\t"})
+
+
+def test_clean_makes_every_control_visible_and_is_idempotent() -> None:
+    from slurmtools.textsafe import clean
+
+    out = clean(HOSTILE_TEXT)
+    assert raw_controls(out) == [] and "\n" not in clean("a\nb") and clean("a\nb", lines=True) == "a\nb"
+    assert out.startswith("\\x1b]0;pwned\\x07\\x1b[2J") and "\\u202edrow\\u2028" in out and "\\x9b31m" in out
+    assert clean(out) == out and clean("GPU 3: 81 °C, ok") == "GPU 3: 81 °C, ok"
+
+
+def _hostile_job(world: dict[str, Any]) -> None:
+    """Job 7's attempt on n1 and a finding from its output that holds HOSTILE_TEXT, in the ledger."""
+    from slurmtools.ledger import api
+
+    cfg = world["cfg"]
+    api.record([Event("attempt", {"job_id": 7, "restart_count": 0, "nodes": "n1", "source": "epilog",
+                                  "reason": HOSTILE_TEXT}, cluster=cfg.cluster, key="att-7"),
+                Event("finding", {"node": "n1", "job_id": 7, "restart_count": 0, "source": "job-log",
+                                  "kind": "nccl" + HOSTILE_TEXT[:9], "category": "application", "severity": "error",
+                                  "action": "restart_app", "trust": "job", "message": "NCCL WARN " + HOSTILE_TEXT,
+                                  "details": {"line": HOSTILE_TEXT, HOSTILE_TEXT[:5]: [HOSTILE_TEXT]}},
+                      cluster=cfg.cluster)], cfg)
+    assert api.flush(cfg).shipped == 2
+
+
+def test_job_output_is_stored_without_controls(world: dict[str, Any]) -> None:
+    """F5, where it is stored: the ledger's text columns and JSON details hold no control character."""
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    from slurmtools.ledger import api, models
+
+    _hostile_job(world)
+    with Session(api.engine_for(world["cfg"])) as s:
+        (f,) = s.scalars(select(models.Finding)).all()
+        (a,) = s.scalars(select(models.JobAttempt)).all()
+    assert raw_controls(f.message) == [] and f.message.startswith("NCCL WARN \\x1b]0;pwned\\x07")
+    assert raw_controls(f.kind) == [] and raw_controls(json.dumps(f.details, ensure_ascii=False)) == []
+    assert raw_controls(json.dumps(a.details, ensure_ascii=False)) == []
+
+
+@pytest.mark.parametrize("argv", [["ledger", "events"], ["ledger", "show", "1"], ["status", "7"], ["why", "7"],
+                                  ["ledger", "events", "--json"], ["ledger", "export", "--table", "findings"]])
+def test_stored_escapes_never_reach_the_terminal(world: dict[str, Any], monkeypatch: pytest.MonkeyPatch,
+                                                 argv: list[str]) -> None:
+    """F5, where it is printed: even a row stored before the fix (written here straight into the database) is
+    printed with its controls made visible, and a newline in a field never starts a line of its own."""
+    from sqlalchemy import update
+    from sqlalchemy.orm import Session
+
+    from slurmtools.ledger import api, models
+
+    _hostile_job(world)
+    with Session(api.engine_for(world["cfg"])) as s:
+        s.execute(update(models.Finding).values(message="NCCL WARN " + HOSTILE_TEXT + "\nn2 drained: forged",
+                                                node="n1\x1b[8m", trust="syslog"))
+        s.commit()
+    monkeypatch.setenv("SLURMTOOLS_CONFIG", str(world["path"]))
+    monkeypatch.setenv("PATH", "/nonexistent")           # no Slurm here: status and why answer from the ledger
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == 0, result.output
+    assert raw_controls(result.output) == [] and "\\x1b]0;pwned" in result.output
+    assert not [ln for ln in result.output.splitlines() if ln.startswith("n2 drained")]
+
+
+def test_csv_cells_that_a_spreadsheet_would_run_are_quoted() -> None:
+    """F12: a node name or reason that starts like a formula is quoted with ', numbers stay numbers."""
+    import csv
+    import io
+
+    from slurmtools.reports.render import csv_text
+
+    report = {"concentration": {"top": [{"node": "=HYPERLINK(\"http://evil\",\"x\")", "n": 3},
+                                        {"node": "+1+cmd|' /C calc'!A0", "n": -2.5},
+                                        {"node": "@SUM(A1)", "n": 1}, {"node": "-2+3", "n": 0},
+                                        {"node": "\tx", "n": 0}, {"node": "\r=1", "n": 0}]},
+              "mttr": {"median_s": float("inf")}}
+    rows = list(csv.reader(io.StringIO(csv_text(report))))
+    cells = [r[2] for r in rows[1:]]
+    assert [c for c in cells if c[:1] in ("=", "+", "-", "@", "\t", "\r")] == ["-2.5"]   # a number stays one
+    assert "'=HYPERLINK(\"http://evil\",\"x\")" in cells and "'\\x09x" in cells and "'\\x0d=1" in cells
+    assert rows[-1] == ["mttr", "median_s", ""]          # a non-finite number is no number
+
+
+def test_json_never_holds_infinity(world: dict[str, Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """F13, output side: a non-finite duration in the ledger (a row stored before values were bounded at
+    ingest) gives null in `report --json`, never `Infinity` (which is not JSON)."""
+    from datetime import UTC, datetime, timedelta
+
+    from sqlalchemy.orm import Session
+
+    from slurmtools.ledger import api, models
+
+    with Session(api.engine_for(world["cfg"])) as s:
+        s.add(models.CheckpointEvent(idempotency_key="k1", cluster="t", node="n1", job_id=7, kind="save",
+                                     time=datetime.now(UTC) - timedelta(hours=1), seconds=float("inf")))
+        s.commit()
+    monkeypatch.setenv("SLURMTOOLS_CONFIG", str(world["path"]))
+
+    def strict(text: str) -> Any:
+        return json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in JSON output"))
+
+    result = CliRunner().invoke(main, ["report", "--json", "--section", "checkpoints"])
+    assert result.exit_code == 0, result.output
+    assert strict(result.stdout)["checkpoints"]["slowest"][0]["seconds"] is None
+    out = tmp_path / "r.json"
+    assert CliRunner().invoke(main, ["report", "--json", "--section", "checkpoints", "-o", str(out)]).exit_code == 0
+    assert strict(out.read_text())["checkpoints"]["slowest"][0]["seconds"] is None
+
+
+def test_the_html_report_escapes_what_the_ledger_holds(world: dict[str, Any]) -> None:
+    """Jinja's autoescape stays on: markup from the ledger (a cluster, a note) is text in the HTML report."""
+    from datetime import UTC, datetime, timedelta
+
+    from slurmtools.ledger import api
+    from slurmtools.reports.build import build_report
+    from slurmtools.reports.html import render_html
+    from slurmtools.reports.scope import Scope
+
+    now = datetime.now(UTC)
+    r = build_report(api.engine_for(world["cfg"]), Scope(cluster="t", since=now - timedelta(days=1), until=now,
+                                                         nodes=4, gpus_per_node=8), charts=True)
+    bad = "<svg onload=alert(1)>"
+    r["report"]["cluster"], r["notes"] = bad, [bad]
+    html = render_html(r)
+    assert bad not in html and "&lt;svg onload=alert(1)&gt;" in html
+
+
+def test_exporter_labels_are_escaped_as_the_exposition_format_requires(world: dict[str, Any]) -> None:
+    """A finding's kind with a quote, a backslash and a newline (stored before the fix, written here straight
+    into the database) is one sample line whose label reads back exactly: prometheus_client escapes it."""
+    from datetime import UTC, datetime
+
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.parser import text_string_to_metric_families
+    from sqlalchemy.orm import Session
+
+    from slurmtools.ledger import api, models
+    from slurmtools.reports.exporter import LedgerCollector
+
+    kind = 'x"} 1\nslurmtools_forged{a="b\\'
+    engine = api.engine_for(world["cfg"])
+    with Session(engine) as s:
+        s.add(models.Finding(idempotency_key="k1", cluster="t", node="n1", time=datetime.now(UTC), source="job-log",
+                             kind=kind, category="application", severity="error", action="none", trust="job",
+                             message="m"))
+        s.commit()
+    registry = CollectorRegistry()
+    registry.register(LedgerCollector(world["cfg"], engine))
+    text = generate_latest(registry).decode()
+    assert not [ln for ln in text.splitlines() if ln.startswith("slurmtools_forged")]
+    found = [s for fam in text_string_to_metric_families(text) if fam.name == "slurmtools_findings"
+             for s in fam.samples if s.name == "slurmtools_findings_total"]
+    assert [s.labels["kind"] for s in found] == [kind]

@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from slurmtools.cli.common import emit_json, fail, get_config, ledger_session, spool_and_flush
+from slurmtools.cli.common import echo, emit_json, fail, get_config, ledger_session, spool_and_flush
+from slurmtools.textsafe import clean
 
 
 def _nodes(hostlist: str) -> list[str]:
@@ -51,7 +52,7 @@ def _publish(cfg: Any) -> None:
         with ledger_session() as session:
             exclusions.publish(cfg, session)
     except (OSError, PluginError) as exc:   # recorded all the same; the next publish tries again
-        click.echo(f"slurmtools: warning: cannot publish the exclusions: {exc}", err=True)
+        echo(f"slurmtools: warning: cannot publish the exclusions: {exc}", err=True)
 
 
 def _report(rows: list[dict[str, Any]], as_json: bool, record: dict[str, Any] | None) -> None:
@@ -59,7 +60,7 @@ def _report(rows: list[dict[str, Any]], as_json: bool, record: dict[str, Any] | 
         emit_json({"results": rows, "ledger": record})
         return
     for row in rows:
-        click.echo("  ".join(f"{k}={v}" for k, v in row.items() if v not in (None, "")))
+        echo("  ".join(f"{k}={clean(v)}" for k, v in row.items() if v not in (None, "")))
 
 
 @click.group("exclude")
@@ -146,11 +147,12 @@ def exclude_list(include_ended: bool, as_json: bool) -> None:
         emit_json(rows)
         return
     if not rows:
-        click.echo("no exclusions")
+        echo("no exclusions")
     for r in rows:
         until = (r["end"] and f"ended {r['end'][:19]} ({r['outcome']})") or (
             f"until {r['expires'][:19]}" if r["expires"] else "no expiry")
-        click.echo(f"{r['node']:<12} {r['scope']:<6} {r['source']:<18} since {r['start'][:19]}  {until}  {r['reason']}")
+        echo(f"{clean(r['node']):<12} {r['scope']:<6} {clean(r['source']):<18} since {r['start'][:19]}  {until}  "
+             f"{clean(r['reason'])}")
 
 
 @exclude_group.command("history")
@@ -175,10 +177,10 @@ def exclude_history(node: str, as_json: bool) -> None:
         emit_json({"node": node, "exclusions": excl, "state_changes": changes})
         return
     for r in excl:
-        click.echo(f"exclusion {r['start'][:19]} {r['scope']} {r['source']}: {r['reason']} "
-                   f"[{'active' if r['active'] else (r['outcome'] or 'ended')}]")
+        echo(f"exclusion {r['start'][:19]} {r['scope']} {clean(r['source'])}: {clean(r['reason'])} "
+             f"[{'active' if r['active'] else (r['outcome'] or 'ended')}]")
     for c in changes:
-        click.echo(f"{c['time'][:19]} {c['action']:<7} {c['actor']:<16} {c['outcome'] or ''} {c['reason']}")
+        echo(f"{c['time'][:19]} {c['action']:<7} {clean(c['actor']):<16} {c['outcome'] or ''} {clean(c['reason'])}")
 
 
 @exclude_group.command("sync")
@@ -200,5 +202,5 @@ def exclude_sync(as_json: bool) -> None:
     if as_json:
         emit_json({"actions": actions, "ledger": record})
         return
-    click.echo("in sync: nothing to do" if not actions else "\n".join(
+    echo("in sync: nothing to do" if not actions else "\n".join(
         f"{a['node']}: {a['action']} -> {a['outcome']}" for a in actions))
