@@ -578,3 +578,145 @@ def test_exporter_labels_are_escaped_as_the_exposition_format_requires(world: di
     found = [s for fam in text_string_to_metric_families(text) if fam.name == "slurmtools_findings"
              for s in fam.samples if s.name == "slurmtools_findings_total"]
     assert [s.labels["kind"] for s in found] == [kind]
+
+
+# ------------------------------------------------------------------ 10. names Slurm does not know (F6, F7)
+#: What a hostile exporter's labels may name: a hostlist, an address, markup, a newline, Lua and shell text.
+HOSTILE_NODES = ["n[1-500]", "10.0.0.5", "<svg onload=alert(1)>", "n1\nn2", "n9", "x\x1b[2J", "a\"]] os.exit() --"]
+
+
+def _detect_cfg(**over: Any) -> Any:
+    from .test_detect import _Cfg
+
+    return _Cfg(**{"general.reason_prefix": "slurmtools:", **over})
+
+
+def _flag(node: str, hard: bool = False) -> dict[str, Any]:
+    from .test_detect import _flag as flag
+
+    return flag(node, hard)
+
+
+def test_detect_excludes_and_drains_only_nodes_slurm_lists(world: dict[str, Any]) -> None:
+    """F6: every flag is recorded, but only a name Slurm lists (as it is, or in lower case: `N2`) is acted on;
+    a hard signal on an unknown name drains nothing; with no answer from Slurm nothing is excluded."""
+    from slurmtools.detect import act
+
+    slurm = world["slurm"]
+    known = {n.name for n in slurm.nodes()}                 # n1..n4
+    flags = [_flag(n) for n in [*HOSTILE_NODES, "N2"]] + [_flag("10.0.0.5", hard=True)]
+    events, outcomes = act.events_for(_detect_cfg(**{"safety.min_drain_nodes": 100}), flags, known=known,
+                                      excluded=set(), slurm=slurm)
+    assert [o["outcome"] for o in outcomes] == ["unknown_node"] * len(HOSTILE_NODES) + ["soft_excluded",
+                                                                                       "unknown_node"]
+    assert [e.data["node"] for e in events if e.type == "exclusion"] == ["n2"]
+    assert slurm.calls == []                              # no drain, not even asked
+    findings = [e for e in events if e.type == "finding"]
+    assert len(findings) == len(flags) and all("not acted on" in f.data["message"] for f in findings[:-2])
+    assert all(raw_controls(f.data["node"]) == [] and len(f.data["node"]) <= 64 for f in findings)
+    _, none = act.events_for(_detect_cfg(), [_flag("n1")], known=None, excluded=set())
+    assert none[0]["outcome"] == "slurm_unavailable"
+
+
+def test_the_soft_exclusion_limit_counts_every_active_detect_exclusion() -> None:
+    """F7: the breaker's limit (max(2, 10 % of 16) here) holds across passes: with two detect exclusions still
+    active, the next pass opens none, where it opened two more before."""
+    from slurmtools.detect import act
+
+    known = {f"n{i}" for i in range(16)}
+    flags = [_flag(f"n{i}") for i in range(5, 9)]
+    _, first = act.events_for(_detect_cfg(), flags, known=known, excluded=set(), active_detect=0)
+    assert [o["outcome"] for o in first] == ["soft_excluded"] * 2 + ["breaker_open"] * 2
+    _, later = act.events_for(_detect_cfg(), flags, known=known, excluded=set(), active_detect=2)
+    assert [o["outcome"] for o in later] == ["breaker_open"] * 4
+
+
+def _store_exclusions(world: dict[str, Any], nodes: list[str]) -> None:
+    """Soft exclusions for NODES, as a ledger written before the fix holds them."""
+    from slurmtools.controller import safety
+    from slurmtools.ledger import api
+
+    cfg = world["cfg"]
+    api.record([safety.exclusion_event(cfg, n, "soft", "slurmtools: hardware: anomaly", "detect", ttl_s=3600)
+                for n in nodes], cfg)
+    assert api.flush(cfg).shipped == len(nodes)
+
+
+def test_publish_leaves_out_names_slurm_does_not_know(world: dict[str, Any]) -> None:
+    """F6: neither published file (JSON for `slurmtools sbatch`, lines for the Lua plugins) names a node that
+    is no valid name or that Slurm does not list; the ledger keeps them."""
+    from sqlalchemy.orm import Session
+
+    from slurmtools import plugins
+    from slurmtools.controller import exclusions
+    from slurmtools.ledger import api
+
+    cfg = world["cfg"]
+    _store_exclusions(world, [*HOSTILE_NODES, "n2"])
+    with Session(api.engine_for(cfg)) as s:
+        assert exclusions.publish(cfg, s, known={"n1", "n2", "n3", "n4"})
+        assert len(exclusions.active(s, cfg.cluster)) == len(HOSTILE_NODES) + 1
+    data = json.loads(Path(cfg.get("exclusions.data_file")).read_text())
+    assert [x["node"] for x in data["exclusions"]] == ["n2"]
+    _, rows = plugins.parse_data(Path(cfg.get("exclusions.plugin_file")).read_text())
+    assert [r.node for r in rows] == ["n2"]
+    with Session(api.engine_for(cfg)) as s:       # Slurm not asked: the name grammar alone
+        assert exclusions.publish(cfg, s, known=None)     # a changed set: rewritten at once
+    data = json.loads(Path(cfg.get("exclusions.data_file")).read_text())
+    assert sorted(x["node"] for x in data["exclusions"]) == ["10.0.0.5", "n2", "n9"]
+    assert all(plugins.valid_name(x["node"]) for x in data["exclusions"])
+
+
+@pytest.mark.parametrize("body", [
+    {"generated_epoch": "now", "exclusions": [{"node": "n1"}]}, {"generated_epoch": 0, "exclusions": "n1"},
+    [1, 2], "[" * 100000, {"exclusions": [5, {"node": ["n1"]}, {"node": "n[1-500]"}, {"node": "n1,n2"},
+                                          {"node": "<svg onload=alert(1)>"}, {"node": "n3", "expires_epoch": "x"},
+                                          {"node": "n2"}]}])
+def test_sbatch_never_dies_on_a_bad_exclusions_file(world: dict[str, Any], capsys: pytest.CaptureFixture[str],
+                                                    body: Any) -> None:
+    """F6: whatever the published file holds, `slurmtools sbatch` submits with the valid names alone (a
+    warning says what was left out), never with a traceback (hostlist.BadHostlist) or a name sbatch refuses."""
+    import time
+
+    from slurmtools.jobs import sbatch
+
+    cfg = world["cfg"]
+    if isinstance(body, dict) and "generated_epoch" not in body:
+        body["generated_epoch"] = time.time()
+    Path(cfg.get("exclusions.data_file")).write_text(body if isinstance(body, str) else json.dumps(body))
+    excluded = sbatch.active_exclusions(cfg)
+    assert excluded in ([], ["n2"]) and "warning" in capsys.readouterr().err
+    plan = sbatch.build(["--wrap", "true"], ask=None, excluded=[*excluded, "n[1-500]", "a,b", "x y"],
+                        ckpt_signal=None, ckpt_grace=None, value_opts=(frozenset(), frozenset({"wrap"})))
+    assert [a for a in plan.argv if a.startswith("--exclude")] == (["--exclude=n2"] if excluded else [])
+
+
+def test_an_admin_ends_exclusions_whose_names_are_no_hostlist(world: dict[str, Any],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """F6, and F8 for `exclude list`: the listing shows each stored name with its controls made visible, and
+    `exclude remove` takes that name as it is shown (or the exclusion's key), where `n[1-500]` is no hostlist
+    Slurm knows and `x\\x1b[2J` no hostlist at all."""
+    from sqlalchemy.orm import Session
+
+    from slurmtools.controller import exclusions
+    from slurmtools.ledger import api
+
+    cfg = world["cfg"]
+    _store_exclusions(world, ["n[1-500]", "x\x1b[2J", "n1\nn2", "<svg onload=alert(1)>"])
+    monkeypatch.setenv("SLURMTOOLS_CONFIG", str(world["path"]))
+    monkeypatch.setenv("PATH", "/nonexistent")          # Slurm is not asked about names it cannot have
+    listed = CliRunner().invoke(main, ["exclude", "list"])
+    assert listed.exit_code == 0 and raw_controls(listed.output) == [] and "x\\x1b[2J" in listed.output
+    assert len(listed.output.splitlines()) == 4
+    for name in ("n[1-500]", "x\\x1b[2J", "<svg onload=alert(1)>"):
+        result = CliRunner().invoke(main, ["exclude", "remove", name, "--json"])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["results"][0]["outcome"] == "ended"
+    with Session(api.engine_for(cfg)) as s:
+        (left,) = exclusions.active(s, cfg.cluster)
+    result = CliRunner().invoke(main, ["exclude", "remove", "--key", left.idempotency_key])
+    assert result.exit_code == 0, result.output
+    with Session(api.engine_for(cfg)) as s:
+        assert exclusions.active(s, cfg.cluster) == []
+    bad = CliRunner().invoke(main, ["exclude", "remove", "n[1-"])
+    assert bad.exit_code == 2 and "not a valid hostlist" in bad.output and "Traceback" not in bad.output

@@ -52,18 +52,23 @@ def _record(cfg: Any, res: Any, flags: list[dict[str, Any]]) -> list[dict[str, A
     from slurmtools.slurm import get_client
 
     with ledger_session() as s:
-        excluded = {x.node for x in exclusions.active(s, cfg.cluster)}
-    nodes = {k[0] for ev in res.evidence for k in ev.keys}
+        current = exclusions.active(s, cfg.cluster)
+    excluded = {x.node for x in current}
     try:
         slurm = get_client(cfg)
-    except Exception:  # noqa: BLE001 - no Slurm here: soft exclusions still, hard ones recorded only
-        slurm = None
-    events, outcomes = act.events_for(cfg, flags, fleet_nodes=len(nodes), excluded=excluded, slurm=slurm)
+        known: set[str] | None = {n.name for n in slurm.nodes()}
+    except Exception as exc:  # noqa: BLE001 - no answer from Slurm: every flag recorded, nothing acted on
+        why = str(exc).splitlines()[0] if str(exc) else repr(exc)
+        echo(f"slurmtools: warning: cannot ask Slurm which nodes exist ({why}); flags are recorded, nothing is "
+             "excluded or drained", err=True)
+        slurm, known = None, None
+    events, outcomes = act.events_for(cfg, flags, known=known, excluded=excluded, slurm=slurm,
+                                      active_detect=sum(1 for x in current if x.source == "detect"))
     if events:
         spool_and_flush(events, quiet=True)
         with ledger_session() as s:
             try:
-                exclusions.publish(cfg, s)
+                exclusions.publish(cfg, s, known=known)
             except OSError as exc:
                 echo(f"slurmtools: warning: exclusions not published: {exc}", err=True)
     return outcomes

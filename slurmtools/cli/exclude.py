@@ -47,10 +47,15 @@ def _publish(cfg: Any) -> None:
     """Rewrite the published exclusions (for `slurmtools sbatch` and the job_submit plugin)."""
     from slurmtools.controller import exclusions
     from slurmtools.plugins import PluginError
+    from slurmtools.slurm import SlurmError
 
     try:
+        known = exclusions.known_nodes(_slurm(cfg))
+    except SlurmError:
+        known = None
+    try:
         with ledger_session() as session:
-            exclusions.publish(cfg, session)
+            exclusions.publish(cfg, session, known=known)
     except (OSError, PluginError) as exc:   # recorded all the same; the next publish tries again
         echo(f"slurmtools: warning: cannot publish the exclusions: {exc}", err=True)
 
@@ -112,22 +117,38 @@ def exclude_add(hostlist: str, reason: str, ttl: str | None, soft: bool, as_json
 
 
 @exclude_group.command("remove")
-@click.argument("hostlist")
+@click.argument("hostlist", required=False)
+@click.option("--key", "keys", multiple=True, metavar="KEY",
+              help="End this exclusion (its key from `exclude list --json`), whatever its node's name; repeatable.")
 @click.option("--reason", "why", default="", help="Why the exclusion ends (recorded).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def exclude_remove(hostlist: str, why: str, as_json: bool) -> None:
-    """End the exclusions of HOSTLIST and resume the nodes we drained (never an admin's drain)."""
+def exclude_remove(hostlist: str | None, keys: tuple[str, ...], why: str, as_json: bool) -> None:
+    """End the exclusions of HOSTLIST and resume the nodes we drained (never an admin's drain). HOSTLIST may
+    also be a node name exactly as an active exclusion holds it, even one that is no valid hostlist."""
     from slurmtools.controller import exclusions
     from slurmtools.slurm import SlurmError
 
     cfg = get_config()
     user = _admin(cfg)
-    nodes = _nodes(hostlist)
+    if not hostlist and not keys:
+        fail("give a HOSTLIST or --key")
     with ledger_session() as session:
-        try:
-            rows, events = exclusions.remove(cfg, _slurm(cfg), session, nodes, user=user, why=why)
-        except SlurmError as exc:
-            fail(str(exc))
+        current = exclusions.active(session, cfg.cluster)
+        if keys:
+            by_key = {x.idempotency_key: x for x in current}
+            missing = [k for k in keys if k not in by_key]
+            if missing:
+                fail(f"no active exclusion with key {missing[0]!r}")
+            rows = [{"node": by_key[k].node, "key": k, "outcome": "ended"} for k in keys]
+            events = [exclusions.end_event(cfg, by_key[k], "removed", why or f"removed by {user}") for k in keys]
+        else:
+            assert hostlist is not None
+            literal = {x.node for x in current if x.node == hostlist}
+            nodes = sorted(literal) or _nodes(hostlist)
+            try:
+                rows, events = exclusions.remove(cfg, _slurm(cfg), session, nodes, user=user, why=why)
+            except SlurmError as exc:
+                fail(str(exc))
     record = spool_and_flush(events, quiet=as_json) if events else None
     _publish(cfg)
     _report(rows, as_json, record)

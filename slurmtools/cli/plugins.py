@@ -70,8 +70,14 @@ def plugins_install(target: str | None, as_json: bool) -> None:
 
         engine = api.engine_for(cfg)
         schema.ensure(engine)
+        from slurmtools.slurm import SlurmError, get_client
+
+        try:
+            known = exclusions.known_nodes(get_client(cfg))
+        except SlurmError:
+            known = None
         with Session(engine) as session:
-            exclusions.publish(cfg, session)
+            exclusions.publish(cfg, session, known=known)
         published = True
     except Exception as exc:  # noqa: BLE001 - the files are in place; the plugins fail open until it works
         published = f"cannot publish the exclusions yet: {str(exc).splitlines()[0] if str(exc) else exc!r}"
