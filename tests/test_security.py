@@ -720,3 +720,119 @@ def test_an_admin_ends_exclusions_whose_names_are_no_hostlist(world: dict[str, A
         assert exclusions.active(s, cfg.cluster) == []
     bad = CliRunner().invoke(main, ["exclude", "remove", "n[1-"])
     assert bad.exit_code == 2 and "not a valid hostlist" in bad.output and "Traceback" not in bad.output
+
+
+# ------------------------------------------------------------------ 11. a hostile metrics server (F8, F9, F10)
+class _Hostile:
+    """What the hostile server sends: BODY for every path (bytes, or a callable of the query's parameters)."""
+    body: Any = b""
+
+
+@pytest.fixture()
+def hostile_prom() -> Any:
+    import http.server
+    import threading
+    import urllib.parse
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            q = {k: v[0] for k, v in urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query).items()}
+            data = _Hostile.body(q) if callable(_Hostile.body) else _Hostile.body
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}"
+    srv.shutdown()
+
+
+def _matrix(series: str) -> bytes:
+    return ('{"status":"success","data":{"resultType":"matrix","result":[' + series + "]}}").encode()
+
+
+WEEK = (1_790_000_000.0, 1_790_000_000.0 + 7 * 86400)     # 10,081 points at 60 s: 80 KB per series
+
+
+def test_many_label_sets_with_no_sample_cost_nothing(hostile_prom: str) -> None:
+    """F9: 100,000 label sets with empty `values` (3.6 MB; 8 GB of grid before the fix) make no series."""
+    from slurmtools.detect import prom
+
+    _Hostile.body = _matrix(",".join(f'{{"metric":{{"a":"{i}"}},"values":[]}}' for i in range(100_000)))
+    assert prom.Client(hostile_prom, chunk_s=7 * 86400).range("m", prom.grid_for(*WEEK, 60)) == []
+
+
+@pytest.mark.parametrize("case", ["series", "samples", "bytes", "names"])
+def test_every_prometheus_answer_is_bounded(hostile_prom: str, case: str) -> None:
+    """F9: more label sets than detect.max_series, more samples than the query has points, an answer over
+    detect.max_answer_bytes, more metric names than max_series: each one clear PromError, nothing built."""
+    from slurmtools.detect import prom
+
+    client = prom.Client(hostile_prom, chunk_s=7 * 86400, max_series=100, max_bytes=1 << 20)
+    grid = prom.grid_for(WEEK[0], WEEK[0] + 3600, 60)          # 61 points
+    if case == "series":
+        _Hostile.body = _matrix(",".join(f'{{"metric":{{"a":"{i}"}},"values":[[{WEEK[0]},"1"]]}}' for i in range(101)))
+        match = "more than 100 series"
+    elif case == "samples":
+        _Hostile.body = _matrix('{"metric":{"a":"1"},"values":[' + ",".join([f'[{WEEK[0]},"1"]'] * 62) + "]}")
+        match = "62 samples for 61 points"
+    elif case == "bytes":
+        _Hostile.body = _matrix('{"metric":{"a":"' + "x" * (1 << 20) + '"},"values":[]}')
+        match = "larger than 1048576 bytes"
+    else:
+        _Hostile.body = json.dumps({"status": "success", "data": [{"__name__": f"m{i}"} for i in range(101)]}).encode()
+        with pytest.raises(prom.PromError, match="more than 100 metrics"):
+            client.names("{job=~'.+'}", *WEEK)
+        return
+    with pytest.raises(prom.PromError, match=match):
+        client.range("m", grid)
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize("body", [
+    '"a string"', "[1, 2]", '{"status": "success", "data": "x"}', '{"status": "error", "error": "' + "e" * 5000 + '"}',
+    '{"status": "success", "data": {"resultType": "matrix", "result": "x"}}',
+    '{"status": "success", "data": {"resultType": "matrix", "result": [1, "x"]}}',
+    '{"status": "success", "data": {"resultType": "matrix", "result": [{"metric": [], "values": {}}]}}',
+    '{"status": "success", "data": {"resultType": "matrix", "result": [{"metric": {}, "values": [{"a": 1}]}]}}',
+    DEEP, '{"status":"success","data":{"resultType":"matrix","result":[{"metric":' + DEEP + ',"values":[]}]}}',
+    '{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[' + DEEP + "]}]}}",
+], ids=["string", "list", "data-string", "long-error", "result-string", "items-not-objects", "wrong-types",
+        "pairs-objects", "deep", "deep-labels", "deep-values"])
+def test_malformed_prometheus_json_is_one_line(hostile_prom: str, world: dict[str, Any],
+                                               monkeypatch: pytest.MonkeyPatch, body: str) -> None:
+    """F10: `detect scan` on any of these answers exits with one line (or reads what is readable), never a
+    traceback."""
+    _Hostile.body = body.encode()
+    monkeypatch.setenv("SLURMTOOLS_CONFIG", str(world["path"]))
+    result = CliRunner().invoke(main, ["detect", "scan", "--prometheus", hostile_prom, "--start", "2h"])
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert "Traceback" not in result.output
+    if result.exit_code:
+        assert result.exit_code == 1 and result.output.startswith("slurmtools: error:"), result.output
+        assert len(result.output.strip().splitlines()) == 1 and len(result.output) < 600
+
+
+def test_labels_reach_the_terminal_cleaned(hostile_prom: str, world: dict[str, Any],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """F8: a GPU label with a screen clear and a title, printed by `detect explain`, shows as text."""
+    def answer(q: dict[str, str]) -> bytes:
+        start, end, step = float(q["start"]), float(q["end"]), float(q["step"])
+        n = int((end - start) // step) + 1
+        values = ",".join(f'[{start + i * step},"50"]' for i in range(n))
+        labels = json.dumps({"Hostname": "n1", "gpu": HOSTILE_TEXT, "modelName": "H100"})
+        return _matrix(f'{{"metric":{labels},"values":[{values}]}}')
+
+    _Hostile.body = answer
+    monkeypatch.setenv("SLURMTOOLS_CONFIG", str(world["path"]))
+    result = CliRunner().invoke(main, ["detect", "explain", "n1", "--prometheus", hostile_prom])
+    assert result.exit_code == 0, result.output
+    assert raw_controls(result.output) == [] and "\\x1b]0;pwned" in result.output

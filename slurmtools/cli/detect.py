@@ -27,7 +27,9 @@ def _setup(prometheus: str | None) -> tuple[Any, Any, Any]:
         chunk = parse_duration(str(cfg.get("detect.chunk"))).total_seconds()
     except ValueError as exc:
         fail(f"[detect]: {exc}")
-    return cfg, setup, prom.Client(prometheus or str(cfg.get("detect.prometheus")), chunk_s=chunk)
+    return cfg, setup, prom.Client(prometheus or str(cfg.get("detect.prometheus")), chunk_s=chunk,
+                                   max_bytes=int(cfg.get("detect.max_answer_bytes")),
+                                   max_series=int(cfg.get("detect.max_series")))
 
 
 def _time(value: str) -> float:
