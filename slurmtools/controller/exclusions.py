@@ -112,7 +112,7 @@ def publish(cfg: Any, session: Session, now: datetime | None = None, *, known: s
         pass
     data = {"version": 1, "cluster": cfg.cluster, "generated_epoch": now.timestamp(), "exclusions": rows}
     os.makedirs(os.path.dirname(path) or ".", mode=0o755, exist_ok=True)
-    write_atomic(path, json.dumps(data, sort_keys=True, indent=1) + "\n", 0o644, durable=True)
+    write_atomic(path, json.dumps(data, sort_keys=True, indent=1, allow_nan=False) + "\n", 0o644, durable=True)
     # the plugins' file last: one too big for them (PluginError) leaves the JSON current and is raised to say so
     text, problems = plugins.render_data(rows, now.timestamp())
     for problem in problems:   # a name the Lua plugins must never see; the JSON keeps it for the record
