@@ -41,6 +41,8 @@ def clean(text: Any, *, lines: bool = False) -> str:
     """TEXT (anything: str() of it) with every control character replaced by a visible escape. LINES keeps
     newlines and tabs (for a whole block of our own output); a field is cleaned without it. Idempotent."""
     s = text if isinstance(text, str) else str(text)
+    if s.isascii() and s.isprintable():      # the usual case, checked in C: nothing to replace
+        return s
     return s.translate(_TABLE_LINES if lines else _TABLE)
 
 

@@ -90,8 +90,8 @@ def _row(model: type[models.Base], event: Event) -> dict[str, Any]:
             row[key] = value
         else:
             details[key] = value
-    if "details" in cols:
-        row["details"] = clean_any(details)
+    if "details" in cols:     # a chain's details are the submission replayed as it was (argv, script), never shown
+        row["details"] = details if model is models.RetryChain else clean_any(details)
     if "idempotency_key" in cols:
         row["idempotency_key"] = event.key
     if "cluster" in cols:
