@@ -836,3 +836,17 @@ def test_labels_reach_the_terminal_cleaned(hostile_prom: str, world: dict[str, A
     result = CliRunner().invoke(main, ["detect", "explain", "n1", "--prometheus", hostile_prom])
     assert result.exit_code == 0, result.output
     assert raw_controls(result.output) == [] and "\\x1b]0;pwned" in result.output
+
+
+def test_the_controller_requeues_away_from_known_nodes_only(world: dict[str, Any]) -> None:
+    """F6 in the controller: soft exclusions for names Slurm does not list (an old ledger's) never reach a
+    requeued job's ExcNodeList, where one name Slurm refuses fails the update at every pass."""
+    from .test_controller import controller, decisions, ended
+
+    _store_exclusions(world, [*HOSTILE_NODES, "n3"])
+    world["slurm"].add_job(7, comment="slurmtools=retry:2")
+    ended(world, comment="slurmtools=retry:2")
+    report = controller(world).once()
+    assert report["decisions"][0]["status"] == "done" and not report["alerts"]
+    assert world["slurm"].actions() == [("requeue", 7, True), ("update", 7, ("n2", "n3"), "now+2"), ("release", 7)]
+    assert decisions(world)[0].excluded_nodes == "n[2-3]"

@@ -78,6 +78,14 @@ def known_nodes(slurm: Any) -> set[str] | None:
         return None
 
 
+def usable(nodes: Any, known: set[str] | None) -> list[str]:
+    """The NODES a job's excluded list may carry: names in Slurm's grammar that Slurm lists (KNOWN; None: the
+    grammar alone). One name Slurm refuses in `--exclude` or ExcNodeList fails the whole submission or update."""
+    from slurmtools.plugins import valid_name
+
+    return sorted(n for n in set(nodes) if valid_name(n) and (known is None or n in known))
+
+
 def publish(cfg: Any, session: Session, now: datetime | None = None, *, known: set[str] | None = None) -> bool:
     """Write the active exclusions to `exclusions.data_file` (JSON, for `slurmtools sbatch`) and to
     `exclusions.plugin_file` (for the Lua plugins): world-readable, write + fsync + rename. Returns whether
