@@ -850,3 +850,17 @@ def test_the_controller_requeues_away_from_known_nodes_only(world: dict[str, Any
     assert report["decisions"][0]["status"] == "done" and not report["alerts"]
     assert world["slurm"].actions() == [("requeue", 7, True), ("update", 7, ("n2", "n3"), "now+2"), ("release", 7)]
     assert decisions(world)[0].excluded_nodes == "n[2-3]"
+
+
+def test_detect_record_counts_the_exclusions_earlier_passes_opened(world: dict[str, Any],
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """F7 through `detect scan --record`'s own path: two detect exclusions from earlier passes still active on a
+    4-node cluster (limit 2) leave no room for a third (counted per pass, it opened)."""
+    import slurmtools.slurm
+    from slurmtools.cli.detect import _record
+
+    monkeypatch.setenv("SLURMTOOLS_CONFIG", str(world["path"]))
+    monkeypatch.setattr(slurmtools.slurm, "get_client", lambda cfg=None: world["slurm"])
+    _store_exclusions(world, ["n1", "n2"])
+    outcomes = _record(world["cfg"], None, [_flag("n3")])
+    assert [o["outcome"] for o in outcomes] == ["breaker_open"]

@@ -65,7 +65,7 @@ def _record(cfg: Any, res: Any, flags: list[dict[str, Any]]) -> list[dict[str, A
              "excluded or drained", err=True)
         slurm, known = None, None
     events, outcomes = act.events_for(cfg, flags, known=known, excluded=excluded, slurm=slurm,
-                                      active_detect=sum(1 for x in current if x.source == "detect"))
+                                      active_detect=sum(1 for x in current if "detect" in str(x.source).split("+")))
     if events:
         spool_and_flush(events, quiet=True)
         with ledger_session() as s:
