@@ -479,7 +479,7 @@ def test_stored_escapes_never_reach_the_terminal(world: dict[str, Any], monkeypa
     _hostile_job(world)
     with Session(api.engine_for(world["cfg"])) as s:
         s.execute(update(models.Finding).values(message="NCCL WARN " + HOSTILE_TEXT + "\nn2 drained: forged",
-                                                node="n1\x1b[8m", trust="syslog"))
+                                                node="n1\x1b[8m\nn2 drained: forged", trust="syslog"))
         s.commit()
     monkeypatch.setenv("SLURMTOOLS_CONFIG", str(world["path"]))
     monkeypatch.setenv("PATH", "/nonexistent")           # no Slurm here: status and why answer from the ledger

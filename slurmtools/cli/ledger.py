@@ -130,7 +130,7 @@ def ledger_events(node: str | None, since: str | None, kind: str | None, job: in
         return
     for r in rows:
         job_text = f" job {r['job_id']}" if r["job_id"] is not None else ""
-        echo(f"{r['id']:>6} {r['time'][:19]} {r['node'] or '-':<10} {r['severity']:<8} {r['category']:<11} "
+        echo(f"{r['id']:>6} {r['time'][:19]} {clean(r['node'] or '-'):<10} {r['severity']:<8} {r['category']:<11} "
              f"{clean(r['kind'])}{job_text}: {clean(r['message'][:100])}")
 
 
@@ -191,7 +191,7 @@ def ledger_nodes(since: str | None, as_json: bool) -> None:
         return
     for r in rows:
         counts = ", ".join(f"{k} {v}" for k, v in sorted(r["findings"].items())) or "no findings"
-        echo(f"{r['node']:<12} {counts}; {r['node_events']} node events; last finding {r['last_finding']}")
+        echo(f"{clean(r['node']):<12} {counts}; {r['node_events']} node events; last finding {r['last_finding']}")
 
 
 def _import(events: list[Any], as_json: bool, what: str) -> None:
