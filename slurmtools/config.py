@@ -51,6 +51,7 @@ RANGES: dict[str, tuple[float, float | None, bool]] = {
     "safety.max_drain_fraction": (0, 1, True), "controller.backoff_jitter": (0, 1, True),
     "safety.settle": (0, 300, True),
     "slurm.timeout": (0, None, False), "checks.timeout": (0, None, False), "checks.probe_timeout": (0, None, False),
+    "detect.max_answer_bytes": (4096, None, True), "detect.max_series": (1, None, True),
     "checks.deep_timeout": (0, None, False), "checks.strikes": (1, None, True), "checks.dcgm_level": (0, 4, True),
     "diagnosis.max_bytes": (4096, None, True), "diagnosis.job_log_max_bytes": (4096, None, True),
     "diagnosis.time_budget": (0, None, False), "diagnosis.no_requeue_exit_code": (0, 255, True),

@@ -205,9 +205,12 @@ def _flag(node: str, hard: bool = False) -> dict[str, Any]:
             "signals": [{"signal": "gpu_temp", "kind": "thermal", "hard": False, "z_self": 8.5, "z_peer": 4.0}]}
 
 
+FLEET = {f"n{i}" for i in range(16)}     # the nodes Slurm lists
+
+
 def test_flags_become_findings_and_soft_exclusions_within_the_breaker() -> None:
     flags = [_flag(f"n{i}") for i in range(5)]
-    events, outcomes = act.events_for(_Cfg(), flags, fleet_nodes=16, excluded={"n1"})
+    events, outcomes = act.events_for(_Cfg(), flags, known=FLEET, excluded={"n1"})
     findings = [e for e in events if e.type == "finding"]
     assert len(findings) == 5 and {e.data["kind"] for e in findings} == {"anomaly"}
     assert {e.data["trust"] for e in findings} == {"metrics"} and findings[0].data["gpu"] == "3"
@@ -217,11 +220,11 @@ def test_flags_become_findings_and_soft_exclusions_within_the_breaker() -> None:
     assert soft[0].data["reason"].startswith("slurmtools: hardware: anomaly thermal 3")
     assert [o["outcome"] for o in outcomes] == ["soft_excluded", "already_excluded", "soft_excluded",
                                                 "breaker_open", "breaker_open"]
-    again, _ = act.events_for(_Cfg(), flags[:1], fleet_nodes=16, excluded=set())
+    again, _ = act.events_for(_Cfg(), flags[:1], known=FLEET, excluded=set())
     assert again[0].key == findings[0].key                  # the same flag twice is one finding
 
 
 def test_observe_mode_records_and_excludes_nothing() -> None:
-    events, outcomes = act.events_for(_Cfg(**{"general.observe": True}), [_flag("n0")], fleet_nodes=16,
+    events, outcomes = act.events_for(_Cfg(**{"general.observe": True}), [_flag("n0")], known=FLEET,
                                       excluded=set())
     assert [e.type for e in events] == ["finding"] and outcomes[0]["outcome"] == "observe"

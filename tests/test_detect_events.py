@@ -154,10 +154,10 @@ def test_the_fast_matrix_reader_reads_what_json_reads() -> None:
     raw = _answer([(tricky, full), ({"Hostname": "n2"}, gappy), ({"Hostname": "n3"}, [])])
     parsed = prom._matrix(raw)
     assert parsed is not None and [p[0] for p in parsed] == [tricky, {"Hostname": "n2"}, {"Hostname": "n3"}]
-    fast: dict[Any, prom.Series] = {}
+    fast = prom._Out(10, "test")
     for labels, seg in parsed:
         prom._series(fast, labels, grid).put_segment(seg, 0, 9, grid)
-    slow: dict[Any, prom.Series] = {}
+    slow = prom._Out(10, "test")
     for item in json.loads(raw)["data"]["result"]:
         prom._put(prom._series(slow, item["metric"], grid).values, item["values"], grid)
     assert fast.keys() == slow.keys()

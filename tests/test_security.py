@@ -409,3 +409,458 @@ def test_a_spooled_job_id_that_is_not_a_number_is_set_aside(world: dict[str, Any
     whys = [p.read_text() for p in spool.bad.iterdir() if p.name.endswith(".why")]
     assert whys and "must be an integer" in whys[0]
     assert stat.S_IMODE(spool.bad.stat().st_mode) & 0o022 == 0
+
+
+# ------------------------------------------------------------------ 9. text that drives a terminal (F5, F8, F12, F13)
+#: What a job's output or a Prometheus label may hold: a window title (OSC 0), a hyperlink (OSC 8), a screen clear
+#: and cursor-up (CSI), a bell, a carriage return, a C1 CSI, a right-to-left override and a line separator.
+HOSTILE_TEXT = ("\x1b]0;pwned\x07\x1b[2J\x1b[1A\rroot# \x9b31m\u202edrow\u2028"
+                "\x1b]8;;http://evil.example\x1b\\click\x1b]8;;\x1b\\ \x7f\x00end")
+
+
+def raw_controls(text: str) -> list[str]:
+    """The characters of TEXT a terminal or an editor acts on (newline and tab are our own layout)."""
+    from slurmtools.textsafe import CONTROLS
+
+    return sorted({hex(ord(c)) for c in text if ord(c) in CONTROLS and c not in "\n\t"})
+
+
+def test_clean_makes_every_control_visible_and_is_idempotent() -> None:
+    from slurmtools.textsafe import clean
+
+    out = clean(HOSTILE_TEXT)
+    assert raw_controls(out) == [] and "\n" not in clean("a\nb") and clean("a\nb", lines=True) == "a\nb"
+    assert out.startswith("\\x1b]0;pwned\\x07\\x1b[2J") and "\\u202edrow\\u2028" in out and "\\x9b31m" in out
+    assert clean(out) == out and clean("GPU 3: 81 °C, ok") == "GPU 3: 81 °C, ok"
+
+
+def _hostile_job(world: dict[str, Any]) -> None:
+    """Job 7's attempt on n1 and a finding from its output that holds HOSTILE_TEXT, in the ledger."""
+    from slurmtools.ledger import api
+
+    cfg = world["cfg"]
+    api.record([Event("attempt", {"job_id": 7, "restart_count": 0, "nodes": "n1", "source": "epilog",
+                                  "reason": HOSTILE_TEXT}, cluster=cfg.cluster, key="att-7"),
+                Event("finding", {"node": "n1", "job_id": 7, "restart_count": 0, "source": "job-log",
+                                  "kind": "nccl" + HOSTILE_TEXT[:9], "category": "application", "severity": "error",
+                                  "action": "restart_app", "trust": "job", "message": "NCCL WARN " + HOSTILE_TEXT,
+                                  "details": {"line": HOSTILE_TEXT, HOSTILE_TEXT[:5]: [HOSTILE_TEXT]}},
+                      cluster=cfg.cluster)], cfg)
+    assert api.flush(cfg).shipped == 2
+
+
+def test_job_output_is_stored_without_controls(world: dict[str, Any]) -> None:
+    """F5, where it is stored: the ledger's text columns and JSON details hold no control character."""
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    from slurmtools.ledger import api, models
+
+    _hostile_job(world)
+    with Session(api.engine_for(world["cfg"])) as s:
+        (f,) = s.scalars(select(models.Finding)).all()
+        (a,) = s.scalars(select(models.JobAttempt)).all()
+    assert raw_controls(f.message) == [] and f.message.startswith("NCCL WARN \\x1b]0;pwned\\x07")
+    assert raw_controls(f.kind) == [] and raw_controls(json.dumps(f.details, ensure_ascii=False)) == []
+    assert raw_controls(json.dumps(a.details, ensure_ascii=False)) == []
+
+
+@pytest.mark.parametrize("argv", [["ledger", "events"], ["ledger", "show", "1"], ["status", "7"], ["why", "7"],
+                                  ["ledger", "events", "--json"], ["ledger", "export", "--table", "findings"]])
+def test_stored_escapes_never_reach_the_terminal(world: dict[str, Any], monkeypatch: pytest.MonkeyPatch,
+                                                 argv: list[str]) -> None:
+    """F5, where it is printed: even a row stored before the fix (written here straight into the database) is
+    printed with its controls made visible, and a newline in a field never starts a line of its own."""
+    from sqlalchemy import update
+    from sqlalchemy.orm import Session
+
+    from slurmtools.ledger import api, models
+
+    _hostile_job(world)
+    with Session(api.engine_for(world["cfg"])) as s:
+        s.execute(update(models.Finding).values(message="NCCL WARN " + HOSTILE_TEXT + "\nn2 drained: forged",
+                                                node="n1\x1b[8m\nn2 drained: forged", trust="syslog"))
+        s.commit()
+    monkeypatch.setenv("SLURMTOOLS_CONFIG", str(world["path"]))
+    monkeypatch.setenv("PATH", "/nonexistent")           # no Slurm here: status and why answer from the ledger
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == 0, result.output
+    assert raw_controls(result.output) == [] and "\\x1b]0;pwned" in result.output
+    assert not [ln for ln in result.output.splitlines() if ln.startswith("n2 drained")]
+
+
+def test_csv_cells_that_a_spreadsheet_would_run_are_quoted() -> None:
+    """F12: a node name or reason that starts like a formula is quoted with ', numbers stay numbers."""
+    import csv
+    import io
+
+    from slurmtools.reports.render import csv_text
+
+    report = {"concentration": {"top": [{"node": "=HYPERLINK(\"http://evil\",\"x\")", "n": 3},
+                                        {"node": "+1+cmd|' /C calc'!A0", "n": -2.5},
+                                        {"node": "@SUM(A1)", "n": 1}, {"node": "-2+3", "n": 0},
+                                        {"node": "\tx", "n": 0}, {"node": "\r=1", "n": 0}]},
+              "mttr": {"median_s": float("inf")}}
+    rows = list(csv.reader(io.StringIO(csv_text(report))))
+    cells = [r[2] for r in rows[1:]]
+    assert [c for c in cells if c[:1] in ("=", "+", "-", "@", "\t", "\r")] == ["-2.5"]   # a number stays one
+    assert "'=HYPERLINK(\"http://evil\",\"x\")" in cells and "'\\x09x" in cells and "'\\x0d=1" in cells
+    assert rows[-1] == ["mttr", "median_s", ""]          # a non-finite number is no number
+
+
+def test_json_never_holds_infinity(world: dict[str, Any], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """F13, output side: a non-finite duration in the ledger (a row stored before values were bounded at
+    ingest) gives null in `report --json`, never `Infinity` (which is not JSON)."""
+    from datetime import UTC, datetime, timedelta
+
+    from sqlalchemy.orm import Session
+
+    from slurmtools.ledger import api, models
+
+    with Session(api.engine_for(world["cfg"])) as s:
+        s.add(models.CheckpointEvent(idempotency_key="k1", cluster="t", node="n1", job_id=7, kind="save",
+                                     time=datetime.now(UTC) - timedelta(hours=1), seconds=float("inf")))
+        s.commit()
+    monkeypatch.setenv("SLURMTOOLS_CONFIG", str(world["path"]))
+
+    def strict(text: str) -> Any:
+        return json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in JSON output"))
+
+    result = CliRunner().invoke(main, ["report", "--json", "--section", "checkpoints"])
+    assert result.exit_code == 0, result.output
+    assert strict(result.stdout)["checkpoints"]["slowest"][0]["seconds"] is None
+    out = tmp_path / "r.json"
+    assert CliRunner().invoke(main, ["report", "--json", "--section", "checkpoints", "-o", str(out)]).exit_code == 0
+    assert strict(out.read_text())["checkpoints"]["slowest"][0]["seconds"] is None
+
+
+def test_the_html_report_escapes_what_the_ledger_holds(world: dict[str, Any]) -> None:
+    """Jinja's autoescape stays on: markup from the ledger (a cluster, a note) is text in the HTML report."""
+    from datetime import UTC, datetime, timedelta
+
+    from slurmtools.ledger import api
+    from slurmtools.reports.build import build_report
+    from slurmtools.reports.html import render_html
+    from slurmtools.reports.scope import Scope
+
+    now = datetime.now(UTC)
+    r = build_report(api.engine_for(world["cfg"]), Scope(cluster="t", since=now - timedelta(days=1), until=now,
+                                                         nodes=4, gpus_per_node=8), charts=True)
+    bad = "<svg onload=alert(1)>"
+    r["report"]["cluster"], r["notes"] = bad, [bad]
+    html = render_html(r)
+    assert bad not in html and "&lt;svg onload=alert(1)&gt;" in html
+
+
+def test_exporter_labels_are_escaped_as_the_exposition_format_requires(world: dict[str, Any]) -> None:
+    """A finding's kind with a quote, a backslash and a newline (stored before the fix, written here straight
+    into the database) is one sample line whose label reads back exactly: prometheus_client escapes it."""
+    from datetime import UTC, datetime
+
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.parser import text_string_to_metric_families
+    from sqlalchemy.orm import Session
+
+    from slurmtools.ledger import api, models
+    from slurmtools.reports.exporter import LedgerCollector
+
+    kind = 'x"} 1\nslurmtools_forged{a="b\\'
+    engine = api.engine_for(world["cfg"])
+    with Session(engine) as s:
+        s.add(models.Finding(idempotency_key="k1", cluster="t", node="n1", time=datetime.now(UTC), source="job-log",
+                             kind=kind, category="application", severity="error", action="none", trust="job",
+                             message="m"))
+        s.commit()
+    registry = CollectorRegistry()
+    registry.register(LedgerCollector(world["cfg"], engine))
+    text = generate_latest(registry).decode()
+    assert not [ln for ln in text.splitlines() if ln.startswith("slurmtools_forged")]
+    found = [s for fam in text_string_to_metric_families(text) if fam.name == "slurmtools_findings"
+             for s in fam.samples if s.name == "slurmtools_findings_total"]
+    assert [s.labels["kind"] for s in found] == [kind]
+
+
+# ------------------------------------------------------------------ 10. names Slurm does not know (F6, F7)
+#: What a hostile exporter's labels may name: a hostlist, an address, markup, a newline, Lua and shell text.
+HOSTILE_NODES = ["n[1-500]", "10.0.0.5", "<svg onload=alert(1)>", "n1\nn2", "n9", "x\x1b[2J", "a\"]] os.exit() --"]
+
+
+def _detect_cfg(**over: Any) -> Any:
+    from .test_detect import _Cfg
+
+    return _Cfg(**{"general.reason_prefix": "slurmtools:", **over})
+
+
+def _flag(node: str, hard: bool = False) -> dict[str, Any]:
+    from .test_detect import _flag as flag
+
+    return flag(node, hard)
+
+
+def test_detect_excludes_and_drains_only_nodes_slurm_lists(world: dict[str, Any]) -> None:
+    """F6: every flag is recorded, but only a name Slurm lists (as it is, or in lower case: `N2`) is acted on;
+    a hard signal on an unknown name drains nothing; with no answer from Slurm nothing is excluded."""
+    from slurmtools.detect import act
+
+    slurm = world["slurm"]
+    known = {n.name for n in slurm.nodes()}                 # n1..n4
+    flags = [_flag(n) for n in [*HOSTILE_NODES, "N2"]] + [_flag("10.0.0.5", hard=True)]
+    events, outcomes = act.events_for(_detect_cfg(**{"safety.min_drain_nodes": 100}), flags, known=known,
+                                      excluded=set(), slurm=slurm)
+    assert [o["outcome"] for o in outcomes] == ["unknown_node"] * len(HOSTILE_NODES) + ["soft_excluded",
+                                                                                       "unknown_node"]
+    assert [e.data["node"] for e in events if e.type == "exclusion"] == ["n2"]
+    assert slurm.calls == []                              # no drain, not even asked
+    findings = [e for e in events if e.type == "finding"]
+    assert len(findings) == len(flags) and all("not acted on" in f.data["message"] for f in findings[:-2])
+    assert all(raw_controls(f.data["node"]) == [] and len(f.data["node"]) <= 64 for f in findings)
+    _, none = act.events_for(_detect_cfg(), [_flag("n1")], known=None, excluded=set())
+    assert none[0]["outcome"] == "slurm_unavailable"
+
+
+def test_the_soft_exclusion_limit_counts_every_active_detect_exclusion() -> None:
+    """F7: the breaker's limit (max(2, 10 % of 16) here) holds across passes: with two detect exclusions still
+    active, the next pass opens none, where it opened two more before."""
+    from slurmtools.detect import act
+
+    known = {f"n{i}" for i in range(16)}
+    flags = [_flag(f"n{i}") for i in range(5, 9)]
+    _, first = act.events_for(_detect_cfg(), flags, known=known, excluded=set(), active_detect=0)
+    assert [o["outcome"] for o in first] == ["soft_excluded"] * 2 + ["breaker_open"] * 2
+    _, later = act.events_for(_detect_cfg(), flags, known=known, excluded=set(), active_detect=2)
+    assert [o["outcome"] for o in later] == ["breaker_open"] * 4
+
+
+def _store_exclusions(world: dict[str, Any], nodes: list[str]) -> None:
+    """Soft exclusions for NODES, as a ledger written before the fix holds them."""
+    from slurmtools.controller import safety
+    from slurmtools.ledger import api
+
+    cfg = world["cfg"]
+    api.record([safety.exclusion_event(cfg, n, "soft", "slurmtools: hardware: anomaly", "detect", ttl_s=3600)
+                for n in nodes], cfg)
+    assert api.flush(cfg).shipped == len(nodes)
+
+
+def test_publish_leaves_out_names_slurm_does_not_know(world: dict[str, Any]) -> None:
+    """F6: neither published file (JSON for `slurmtools sbatch`, lines for the Lua plugins) names a node that
+    is no valid name or that Slurm does not list; the ledger keeps them."""
+    from sqlalchemy.orm import Session
+
+    from slurmtools import plugins
+    from slurmtools.controller import exclusions
+    from slurmtools.ledger import api
+
+    cfg = world["cfg"]
+    _store_exclusions(world, [*HOSTILE_NODES, "n2"])
+    with Session(api.engine_for(cfg)) as s:
+        assert exclusions.publish(cfg, s, known={"n1", "n2", "n3", "n4"})
+        assert len(exclusions.active(s, cfg.cluster)) == len(HOSTILE_NODES) + 1
+    data = json.loads(Path(cfg.get("exclusions.data_file")).read_text())
+    assert [x["node"] for x in data["exclusions"]] == ["n2"]
+    _, rows = plugins.parse_data(Path(cfg.get("exclusions.plugin_file")).read_text())
+    assert [r.node for r in rows] == ["n2"]
+    with Session(api.engine_for(cfg)) as s:       # Slurm not asked: the name grammar alone
+        assert exclusions.publish(cfg, s, known=None)     # a changed set: rewritten at once
+    data = json.loads(Path(cfg.get("exclusions.data_file")).read_text())
+    assert sorted(x["node"] for x in data["exclusions"]) == ["10.0.0.5", "n2", "n9"]
+    assert all(plugins.valid_name(x["node"]) for x in data["exclusions"])
+
+
+@pytest.mark.parametrize("body", [
+    {"generated_epoch": "now", "exclusions": [{"node": "n1"}]}, {"generated_epoch": 0, "exclusions": "n1"},
+    [1, 2], "[" * 100000, {"exclusions": [5, {"node": ["n1"]}, {"node": "n[1-500]"}, {"node": "n1,n2"},
+                                          {"node": "<svg onload=alert(1)>"}, {"node": "n3", "expires_epoch": "x"},
+                                          {"node": "n2"}]}])
+def test_sbatch_never_dies_on_a_bad_exclusions_file(world: dict[str, Any], capsys: pytest.CaptureFixture[str],
+                                                    body: Any) -> None:
+    """F6: whatever the published file holds, `slurmtools sbatch` submits with the valid names alone (a
+    warning says what was left out), never with a traceback (hostlist.BadHostlist) or a name sbatch refuses."""
+    import time
+
+    from slurmtools.jobs import sbatch
+
+    cfg = world["cfg"]
+    if isinstance(body, dict) and "generated_epoch" not in body:
+        body["generated_epoch"] = time.time()
+    Path(cfg.get("exclusions.data_file")).write_text(body if isinstance(body, str) else json.dumps(body))
+    excluded = sbatch.active_exclusions(cfg)
+    assert excluded in ([], ["n2"]) and "warning" in capsys.readouterr().err
+    plan = sbatch.build(["--wrap", "true"], ask=None, excluded=[*excluded, "n[1-500]", "a,b", "x y"],
+                        ckpt_signal=None, ckpt_grace=None, value_opts=(frozenset(), frozenset({"wrap"})))
+    assert [a for a in plan.argv if a.startswith("--exclude")] == (["--exclude=n2"] if excluded else [])
+
+
+def test_an_admin_ends_exclusions_whose_names_are_no_hostlist(world: dict[str, Any],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """F6, and F8 for `exclude list`: the listing shows each stored name with its controls made visible, and
+    `exclude remove` takes that name as it is shown (or the exclusion's key), where `n[1-500]` is no hostlist
+    Slurm knows and `x\\x1b[2J` no hostlist at all."""
+    from sqlalchemy.orm import Session
+
+    from slurmtools.controller import exclusions
+    from slurmtools.ledger import api
+
+    cfg = world["cfg"]
+    _store_exclusions(world, ["n[1-500]", "x\x1b[2J", "n1\nn2", "<svg onload=alert(1)>"])
+    monkeypatch.setenv("SLURMTOOLS_CONFIG", str(world["path"]))
+    monkeypatch.setenv("PATH", "/nonexistent")          # Slurm is not asked about names it cannot have
+    listed = CliRunner().invoke(main, ["exclude", "list"])
+    assert listed.exit_code == 0 and raw_controls(listed.output) == [] and "x\\x1b[2J" in listed.output
+    assert len(listed.output.splitlines()) == 4
+    for name in ("n[1-500]", "x\\x1b[2J", "<svg onload=alert(1)>"):
+        result = CliRunner().invoke(main, ["exclude", "remove", name, "--json"])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["results"][0]["outcome"] == "ended"
+    with Session(api.engine_for(cfg)) as s:
+        (left,) = exclusions.active(s, cfg.cluster)
+    result = CliRunner().invoke(main, ["exclude", "remove", "--key", left.idempotency_key])
+    assert result.exit_code == 0, result.output
+    with Session(api.engine_for(cfg)) as s:
+        assert exclusions.active(s, cfg.cluster) == []
+    bad = CliRunner().invoke(main, ["exclude", "remove", "n[1-"])
+    assert bad.exit_code == 2 and "not a valid hostlist" in bad.output and "Traceback" not in bad.output
+
+
+# ------------------------------------------------------------------ 11. a hostile metrics server (F8, F9, F10)
+class _Hostile:
+    """What the hostile server sends: BODY for every path (bytes, or a callable of the query's parameters)."""
+    body: Any = b""
+
+
+@pytest.fixture()
+def hostile_prom() -> Any:
+    import http.server
+    import threading
+    import urllib.parse
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            q = {k: v[0] for k, v in urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query).items()}
+            data = _Hostile.body(q) if callable(_Hostile.body) else _Hostile.body
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}"
+    srv.shutdown()
+
+
+def _matrix(series: str) -> bytes:
+    return ('{"status":"success","data":{"resultType":"matrix","result":[' + series + "]}}").encode()
+
+
+WEEK = (1_790_000_000.0, 1_790_000_000.0 + 7 * 86400)     # 10,081 points at 60 s: 80 KB per series
+
+
+def test_many_label_sets_with_no_sample_cost_nothing(hostile_prom: str) -> None:
+    """F9: 100,000 label sets with empty `values` (3.6 MB; 8 GB of grid before the fix) make no series."""
+    from slurmtools.detect import prom
+
+    _Hostile.body = _matrix(",".join(f'{{"metric":{{"a":"{i}"}},"values":[]}}' for i in range(100_000)))
+    assert prom.Client(hostile_prom, chunk_s=7 * 86400).range("m", prom.grid_for(*WEEK, 60)) == []
+
+
+@pytest.mark.parametrize("case", ["series", "samples", "bytes", "names"])
+def test_every_prometheus_answer_is_bounded(hostile_prom: str, case: str) -> None:
+    """F9: more label sets than detect.max_series, more samples than the query has points, an answer over
+    detect.max_answer_bytes, more metric names than max_series: each one clear PromError, nothing built."""
+    from slurmtools.detect import prom
+
+    client = prom.Client(hostile_prom, chunk_s=7 * 86400, max_series=100, max_bytes=1 << 20)
+    grid = prom.grid_for(WEEK[0], WEEK[0] + 3600, 60)          # 61 points
+    if case == "series":
+        _Hostile.body = _matrix(",".join(f'{{"metric":{{"a":"{i}"}},"values":[[{WEEK[0]},"1"]]}}' for i in range(101)))
+        match = "more than 100 series"
+    elif case == "samples":
+        _Hostile.body = _matrix('{"metric":{"a":"1"},"values":[' + ",".join([f'[{WEEK[0]},"1"]'] * 62) + "]}")
+        match = "62 samples for 61 points"
+    elif case == "bytes":
+        _Hostile.body = _matrix('{"metric":{"a":"' + "x" * (1 << 20) + '"},"values":[]}')
+        match = "larger than 1048576 bytes"
+    else:
+        _Hostile.body = json.dumps({"status": "success", "data": [{"__name__": f"m{i}"} for i in range(101)]}).encode()
+        with pytest.raises(prom.PromError, match="more than 100 metrics"):
+            client.names("{job=~'.+'}", *WEEK)
+        return
+    with pytest.raises(prom.PromError, match=match):
+        client.range("m", grid)
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize("body", [
+    '"a string"', "[1, 2]", '{"status": "success", "data": "x"}', '{"status": "error", "error": "' + "e" * 5000 + '"}',
+    '{"status": "success", "data": {"resultType": "matrix", "result": "x"}}',
+    '{"status": "success", "data": {"resultType": "matrix", "result": [1, "x"]}}',
+    '{"status": "success", "data": {"resultType": "matrix", "result": [{"metric": [], "values": {}}]}}',
+    '{"status": "success", "data": {"resultType": "matrix", "result": [{"metric": {}, "values": [{"a": 1}]}]}}',
+    DEEP, '{"status":"success","data":{"resultType":"matrix","result":[{"metric":' + DEEP + ',"values":[]}]}}',
+    '{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[' + DEEP + "]}]}}",
+], ids=["string", "list", "data-string", "long-error", "result-string", "items-not-objects", "wrong-types",
+        "pairs-objects", "deep", "deep-labels", "deep-values"])
+def test_malformed_prometheus_json_is_one_line(hostile_prom: str, world: dict[str, Any],
+                                               monkeypatch: pytest.MonkeyPatch, body: str) -> None:
+    """F10: `detect scan` on any of these answers exits with one line (or reads what is readable), never a
+    traceback."""
+    _Hostile.body = body.encode()
+    monkeypatch.setenv("SLURMTOOLS_CONFIG", str(world["path"]))
+    result = CliRunner().invoke(main, ["detect", "scan", "--prometheus", hostile_prom, "--start", "2h"])
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert "Traceback" not in result.output
+    if result.exit_code:
+        assert result.exit_code == 1 and result.output.startswith("slurmtools: error:"), result.output
+        assert len(result.output.strip().splitlines()) == 1 and len(result.output) < 600
+
+
+def test_labels_reach_the_terminal_cleaned(hostile_prom: str, world: dict[str, Any],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """F8: a GPU label with a screen clear and a title, printed by `detect explain`, shows as text."""
+    def answer(q: dict[str, str]) -> bytes:
+        start, end, step = float(q["start"]), float(q["end"]), float(q["step"])
+        n = int((end - start) // step) + 1
+        values = ",".join(f'[{start + i * step},"50"]' for i in range(n))
+        labels = json.dumps({"Hostname": "n1", "gpu": HOSTILE_TEXT, "modelName": "H100"})
+        return _matrix(f'{{"metric":{labels},"values":[{values}]}}')
+
+    _Hostile.body = answer
+    monkeypatch.setenv("SLURMTOOLS_CONFIG", str(world["path"]))
+    result = CliRunner().invoke(main, ["detect", "explain", "n1", "--prometheus", hostile_prom])
+    assert result.exit_code == 0, result.output
+    assert raw_controls(result.output) == [] and "\\x1b]0;pwned" in result.output
+
+
+def test_the_controller_requeues_away_from_known_nodes_only(world: dict[str, Any]) -> None:
+    """F6 in the controller: soft exclusions for names Slurm does not list (an old ledger's) never reach a
+    requeued job's ExcNodeList, where one name Slurm refuses fails the update at every pass."""
+    from .test_controller import controller, decisions, ended
+
+    _store_exclusions(world, [*HOSTILE_NODES, "n3"])
+    world["slurm"].add_job(7, comment="slurmtools=retry:2")
+    ended(world, comment="slurmtools=retry:2")
+    report = controller(world).once()
+    assert report["decisions"][0]["status"] == "done" and not report["alerts"]
+    assert world["slurm"].actions() == [("requeue", 7, True), ("update", 7, ("n2", "n3"), "now+2"), ("release", 7)]
+    assert decisions(world)[0].excluded_nodes == "n[2-3]"
+
+
+def test_detect_record_counts_the_exclusions_earlier_passes_opened(world: dict[str, Any],
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """F7 through `detect scan --record`'s own path: two detect exclusions from earlier passes still active on a
+    4-node cluster (limit 2) leave no room for a third (counted per pass, it opened)."""
+    import slurmtools.slurm
+    from slurmtools.cli.detect import _record
+
+    monkeypatch.setenv("SLURMTOOLS_CONFIG", str(world["path"]))
+    monkeypatch.setattr(slurmtools.slurm, "get_client", lambda cfg=None: world["slurm"])
+    _store_exclusions(world, ["n1", "n2"])
+    outcomes = _record(world["cfg"], None, [_flag("n3")])
+    assert [o["outcome"] for o in outcomes] == ["breaker_open"]

@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from slurmtools.cli.common import emit_json, fail, get_config
+from slurmtools.cli.common import echo, emit_json, fail, get_config
 
 
 @click.command("hook", hidden=False)
@@ -48,8 +48,8 @@ def check_cmd(profile: str, replay: str | None, node: str | None, as_json: bool)
         emit_json([r.to_dict() for r in report.results])
     else:
         for r in report.results:
-            click.echo(f"{r.status.upper():<8} {r.check:<12} {r.duration_ms:7.1f} ms  {r.reason}")
-        click.echo(f"verdict: {report.verdict} ({report.duration_ms:.1f} ms)")
+            echo(f"{r.status.upper():<8} {r.check:<12} {r.duration_ms:7.1f} ms  {r.reason}")
+        echo(f"verdict: {report.verdict} ({report.duration_ms:.1f} ms)")
     sys.exit(report.exit_code)
 
 
@@ -74,5 +74,5 @@ def snapshot_record(path: str, interval: float) -> None:
     except OSError as exc:
         fail(f"cannot write {path}: {exc.strerror}")
     gpus = len((data.get("nvml") or {}).get("devices") or [])
-    click.echo(f"{path}: {gpus} GPUs, {len(data['files'])} files"
-               + (f", NVML error {data['nvml']['errors']}" if (data.get("nvml") or {}).get("errors") else ""))
+    echo(f"{path}: {gpus} GPUs, {len(data['files'])} files"
+         + (f", NVML error {data['nvml']['errors']}" if (data.get("nvml") or {}).get("errors") else ""))

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from datetime import datetime
 from typing import Any, NoReturn
@@ -12,13 +11,27 @@ import click
 
 
 def emit_json(data: Any) -> None:
-    """Print one JSON document and nothing else on stdout."""
-    click.echo(json.dumps(data, indent=None, sort_keys=False, default=str))
+    """Print one JSON document and nothing else on stdout: ASCII (every control character escaped), and a
+    non-finite number as null (never NaN or Infinity, which are not JSON)."""
+    from slurmtools.textsafe import dumps
+
+    click.echo(dumps(data, indent=None, sort_keys=False))
+
+
+def echo(message: Any = "", err: bool = False, nl: bool = True) -> None:
+    """click.echo for text output: every control character that a terminal would act on (escape sequences,
+    carriage returns, bidi overrides) is shown as a visible escape; newlines and tabs are kept (a field that
+    may hold a newline is cleaned on its own with `textsafe.clean`). Every command prints through this."""
+    from slurmtools.textsafe import clean
+
+    click.echo(clean(message, lines=True), err=err, nl=nl)
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
     """One line on stderr, then exit CODE (2: bad input or an error of ours; 1: the thing checked failed)."""
-    click.echo(f"slurmtools: error: {message}", err=True)
+    from slurmtools.textsafe import clean
+
+    echo(f"slurmtools: error: {clean(message)}", err=True)
     sys.exit(code)
 
 
@@ -93,7 +106,7 @@ def spool_and_flush(events: list[Any], quiet: bool = False) -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 - the events are safe in the spool
         result = {"shipped": 0, "left": len(events), "error": str(exc).splitlines()[0]}
     if result.get("error") and not quiet:
-        click.echo(f"slurmtools: ledger database unavailable ({result['error']}); "
-                   f"{result.get('left', 0)} event(s) kept in the spool, `slurmtools ledger flush` ships them",
-                   err=True)
+        echo(f"slurmtools: ledger database unavailable ({result['error']}); "
+             f"{result.get('left', 0)} event(s) kept in the spool, `slurmtools ledger flush` ships them",
+             err=True)
     return {"spooled": len(events), **result}

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from slurmtools.cli.common import emit_json, fail, get_config
+from slurmtools.cli.common import echo, emit_json, fail, get_config
 
 
 @click.group("config")
@@ -22,11 +22,11 @@ def config_show(as_json: bool) -> None:
     if as_json:
         emit_json({"sources": cfg.sources, "config": cfg.data})
         return
-    click.echo("# sources: " + ", ".join(cfg.sources))
+    echo("# sources: " + ", ".join(cfg.sources))
     for section, values in cfg.data.items():
-        click.echo(f"\n[{section}]")
+        echo(f"\n[{section}]")
         for key, value in values.items():
-            click.echo(f"{key} = {json.dumps(value)}")
+            echo(f"{key} = {json.dumps(value)}")
 
 
 @config_group.command("check")
@@ -40,4 +40,4 @@ def config_check(path: str | None) -> None:
         config.check_file(target)
     except config.ConfigError as exc:
         fail(str(exc), 1)
-    click.echo(f"{target}: ok")
+    echo(f"{target}: ok")

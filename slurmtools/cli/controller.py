@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from slurmtools.cli.common import emit_json, fail, get_config
+from slurmtools.cli.common import echo, emit_json, fail, get_config
 
 
 def _controller(no_recovery: bool) -> Any:
@@ -38,22 +38,22 @@ def controller_once(as_json: bool, no_recovery: bool) -> None:
         emit_json(report)
     else:
         for d in report["decisions"]:
-            click.echo(f"job {d['job_id']}.{d['restart_count']}: {d['classification']} -> {d['decision']} "
-                       f"[{d['status']}] {d['reason']}" + (f" exclude={d['excluded_nodes']}" if d["excluded_nodes"]
-                                                          else ""))
+            echo(f"job {d['job_id']}.{d['restart_count']}: {d['classification']} -> {d['decision']} "
+                 f"[{d['status']}] {d['reason']}" + (f" exclude={d['excluded_nodes']}" if d["excluded_nodes"]
+                                                    else ""))
         for w in report["waiting"]:
-            click.echo(f"job {w['job_id']}.{w['restart_count']}: waiting for epilogs of "
-                       + ",".join(w["missing_epilogs"]))
+            echo(f"job {w['job_id']}.{w['restart_count']}: waiting for epilogs of "
+                 + ",".join(w["missing_epilogs"]))
         for r in report["running"]:
-            click.echo(f"job {r['job_id']}: attempt {r['restart_count']} running on {r['nodes']}")
+            echo(f"job {r['job_id']}: attempt {r['restart_count']} running on {r['nodes']}")
         for row in report["lemons"] + report["recovery"]:
-            click.echo("  ".join(f"{k}={v}" for k, v in row.items()))
+            echo("  ".join(f"{k}={v}" for k, v in row.items()))
         for e in report["errors"]:
-            click.echo(f"error: {e}", err=True)
+            echo(f"error: {e}", err=True)
         for a in report["alerts"]:
-            click.echo(f"ALERT: {a}", err=True)
+            echo(f"ALERT: {a}", err=True)
         if report["breaker"]["open"]:
-            click.echo(f"CIRCUIT BREAKER OPEN: {report['breaker']['detail']}", err=True)
+            echo(f"CIRCUIT BREAKER OPEN: {report['breaker']['detail']}", err=True)
     if report["breaker"]["open"]:
         sys.exit(3)
     if report["alerts"] or report["errors"]:
@@ -78,7 +78,7 @@ def controller_run(interval: float | None, no_recovery: bool) -> None:
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     cfg = controller.cfg
-    click.echo(f"slurmtools controller: watching {cfg.get('controller.queue_dir')}", err=True)
+    echo(f"slurmtools controller: watching {cfg.get('controller.queue_dir')}", err=True)
     leader = None
     if cfg.get("controller.leader_election"):
         from slurmtools.controller.leader import Leader
@@ -122,8 +122,8 @@ def controller_status(as_json: bool, limit: int) -> None:
     if as_json:
         emit_json({"queue": queued, "decisions": decisions, "breaker": breaker})
         return
-    click.echo(f"queue: {len(queued)} attempt(s) waiting; circuit breaker: "
-               f"{'OPEN' if breaker['open'] else 'closed'} ({breaker['detail']})")
+    echo(f"queue: {len(queued)} attempt(s) waiting; circuit breaker: "
+         f"{'OPEN' if breaker['open'] else 'closed'} ({breaker['detail']})")
     for d in decisions:
         latency = ""
         if d["t_running"] and d["t_ended"]:
@@ -132,5 +132,5 @@ def controller_status(as_json: bool, limit: int) -> None:
             secs = (datetime.fromisoformat(str(d["t_running"])) -
                     datetime.fromisoformat(str(d["t_ended"]))).total_seconds()
             latency = f" running again after {secs:.0f}s"
-        click.echo(f"job {d['job_id']}.{d['restart_count']}: {d['classification']} -> {d['decision']} "
-                   f"[{d['status']}] {d['reason']}{latency}")
+        echo(f"job {d['job_id']}.{d['restart_count']}: {d['classification']} -> {d['decision']} "
+             f"[{d['status']}] {d['reason']}{latency}")

@@ -8,7 +8,8 @@ from typing import Any
 
 import click
 
-from slurmtools.cli.common import emit_json, fail, get_config, since_option
+from slurmtools.cli.common import echo, emit_json, fail, get_config, since_option
+from slurmtools.textsafe import clean
 
 
 @click.group("detect")
@@ -26,7 +27,9 @@ def _setup(prometheus: str | None) -> tuple[Any, Any, Any]:
         chunk = parse_duration(str(cfg.get("detect.chunk"))).total_seconds()
     except ValueError as exc:
         fail(f"[detect]: {exc}")
-    return cfg, setup, prom.Client(prometheus or str(cfg.get("detect.prometheus")), chunk_s=chunk)
+    return cfg, setup, prom.Client(prometheus or str(cfg.get("detect.prometheus")), chunk_s=chunk,
+                                   max_bytes=int(cfg.get("detect.max_answer_bytes")),
+                                   max_series=int(cfg.get("detect.max_series")))
 
 
 def _time(value: str) -> float:
@@ -51,20 +54,25 @@ def _record(cfg: Any, res: Any, flags: list[dict[str, Any]]) -> list[dict[str, A
     from slurmtools.slurm import get_client
 
     with ledger_session() as s:
-        excluded = {x.node for x in exclusions.active(s, cfg.cluster)}
-    nodes = {k[0] for ev in res.evidence for k in ev.keys}
+        current = exclusions.active(s, cfg.cluster)
+    excluded = {x.node for x in current}
     try:
         slurm = get_client(cfg)
-    except Exception:  # noqa: BLE001 - no Slurm here: soft exclusions still, hard ones recorded only
-        slurm = None
-    events, outcomes = act.events_for(cfg, flags, fleet_nodes=len(nodes), excluded=excluded, slurm=slurm)
+        known: set[str] | None = {n.name for n in slurm.nodes()}
+    except Exception as exc:  # noqa: BLE001 - no answer from Slurm: every flag recorded, nothing acted on
+        why = str(exc).splitlines()[0] if str(exc) else repr(exc)
+        echo(f"slurmtools: warning: cannot ask Slurm which nodes exist ({why}); flags are recorded, nothing is "
+             "excluded or drained", err=True)
+        slurm, known = None, None
+    events, outcomes = act.events_for(cfg, flags, known=known, excluded=excluded, slurm=slurm,
+                                      active_detect=sum(1 for x in current if "detect" in str(x.source).split("+")))
     if events:
         spool_and_flush(events, quiet=True)
         with ledger_session() as s:
             try:
-                exclusions.publish(cfg, s)
+                exclusions.publish(cfg, s, known=known)
             except OSError as exc:
-                click.echo(f"slurmtools: warning: exclusions not published: {exc}", err=True)
+                echo(f"slurmtools: warning: exclusions not published: {exc}", err=True)
     return outcomes
 
 
@@ -90,18 +98,18 @@ def detect_scan(prometheus: str | None, start: str, end: str, as_json: bool, rec
     if as_json:
         emit_json(flags if not record else [{**f, "acted": o} for f, o in zip(flags, outcomes, strict=True)])
         if fleet:
-            click.echo(f"slurmtools: {len(fleet)} fleet event(s) (not flagged): "
-                       + "; ".join(_fleet_line(e) for e in fleet), err=True)
+            echo(f"slurmtools: {len(fleet)} fleet event(s) (not flagged): "
+                 + "; ".join(_fleet_line(e) for e in fleet), err=True)
         return
-    click.echo(f"{len(flags)} flag(s); {res.series} series, {res.queries} queries, {res.seconds:.1f}s"
-               + (f"; no data for {', '.join(res.missing)}" if res.missing else ""))
+    echo(f"{len(flags)} flag(s); {res.series} series, {res.queries} queries, {res.seconds:.1f}s"
+         + (f"; no data for {', '.join(res.missing)}" if res.missing else ""))
     for e in fleet:
-        click.echo(f"fleet event (not flagged): {_fleet_line(e)}")
+        echo(f"fleet event (not flagged): {_fleet_line(e)}")
     for i, f in enumerate(flags):
         sigs = ", ".join(s["signal"] for s in f["signals"][:4])
         act = f"  -> {outcomes[i]['outcome']}" if record else ""
-        click.echo(f"{f['node']:<12} {f['device'] or '-':<10} {f['start']} .. {f['end']}  {f['kind']:<12} "
-                   f"score {f['score']:<6} {'HARD ' if f['hard'] else ''}{sigs}{act}")
+        echo(f"{clean(f['node']):<12} {clean(f['device'] or '-'):<10} {f['start']} .. {f['end']}  {f['kind']:<12} "
+             f"score {f['score']:<6} {'HARD ' if f['hard'] else ''}{sigs}{act}")
 
 
 @detect_group.command("explain")
@@ -123,16 +131,16 @@ def detect_explain(node: str, at: str, prometheus: str | None, as_json: bool) ->
     if as_json:
         emit_json({"node": node, "at": scan.iso(t), "signals": rows, "flags": flags})
         return
-    click.echo(f"{node} at {scan.iso(t)}: {len(flags)} flag(s) in the hour before")
-    click.echo(f"{'signal':<22} {'device':<10} {'value':>12} {'peers':>12} {'own':>12} {'z_peer':>7} {'z_self':>7} "
-               f"{'evid':>6}")
+    echo(f"{node} at {scan.iso(t)}: {len(flags)} flag(s) in the hour before")
+    echo(f"{'signal':<22} {'device':<10} {'value':>12} {'peers':>12} {'own':>12} {'z_peer':>7} {'z_self':>7} "
+         f"{'evid':>6}")
     for r in rows:
-        click.echo(f"{r['signal']:<22} {r['device'] or '-':<10} {_f(r['value']):>12} {_f(r['peer_median']):>12} "
-                   f"{_f(r['own_baseline']):>12} {_f(r['z_peer']):>7} {_f(r['z_self']):>7} {_f(r['evidence']):>6}")
+        echo(f"{r['signal']:<22} {clean(r['device'] or '-'):<10} {_f(r['value']):>12} {_f(r['peer_median']):>12} "
+             f"{_f(r['own_baseline']):>12} {_f(r['z_peer']):>7} {_f(r['z_self']):>7} {_f(r['evidence']):>6}")
 
 
 def _fleet_line(e: dict[str, Any]) -> str:
-    return f"{e['kind']} on {len(e['nodes'])} nodes ({', '.join(e['nodes'][:8])}) {e['start']} .. {e['end']}"
+    return f"{e['kind']} on {len(e['nodes'])} nodes ({clean(', '.join(e['nodes'][:8]))}) {e['start']} .. {e['end']}"
 
 
 def _f(v: Any) -> str:
@@ -163,8 +171,8 @@ def detect_run(prometheus: str | None, interval: str, once: bool) -> None:
         flags = [scan.flag_dict(f, res.grid) for f in ready]
         outcomes = _record(cfg, res, flags) if flags else []
         stamp = datetime.now(UTC).isoformat(timespec="seconds")
-        click.echo(f"{stamp} {len(flags)} flag(s) in {res.seconds:.1f}s"
-                   + "".join(f"; {o['node']} {o['outcome']}" for o in outcomes), err=True)
+        echo(f"{stamp} {len(flags)} flag(s) in {res.seconds:.1f}s"
+             + "".join(f"; {o['node']} {o['outcome']}" for o in outcomes), err=True)
         if once:
             return
         time.sleep(max(1.0, every - (time.time() - t1)))

@@ -6,7 +6,7 @@ import sys
 
 import click
 
-from slurmtools.cli.common import emit_json, fail, get_config
+from slurmtools.cli.common import echo, emit_json, fail, get_config
 
 
 def _finding_time(stamp: str | None) -> float | None:
@@ -95,10 +95,10 @@ def diagnose_cmd(kernel_log: str | None, job_log: str | None, stream: bool, exit
         emit_json([f.to_dict() for f in findings])
         return
     if not findings:
-        click.echo("no findings")
+        echo("no findings")
     for f in findings:
         where = f" line {f.line}" if f.line else ""
         xid = f" XID {f.xid}" if f.xid is not None else ""
         repeat = f" (x{f.count})" if f.count > 1 else ""
-        click.echo(f"{f.severity:<8} {f.category:<11} {f.action:<11} {f.kind}{xid}{where}{repeat} [{f.trust}]: "
-                   f"{f.message[:160]}")
+        echo(f"{f.severity:<8} {f.category:<11} {f.action:<11} {f.kind}{xid}{where}{repeat} [{f.trust}]: "
+             f"{f.message[:160]}")

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from slurmtools.cli.common import emit_json, get_config
+from slurmtools.cli.common import echo, emit_json, get_config
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 
@@ -213,6 +213,6 @@ def doctor_cmd(as_json: bool) -> None:
     else:
         mark = {OK: "ok  ", WARN: "WARN", FAIL: "FAIL"}
         for c in checks:
-            click.echo(f"{mark[c.status]} {c.name}: {c.detail}" + (f"\n     fix: {c.fix}" if c.fix else ""))
+            echo(f"{mark[c.status]} {c.name}: {c.detail}" + (f"\n     fix: {c.fix}" if c.fix else ""))
     if any(c.status == FAIL for c in checks):
         raise SystemExit(1)

@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from slurmtools.cli.common import emit_json, fail, get_config, ledger_session, spool_and_flush
+from slurmtools.cli.common import echo, emit_json, fail, get_config, ledger_session, spool_and_flush
+from slurmtools.textsafe import clean
 
 
 def _nodes(hostlist: str) -> list[str]:
@@ -46,12 +47,17 @@ def _publish(cfg: Any) -> None:
     """Rewrite the published exclusions (for `slurmtools sbatch` and the job_submit plugin)."""
     from slurmtools.controller import exclusions
     from slurmtools.plugins import PluginError
+    from slurmtools.slurm import SlurmError
 
     try:
+        known = exclusions.known_nodes(_slurm(cfg))
+    except SlurmError:
+        known = None
+    try:
         with ledger_session() as session:
-            exclusions.publish(cfg, session)
+            exclusions.publish(cfg, session, known=known)
     except (OSError, PluginError) as exc:   # recorded all the same; the next publish tries again
-        click.echo(f"slurmtools: warning: cannot publish the exclusions: {exc}", err=True)
+        echo(f"slurmtools: warning: cannot publish the exclusions: {exc}", err=True)
 
 
 def _report(rows: list[dict[str, Any]], as_json: bool, record: dict[str, Any] | None) -> None:
@@ -59,7 +65,7 @@ def _report(rows: list[dict[str, Any]], as_json: bool, record: dict[str, Any] | 
         emit_json({"results": rows, "ledger": record})
         return
     for row in rows:
-        click.echo("  ".join(f"{k}={v}" for k, v in row.items() if v not in (None, "")))
+        echo("  ".join(f"{k}={clean(v)}" for k, v in row.items() if v not in (None, "")))
 
 
 @click.group("exclude")
@@ -111,22 +117,38 @@ def exclude_add(hostlist: str, reason: str, ttl: str | None, soft: bool, as_json
 
 
 @exclude_group.command("remove")
-@click.argument("hostlist")
+@click.argument("hostlist", required=False)
+@click.option("--key", "keys", multiple=True, metavar="KEY",
+              help="End this exclusion (its key from `exclude list --json`), whatever its node's name; repeatable.")
 @click.option("--reason", "why", default="", help="Why the exclusion ends (recorded).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def exclude_remove(hostlist: str, why: str, as_json: bool) -> None:
-    """End the exclusions of HOSTLIST and resume the nodes we drained (never an admin's drain)."""
+def exclude_remove(hostlist: str | None, keys: tuple[str, ...], why: str, as_json: bool) -> None:
+    """End the exclusions of HOSTLIST and resume the nodes we drained (never an admin's drain). HOSTLIST may
+    also be a node name exactly as an active exclusion holds it, even one that is no valid hostlist."""
     from slurmtools.controller import exclusions
     from slurmtools.slurm import SlurmError
 
     cfg = get_config()
     user = _admin(cfg)
-    nodes = _nodes(hostlist)
+    if not hostlist and not keys:
+        fail("give a HOSTLIST or --key")
     with ledger_session() as session:
-        try:
-            rows, events = exclusions.remove(cfg, _slurm(cfg), session, nodes, user=user, why=why)
-        except SlurmError as exc:
-            fail(str(exc))
+        current = exclusions.active(session, cfg.cluster)
+        if keys:
+            by_key = {x.idempotency_key: x for x in current}
+            missing = [k for k in keys if k not in by_key]
+            if missing:
+                fail(f"no active exclusion with key {missing[0]!r}")
+            rows = [{"node": by_key[k].node, "key": k, "outcome": "ended"} for k in keys]
+            events = [exclusions.end_event(cfg, by_key[k], "removed", why or f"removed by {user}") for k in keys]
+        else:
+            assert hostlist is not None
+            literal = {x.node for x in current if x.node == hostlist}
+            nodes = sorted(literal) or _nodes(hostlist)
+            try:
+                rows, events = exclusions.remove(cfg, _slurm(cfg), session, nodes, user=user, why=why)
+            except SlurmError as exc:
+                fail(str(exc))
     record = spool_and_flush(events, quiet=as_json) if events else None
     _publish(cfg)
     _report(rows, as_json, record)
@@ -146,11 +168,12 @@ def exclude_list(include_ended: bool, as_json: bool) -> None:
         emit_json(rows)
         return
     if not rows:
-        click.echo("no exclusions")
+        echo("no exclusions")
     for r in rows:
         until = (r["end"] and f"ended {r['end'][:19]} ({r['outcome']})") or (
             f"until {r['expires'][:19]}" if r["expires"] else "no expiry")
-        click.echo(f"{r['node']:<12} {r['scope']:<6} {r['source']:<18} since {r['start'][:19]}  {until}  {r['reason']}")
+        echo(f"{clean(r['node']):<12} {r['scope']:<6} {clean(r['source']):<18} since {r['start'][:19]}  {until}  "
+             f"{clean(r['reason'])}")
 
 
 @exclude_group.command("history")
@@ -175,10 +198,10 @@ def exclude_history(node: str, as_json: bool) -> None:
         emit_json({"node": node, "exclusions": excl, "state_changes": changes})
         return
     for r in excl:
-        click.echo(f"exclusion {r['start'][:19]} {r['scope']} {r['source']}: {r['reason']} "
-                   f"[{'active' if r['active'] else (r['outcome'] or 'ended')}]")
+        echo(f"exclusion {r['start'][:19]} {r['scope']} {clean(r['source'])}: {clean(r['reason'])} "
+             f"[{'active' if r['active'] else (r['outcome'] or 'ended')}]")
     for c in changes:
-        click.echo(f"{c['time'][:19]} {c['action']:<7} {c['actor']:<16} {c['outcome'] or ''} {c['reason']}")
+        echo(f"{c['time'][:19]} {c['action']:<7} {clean(c['actor']):<16} {c['outcome'] or ''} {clean(c['reason'])}")
 
 
 @exclude_group.command("sync")
@@ -200,5 +223,5 @@ def exclude_sync(as_json: bool) -> None:
     if as_json:
         emit_json({"actions": actions, "ledger": record})
         return
-    click.echo("in sync: nothing to do" if not actions else "\n".join(
+    echo("in sync: nothing to do" if not actions else "\n".join(
         f"{a['node']}: {a['action']} -> {a['outcome']}" for a in actions))

@@ -7,7 +7,7 @@ import threading
 
 import click
 
-from slurmtools.cli.common import fail, get_config
+from slurmtools.cli.common import echo, fail, get_config
 
 
 @click.command("exporter")
@@ -41,7 +41,7 @@ def exporter_cmd(listen: str | None, no_slurm: bool, node: bool) -> None:
         serve(cfg, listen, engine, slurm, node=node)
     except OSError as exc:
         fail(f"cannot listen on {listen}: {exc.strerror}", 1)
-    click.echo(f"slurmtools exporter: serving http://{listen}/metrics", err=True)
+    echo(f"slurmtools exporter: serving http://{listen}/metrics", err=True)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())

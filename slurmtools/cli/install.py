@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from slurmtools.cli.common import emit_json, fail
+from slurmtools.cli.common import echo, emit_json, fail
 
 UNITS = {"controller": "slurmtools-controller.service", "exporter": "slurmtools-exporter.service",
          "detect": "slurmtools-detect.service"}
@@ -70,7 +70,7 @@ def install_units(dest: str, only: tuple[str, ...], interval: str, to_stdout: bo
     texts = {UNITS[n]: render(n, exe=exe, config=config, interval=interval) for n in names}
     if to_stdout:
         for fname, text in texts.items():
-            click.echo(f"# --- {fname}\n{text}")
+            echo(f"# --- {fname}\n{text}")
         return
     target = Path(dest)
     if not target.is_dir():
@@ -87,6 +87,6 @@ def install_units(dest: str, only: tuple[str, ...], interval: str, to_stdout: bo
         emit_json({"written": written, "exe": exe, "config": config})
         return
     for p in written:
-        click.echo(f"wrote {p}")
-    click.echo("next: systemctl daemon-reload && systemctl enable --now "
-               + " ".join(Path(p).name for p in written))
+        echo(f"wrote {p}")
+    echo("next: systemctl daemon-reload && systemctl enable --now "
+         + " ".join(Path(p).name for p in written))

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from slurmtools.cli.common import emit_json, fail
+from slurmtools.cli.common import echo, emit_json, fail
 
 
 def _load(path: str) -> list[Any]:
@@ -63,29 +63,29 @@ def io_cmd(files: tuple[str, ...], seconds: float | None, mount: str | None, int
         emit_json(results)
         return
     if not results:
-        click.echo("no NFS mount" + (f" {mount}" if mount else "") + " in the readings")
+        echo("no NFS mount" + (f" {mount}" if mount else "") + " in the readings")
         return
-    click.echo(f"# {what}")
+    echo(f"# {what}")
     for r in results:
         _print(r)
 
 
 def _print(r: dict[str, Any]) -> None:
     t, v = r["transport"], r["verdict"]
-    click.echo(f"\n{r['device']} on {r['mount']} ({r['fstype']}, vers={r['vers']}, {t['proto']} x{t['connections']})")
-    click.echo(f"  read {r['read_MBps']:.3g} MB/s, write {r['write_MBps']:.3g} MB/s "
-               f"(on the wire {r['wire_read_MBps']:.3g} / {r['wire_write_MBps']:.3g})")
-    click.echo(f"  {'op':<12} {'ops/s':>10} {'kB/op':>8} {'rtt ms':>8} {'queue ms':>9} {'exec ms':>8} {'retrans':>8}")
+    echo(f"\n{r['device']} on {r['mount']} ({r['fstype']}, vers={r['vers']}, {t['proto']} x{t['connections']})")
+    echo(f"  read {r['read_MBps']:.3g} MB/s, write {r['write_MBps']:.3g} MB/s "
+         f"(on the wire {r['wire_read_MBps']:.3g} / {r['wire_write_MBps']:.3g})")
+    echo(f"  {'op':<12} {'ops/s':>10} {'kB/op':>8} {'rtt ms':>8} {'queue ms':>9} {'exec ms':>8} {'retrans':>8}")
     busiest = sorted((n for n in r["ops"] if n not in ("READ", "WRITE")), key=lambda n: -r["ops"][n]["ops"])[:6]
     for name in ("READ", "WRITE", *busiest):
         o = r["ops"].get(name)
         if o:
-            click.echo(f"  {name:<12} {o['ops_per_s']:>10.1f} {o['kb_per_op']:>8.1f} {o['rtt_ms']:>8.2f} "
-                       f"{o['queue_ms']:>9.2f} {o['execute_ms']:>8.2f} {o['retransmissions']:>8}")
+            echo(f"  {name:<12} {o['ops_per_s']:>10.1f} {o['kb_per_op']:>8.1f} {o['rtt_ms']:>8.2f} "
+                 f"{o['queue_ms']:>9.2f} {o['execute_ms']:>8.2f} {o['retransmissions']:>8}")
     if t["mean_in_flight"] is not None:
-        click.echo(f"  transport: {t['sends_per_s']:.1f} sends/s, {t['mean_in_flight']:.1f} requests in flight, "
-                   f"backlog {t['mean_backlog']:.1f}, slot table {t['max_slots'] or '?'}")
+        echo(f"  transport: {t['sends_per_s']:.1f} sends/s, {t['mean_in_flight']:.1f} requests in flight, "
+             f"backlog {t['mean_backlog']:.1f}, slot table {t['max_slots'] or '?'}")
     if v["limit"]:
-        click.echo(f"  limit: {v['limit']}: {v['why']}")
+        echo(f"  limit: {v['limit']}: {v['why']}")
         for a in v["advice"]:
-            click.echo(f"    - {a['setting']}: {a['why']} [{a['reference']}]")
+            echo(f"    - {a['setting']}: {a['why']} [{a['reference']}]")

@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from slurmtools.cli.common import emit_json, fail, get_config, ledger_session
+from slurmtools.cli.common import echo, emit_json, fail, get_config, ledger_session
+from slurmtools.textsafe import clean
 
 
 @click.command("sbatch", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False,
@@ -24,7 +25,7 @@ def sbatch_cmd(argv: tuple[str, ...]) -> None:
     from slurmtools.jobs.marker import RETRY_ON, RetryAsk
 
     if argv and argv[0] in ("-h", "--help"):
-        click.echo(sbatch_cmd.help or "")
+        echo(sbatch_cmd.help or "")
         return
     cfg = get_config()
     bin_dir = cfg.get("slurm.bin_dir")
@@ -50,8 +51,8 @@ def sbatch_cmd(argv: tuple[str, ...]) -> None:
 
     found = re.search(r"(\d+)", proc.stdout)
     if found and sbatch.record_submission(cfg, int(found.group(1)), plan, list(rest), os.getcwd()) is None:
-        click.echo("slurmtools sbatch: note: submission not recorded (controller.submit_dir not writable); "
-                   "retries still apply", err=True)
+        echo("slurmtools sbatch: note: submission not recorded (controller.submit_dir not writable); "
+             "retries still apply", err=True)
 
 def _job_status(job_id: int) -> dict[str, Any]:
     from slurmtools.jobs import status as jobstatus
@@ -104,35 +105,36 @@ def status_cmd(job_id: int | None, mine: bool, limit: int, as_json: bool) -> Non
             emit_json(rows)
             return
         if not rows:
-            click.echo("no retry chains of yours in the ledger")
+            echo("no retry chains of yours in the ledger")
         for r in rows:
             now = r["now"]
             newest = f" (now job {r['newest_job_id']})" if r["newest_job_id"] != r["job_id"] else ""
-            click.echo(f"job {r['job_id']}{newest}: chain {r['status']}, {r['retries_used']} of {r['max_retries']} "
-                       f"retries used; " + (f"now attempt {now['restart_count'] + 1} {now['state']}" if now else
-                                            "no longer in Slurm") + (f"; last: {r['last']}" if r["last"] else ""))
+            echo(f"job {r['job_id']}{newest}: chain {r['status']}, {r['retries_used']} of {r['max_retries']} "
+                 f"retries used; " + (f"now attempt {now['restart_count'] + 1} {now['state']}" if now else
+                                      "no longer in Slurm") + (f"; last: {clean(r['last'])}" if r["last"] else ""))
         return
     data = _job_status(job_id)
     if as_json:
         emit_json(data)
         return
     c = data["chain"]
-    click.echo(f"job {job_id}: " + (f"chain {c['status']}, {c['retries_used']} of {c['max_retries']} retries used "
-                                    f"(retry on {c['retry_on']})" if c else "no retry chain"))
+    echo(f"job {job_id}: " + (f"chain {c['status']}, {c['retries_used']} of {c['max_retries']} retries used "
+                              f"(retry on {c['retry_on']})" if c else "no retry chain"))
     several = len(data["jobs"]) > 1
     for a in data["attempts"]:
         d = a["decision"] or {}
         exit_ = f"signal {a['exit_signal']}" if a["exit_signal"] else f"exit {a['exit_code']}"
         job = f" (job {a['job_id']})" if several else ""
         then = f"; resubmitted as job {d['resubmitted_as']}" if d.get("resubmitted_as") else ""
-        click.echo(f"  attempt {a['attempt']}{job}: {a['nodes'] or '?'} ended {a['end'] or '?'} {exit_}; "
-                   f"{d.get('classification', '-')} -> {d.get('decision', '-')}: {d.get('reason', '')}{then}")
+        echo(f"  attempt {a['attempt']}{job}: {a['nodes'] or '?'} ended {a['end'] or '?'} {exit_}; "
+             f"{d.get('classification', '-')} -> {d.get('decision', '-')}: {clean(d.get('reason', ''))}{then}")
         for f in a["findings"]:
-            click.echo(f"      {f['node']}: {f['category']} {f['kind']} {f['action']}: {f['message'][:100]}")
+            echo(f"      {clean(f['node'])}: {f['category']} {clean(f['kind'])} {f['action']}: "
+                 f"{clean(f['message'][:100])}")
     if data["now"]:
         now = data["now"]
-        click.echo(f"  now: job {now['job_id']} attempt {now['attempt']} {now['state']} "
-                   f"{now['nodes'] or now['reason']}")
+        echo(f"  now: job {now['job_id']} attempt {now['attempt']} {now['state']} "
+             f"{clean(now['nodes'] or now['reason'])}")
 
 
 @click.command("why")
@@ -141,4 +143,4 @@ def why_cmd(job_id: int) -> None:
     """What happened to JOB_ID, in a few plain sentences."""
     from slurmtools.jobs import status as jobstatus
 
-    click.echo(jobstatus.why(_job_status(job_id)))
+    echo(clean(jobstatus.why(_job_status(job_id))))   # one paragraph: a newline in a stored field cannot add a line

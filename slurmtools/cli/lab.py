@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from slurmtools.cli.common import emit_json, fail
+from slurmtools.cli.common import echo, emit_json, fail
 
 
 @click.group("lab")
@@ -19,7 +19,7 @@ def _lab(release: str | None = None) -> Any:
     from slurmtools.lab import Lab, LabError
 
     try:
-        return Lab.for_release(release, say=lambda msg: click.echo(f"lab: {msg}", err=True))
+        return Lab.for_release(release, say=lambda msg: echo(f"lab: {msg}", err=True))
     except LabError as exc:
         fail(str(exc), 2)
 
@@ -60,10 +60,10 @@ def lab_status(as_json: bool, release: str | None) -> None:
     if as_json:
         emit_json(rows)
     else:
-        click.echo(f"Slurm {lab.release}" + (f" (in {lab.fs})" if lab.fs else " (the host's packages)"))
+        echo(f"Slurm {lab.release}" + (f" (in {lab.fs})" if lab.fs else " (the host's packages)"))
         for row in rows:
             state = f"running (pid {row['pid']})" if row["running"] else "stopped"
-            click.echo(f"{row['daemon']:<12} {state}")
+            echo(f"{row['daemon']:<12} {state}")
     sys.exit(0 if all(r["running"] for r in rows) else 1)
 
 
@@ -74,7 +74,7 @@ def lab_env(release: str | None) -> None:
     import shlex
 
     for key, value in _lab(release).env().items():
-        click.echo(f"export {key}={shlex.quote(value)}")
+        echo(f"export {key}={shlex.quote(value)}")
 
 
 @lab_group.command("inject")
@@ -92,4 +92,4 @@ def lab_inject(node: str, fault: str, as_json: bool) -> None:
     if as_json:
         emit_json(result)
     else:
-        click.echo(f"injected {fault} on {node}: {result.get('line', '')}")
+        echo(f"injected {fault} on {node}: {result.get('line', '')}")

@@ -10,6 +10,7 @@ from typing import Any
 import click
 
 from slurmtools.cli.common import (
+    echo,
     emit_json,
     fail,
     get_config,
@@ -18,6 +19,7 @@ from slurmtools.cli.common import (
     since_option,
     spool_and_flush,
 )
+from slurmtools.textsafe import clean
 
 
 @click.group("ledger")
@@ -35,7 +37,7 @@ def ledger_init() -> None:
         schema.upgrade(engine)
     except Exception as exc:  # noqa: BLE001
         fail(f"cannot initialise the ledger: {str(exc).splitlines()[0]}", 1)
-    click.echo(f"ledger ready: {engine.url.render_as_string(hide_password=True)}")
+    echo(f"ledger ready: {engine.url.render_as_string(hide_password=True)}")
 
 
 @ledger_group.command("flush")
@@ -58,7 +60,7 @@ def ledger_flush(as_json: bool, quiet: bool) -> None:
         emit_json(result.to_dict())
     elif not quiet:
         msg = f"shipped {result.shipped}, quarantined {result.quarantined}, pending {result.left}"
-        click.echo(msg + (f" ({result.error})" if result.error else ""))
+        echo(msg + (f" ({result.error})" if result.error else ""))
     sys.exit(1 if result.error else 0)
 
 
@@ -87,7 +89,7 @@ def ledger_record(node: str, job: int | None, kind: str, message: str, category:
     if as_json:
         emit_json({"key": event.key, **result})
     else:
-        click.echo(f"recorded {kind} on {node} (key {event.key[:12]})")
+        echo(f"recorded {kind} on {node} (key {event.key[:12]})")
 
 
 def _finding_dict(f: Any) -> dict[str, Any]:
@@ -128,8 +130,8 @@ def ledger_events(node: str | None, since: str | None, kind: str | None, job: in
         return
     for r in rows:
         job_text = f" job {r['job_id']}" if r["job_id"] is not None else ""
-        click.echo(f"{r['id']:>6} {r['time'][:19]} {r['node'] or '-':<10} {r['severity']:<8} {r['category']:<11} "
-                   f"{r['kind']}{job_text}: {r['message'][:100]}")
+        echo(f"{r['id']:>6} {r['time'][:19]} {clean(r['node'] or '-'):<10} {r['severity']:<8} {r['category']:<11} "
+             f"{clean(r['kind'])}{job_text}: {clean(r['message'][:100])}")
 
 
 @ledger_group.command("show")
@@ -148,7 +150,7 @@ def ledger_show(finding_id: int, as_json: bool) -> None:
         emit_json(row)
     else:
         for key, value in row.items():
-            click.echo(f"{key:>14}: {value}")
+            echo(f"{key:>14}: {clean(value)}")
 
 
 @ledger_group.command("nodes")
@@ -189,7 +191,7 @@ def ledger_nodes(since: str | None, as_json: bool) -> None:
         return
     for r in rows:
         counts = ", ".join(f"{k} {v}" for k, v in sorted(r["findings"].items())) or "no findings"
-        click.echo(f"{r['node']:<12} {counts}; {r['node_events']} node events; last finding {r['last_finding']}")
+        echo(f"{clean(r['node']):<12} {counts}; {r['node_events']} node events; last finding {r['last_finding']}")
 
 
 def _import(events: list[Any], as_json: bool, what: str) -> None:
@@ -197,8 +199,8 @@ def _import(events: list[Any], as_json: bool, what: str) -> None:
     if as_json:
         emit_json({"imported": len(events), **result})
     else:
-        click.echo(f"{what}: {len(events)} record(s) spooled, {result.get('shipped', 0)} shipped"
-                   + (f", {result['left']} left in the spool" if result.get("left") else ""))
+        echo(f"{what}: {len(events)} record(s) spooled, {result.get('shipped', 0)} shipped"
+             + (f", {result['left']} left in the spool" if result.get("left") else ""))
     sys.exit(1 if result.get("error") else 0)
 
 
@@ -230,8 +232,8 @@ def ledger_import_sacct(since: str | None, as_json: bool) -> None:
     if as_json:
         emit_json({"imported": len(events), "since": when.isoformat(), **result})
     else:
-        click.echo(f"sacct since {when.isoformat(timespec='seconds')}: {len(events)} attempt(s), "
-                   f"{result.get('shipped', 0)} shipped")
+        echo(f"sacct since {when.isoformat(timespec='seconds')}: {len(events)} attempt(s), "
+             f"{result.get('shipped', 0)} shipped")
     sys.exit(1 if result.get("error") else 0)
 
 
@@ -266,11 +268,11 @@ def ledger_import_events(path: Path, cluster: str | None, trace_start: str | Non
         base = since_option(trace_start)
     try:
         events = imports.trace_events(path, cluster or get_config().cluster, base=base,
-                                      progress=lambda n: click.echo(f"  read {n} fault periods", err=True))
+                                      progress=lambda n: echo(f"  read {n} fault periods", err=True))
     except (imports.TraceError, OSError) as exc:
         fail(str(exc), 1)
     if not as_json:
-        click.echo(f"{path}: {len(events)} fault period(s); shipping", err=True)
+        echo(f"{path}: {len(events)} fault period(s); shipping", err=True)
     _import(events, as_json, str(path))
 
 
@@ -278,11 +280,10 @@ def ledger_import_events(path: Path, cluster: str | None, trace_start: str | Non
 @click.option("--table", "tables", multiple=True, help="Only these tables (default: all).")
 def ledger_export(tables: tuple[str, ...]) -> None:
     """Every row as JSON Lines on stdout: {"table": ..., "row": {...}}."""
-    import json
-
     from sqlalchemy import select
 
     from slurmtools.ledger.models import Base
+    from slurmtools.textsafe import dumps
 
     known = Base.metadata.tables
     unknown = [t for t in tables if t not in known]
@@ -291,7 +292,7 @@ def ledger_export(tables: tuple[str, ...]) -> None:
     with ledger_session() as session:
         for name in tables or sorted(known):
             for row in session.execute(select(known[name])).mappings():
-                click.echo(json.dumps({"table": name, "row": dict(row)}, default=str))
+                echo(dumps({"table": name, "row": dict(row)}))
 
 
 @ledger_group.command("prune")
@@ -316,4 +317,4 @@ def ledger_prune(before: str, as_json: bool) -> None:
     if as_json:
         emit_json(counts)
     else:
-        click.echo(", ".join(f"{k}: {v} deleted" for k, v in counts.items()))
+        echo(", ".join(f"{k}: {v} deleted" for k, v in counts.items()))

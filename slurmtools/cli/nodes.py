@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from slurmtools.cli.common import emit_json, fail, get_config
+from slurmtools.cli.common import echo, emit_json, fail, get_config
 
 
 @click.command("nodes")
@@ -25,7 +25,7 @@ def nodes_cmd(as_json: bool) -> None:
         emit_json([n.to_dict() for n in nodes])
         return
     if breaker["open"]:
-        click.echo(f"CIRCUIT BREAKER OPEN: {breaker['detail']}", err=True)
+        echo(f"CIRCUIT BREAKER OPEN: {breaker['detail']}", err=True)
     rows = [("NODE", "STATE", "FLAGS", "REASON")]
     for n in nodes:
         reason = n.reason or ""
@@ -34,4 +34,4 @@ def nodes_cmd(as_json: bool) -> None:
         rows.append((n.name, n.state, ",".join(n.flags) or "-", reason))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     for r in rows:
-        click.echo("  ".join(r[i].ljust(widths[i]) for i in range(3)) + "  " + r[3])
+        echo("  ".join(r[i].ljust(widths[i]) for i in range(3)) + "  " + r[3])

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from slurmtools.cli.common import emit_json, fail, get_config
+from slurmtools.cli.common import echo, emit_json, fail, get_config
 
 
 def _render(cfg: Any) -> dict[str, str]:
@@ -41,7 +41,7 @@ def plugins_render(out_dir: str, as_json: bool) -> None:
         emit_json({"written": paths})
         return
     for path in paths:
-        click.echo(f"wrote {path}")
+        echo(f"wrote {path}")
 
 
 @plugins_group.command("install")
@@ -70,8 +70,14 @@ def plugins_install(target: str | None, as_json: bool) -> None:
 
         engine = api.engine_for(cfg)
         schema.ensure(engine)
+        from slurmtools.slurm import SlurmError, get_client
+
+        try:
+            known = exclusions.known_nodes(get_client(cfg))
+        except SlurmError:
+            known = None
         with Session(engine) as session:
-            exclusions.publish(cfg, session)
+            exclusions.publish(cfg, session, known=known)
         published = True
     except Exception as exc:  # noqa: BLE001 - the files are in place; the plugins fail open until it works
         published = f"cannot publish the exclusions yet: {str(exc).splitlines()[0] if str(exc) else exc!r}"
@@ -81,14 +87,14 @@ def plugins_install(target: str | None, as_json: bool) -> None:
         emit_json({"written": paths, "published": published, "slurm_conf": slurm_conf, "configured": have})
         return
     for path in paths:
-        click.echo(f"installed {path}")
+        echo(f"installed {path}")
     if published is not True:
-        click.echo(f"slurmtools: warning: {published}", err=True)
+        echo(f"slurmtools: warning: {published}", err=True)
     missing = [k for k, ok in have.items() if not ok]
     if missing:
-        click.echo(f"\n{slurm_conf} does not enable them yet: add these lines and restart slurmctld:")
+        echo(f"\n{slurm_conf} does not enable them yet: add these lines and restart slurmctld:")
         for key in missing:
-            click.echo(f"  {key}=lua")
+            echo(f"  {key}=lua")
 
 
 @plugins_group.command("status")
@@ -119,13 +125,13 @@ def plugins_status(as_json: bool) -> None:
     if as_json:
         emit_json(state)
     else:
-        click.echo(f"exclusions file {path}: {state['state']}"
-                   + (f", written {state['age_s']:.0f}s ago" if "age_s" in state else f" ({state.get('error')})"))
+        echo(f"exclusions file {path}: {state['state']}"
+             + (f", written {state['age_s']:.0f}s ago" if "age_s" in state else f" ({state.get('error')})"))
         for row in state.get("exclusions", []):
-            click.echo(f"  {row['node']}  {row['scope']}  {row['reason']}")
+            echo(f"  {row['node']}  {row['scope']}  {row['reason']}")
         for name, ok in state["installed"].items():
-            click.echo(f"{os.path.join(out_dir, name)}: {'installed' if ok else 'missing'}")
+            echo(f"{os.path.join(out_dir, name)}: {'installed' if ok else 'missing'}")
         for key, ok in state["configured"].items():
-            click.echo(f"{key}=lua: {'set' if ok else 'not set'} in slurm.conf")
+            echo(f"{key}=lua: {'set' if ok else 'not set'} in slurm.conf")
     if state["state"] != "ok":
         raise SystemExit(1)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from slurmtools.cli.common import emit_json, fail, get_config, since_option
+from slurmtools.cli.common import echo, emit_json, fail, get_config, since_option
 
 FORMATS = ("text", "json", "csv", "html")
 
@@ -70,9 +70,9 @@ def report_cmd(since: str, until: str, cluster: str | None, partition: str | Non
             engine.dispose()
     if fmt == "json":
         if output:
-            import json
+            from slurmtools.textsafe import dumps
 
-            output.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
+            output.write_text(dumps(data, indent=2) + "\n", encoding="utf-8")
         else:
             emit_json(data)
         return
@@ -86,8 +86,9 @@ def report_cmd(since: str, until: str, cluster: str | None, partition: str | Non
         text = csv_text(data)
     else:
         from slurmtools.reports.render import text as render_text
+        from slurmtools.textsafe import clean
 
-        text = render_text(data)
+        text = clean(render_text(data), lines=True)   # a reason or a node name cannot drive a terminal
     if output is None:
         sys.stdout.write(text)
         return
@@ -95,4 +96,4 @@ def report_cmd(since: str, until: str, cluster: str | None, partition: str | Non
         output.write_text(text, encoding="utf-8")
     except OSError as exc:
         fail(f"cannot write {output}: {exc.strerror}", 1)
-    click.echo(f"wrote {output}", err=True)
+    echo(f"wrote {output}", err=True)

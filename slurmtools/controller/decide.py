@@ -100,7 +100,8 @@ class Deciding(Evacuating):
                 for g in s.scalars(select(G).where(G.cluster == self.cluster, G.job_id.in_(part),
                                                    G.verdict == "fail")):
                     view.gates.setdefault(g.job_id or 0, []).append((g.node, g.failed_checks))
-            view.soft = sorted({x.node for x in exclusions.active(s, self.cluster) if x.scope == "soft"})
+            view.soft = exclusions.usable({x.node for x in exclusions.active(s, self.cluster) if x.scope == "soft"},
+                                          exclusions.known_nodes(self.slurm))
         return view
 
     def _chain(self, s: Session, job_id: int, ask: marker.RetryAsk | None, user: str) -> models.RetryChain | None:

@@ -102,7 +102,7 @@ class Controller(Deciding, Ingesting, Recovering):
         self._last_publish = now_m
         try:
             with Session(self.engine) as s:
-                return exclusions.publish(self.cfg, s)
+                return exclusions.publish(self.cfg, s, known=exclusions.known_nodes(self.slurm))
         except (OSError, PluginError) as exc:
             log.warning("controller: cannot publish the exclusions: %s", exc)
             return False

@@ -61,7 +61,8 @@ class Evacuating(Acting):
     def _start_evacuation(self, s: Session, job: JobInfo, chain: models.RetryChain, busy: list[str],
                           draining: dict[str, str], ckpt: dict[str, Any]) -> dict[str, Any]:
         sig, grace = str(ckpt.get("signal") or "USR1"), float(ckpt.get("grace") or 0)
-        soft = {x.node for x in exclusions.active(s, self.cluster) if x.scope == "soft"}
+        soft = set(exclusions.usable({x.node for x in exclusions.active(s, self.cluster) if x.scope == "soft"},
+                                     exclusions.known_nodes(self.slurm)))
         exclude = sorted(set(busy) | set(job.excluded_nodes) | soft)
         why = "; ".join(f"{n}: {draining[n]}" for n in busy)
         now = utcnow()

@@ -66,19 +66,48 @@ def listing(session: Session, cluster: str, *, include_ended: bool = False) -> l
     return list(session.scalars(select(X).where(X.cluster == cluster).order_by(X.node, X.start)))
 
 
-def publish(cfg: Any, session: Session, now: datetime | None = None) -> bool:
+def known_nodes(slurm: Any) -> set[str] | None:
+    """The node names Slurm lists, or None when it cannot be asked (logged)."""
+    if slurm is None:
+        return None
+    try:
+        return {n.name for n in slurm.nodes()}
+    except Exception as exc:  # noqa: BLE001 - any backend's error: published with the name grammar alone
+        log.warning("exclusions: cannot ask Slurm which nodes exist: %s", str(exc).splitlines()[0] if str(exc)
+                    else repr(exc))
+        return None
+
+
+def usable(nodes: Any, known: set[str] | None) -> list[str]:
+    """The NODES a job's excluded list may carry: names in Slurm's grammar that Slurm lists (KNOWN; None: the
+    grammar alone). One name Slurm refuses in `--exclude` or ExcNodeList fails the whole submission or update."""
+    from slurmtools.plugins import valid_name
+
+    return sorted(n for n in set(nodes) if valid_name(n) and (known is None or n in known))
+
+
+def publish(cfg: Any, session: Session, now: datetime | None = None, *, known: set[str] | None = None) -> bool:
     """Write the active exclusions to `exclusions.data_file` (JSON, for `slurmtools sbatch`) and to
     `exclusions.plugin_file` (for the Lua plugins): world-readable, write + fsync + rename. Returns whether
-    they were rewritten: an unchanged set is rewritten only after 60 s, so `generated` says how fresh it is."""
+    they were rewritten: an unchanged set is rewritten only after 60 s, so `generated` says how fresh it is.
+
+    Neither file ever names a node outside Slurm's name grammar, nor one missing from KNOWN (the nodes Slurm
+    lists; None: not known, the grammar alone decides): every job's `--exclude` carries these names, and one
+    name Slurm refuses makes every submission fail. What is left out stays in the ledger and is logged."""
     import json
 
     from slurmtools import plugins
     from slurmtools.fsutil import write_atomic
 
     now = now or datetime.now(UTC)
-    rows = [{"node": x.node, "scope": x.scope, "reason": x.reason, "source": x.source,
-             "expires_epoch": x.expires.timestamp() if x.expires else None}
-            for x in active(session, cfg.cluster, now)]
+    rows = []
+    for x in active(session, cfg.cluster, now):
+        if not plugins.valid_name(x.node) or (known is not None and x.node not in known):
+            log.error("exclusions: not published: node %r is %s", x.node,
+                      "not a valid Slurm node name" if not plugins.valid_name(x.node) else "not a node Slurm lists")
+            continue
+        rows.append({"node": x.node, "scope": x.scope, "reason": x.reason, "source": x.source,
+                     "expires_epoch": x.expires.timestamp() if x.expires else None})
     path = str(cfg.get("exclusions.data_file"))
     lua_path = str(cfg.get("exclusions.plugin_file"))
     try:
@@ -91,7 +120,7 @@ def publish(cfg: Any, session: Session, now: datetime | None = None) -> bool:
         pass
     data = {"version": 1, "cluster": cfg.cluster, "generated_epoch": now.timestamp(), "exclusions": rows}
     os.makedirs(os.path.dirname(path) or ".", mode=0o755, exist_ok=True)
-    write_atomic(path, json.dumps(data, sort_keys=True, indent=1) + "\n", 0o644, durable=True)
+    write_atomic(path, json.dumps(data, sort_keys=True, indent=1, allow_nan=False) + "\n", 0o644, durable=True)
     # the plugins' file last: one too big for them (PluginError) leaves the JSON current and is raised to say so
     text, problems = plugins.render_data(rows, now.timestamp())
     for problem in problems:   # a name the Lua plugins must never see; the JSON keeps it for the record
@@ -143,7 +172,10 @@ def remove(cfg: Any, slurm: Any, session: Session, nodes: list[str], *, user: st
     current: dict[str, list[models.Exclusion]] = {}
     for x in active(session, cfg.cluster, nodes=nodes):
         current.setdefault(x.node, []).append(x)
-    states = {n.name: n for n in slurm.nodes(nodes)}
+    from slurmtools.plugins import valid_name
+
+    valid = [n for n in nodes if valid_name(n)]     # Slurm is asked about names it could have, only
+    states = {n.name: n for n in slurm.nodes(valid)} if valid else {}
     for node in nodes:
         mine = current.get(node, [])
         for x in mine:

@@ -4,8 +4,14 @@ job_submit plugin avoid the node; it is not drained), and a hard signal (a fatal
 row-remap failure) asks for a drain through `safety.request_drain` like every other drain.
 
 Rails: observe mode records the findings and opens nothing; a node already excluded gets no second
-exclusion; soft exclusions opened by one scan are limited like drains (the circuit breaker's limit over the
-nodes the scan saw), so a broken exporter or a bad threshold cannot push the whole fleet aside."""
+exclusion; soft exclusions are limited like drains (the circuit breaker's limit over the nodes Slurm lists),
+counting every detect exclusion still active, not only this scan's, so a broken exporter or a bad threshold
+cannot push the whole fleet aside, not even one limit's worth per pass.
+
+Names come from Prometheus labels, which whoever runs an exporter writes: a flag is acted on only for a node
+Slurm lists (the label's value as it is, or in lower case). A name Slurm does not know (`n[1-500]`, an IP
+address, markup, a name with a newline) is recorded as a finding (outcome `unknown_node`), never excluded
+nor drained; with no answer from Slurm nothing is excluded (`slurm_unavailable`)."""
 
 from __future__ import annotations
 
@@ -13,6 +19,15 @@ from typing import Any
 
 from slurmtools.controller import safety
 from slurmtools.ledger.spool import Event, make_key
+from slurmtools.textsafe import clean
+
+
+def slurm_name(label: str, known: set[str]) -> str | None:
+    """The Slurm node LABEL (a node label's value, already without port and domain: scan.node_of) names."""
+    for name in (label, label.lower()):
+        if name in known:
+            return name
+    return None
 
 
 def finding_event(cfg: Any, flag: dict[str, Any]) -> Event:
@@ -30,9 +45,10 @@ def finding_event(cfg: Any, flag: dict[str, Any]) -> Event:
     return Event("finding", data, cluster=cfg.cluster, key=key)
 
 
-def events_for(cfg: Any, flags: list[dict[str, Any]], *, fleet_nodes: int, excluded: set[str],
-               slurm: Any = None) -> tuple[list[Event], list[dict[str, Any]]]:
-    """The ledger events for FLAGS and what was done per flag. EXCLUDED: nodes with an active exclusion."""
+def events_for(cfg: Any, flags: list[dict[str, Any]], *, known: set[str] | None, excluded: set[str],
+               active_detect: int = 0, slurm: Any = None) -> tuple[list[Event], list[dict[str, Any]]]:
+    """The ledger events for FLAGS and what was done per flag. KNOWN: the nodes Slurm lists (None: Slurm did
+    not answer); EXCLUDED: nodes with an active exclusion; ACTIVE_DETECT: detect's exclusions now in force."""
     from slurmtools.timeutil import parse_duration
 
     events: list[Event] = []
@@ -40,12 +56,22 @@ def events_for(cfg: Any, flags: list[dict[str, Any]], *, fleet_nodes: int, exclu
     observe = bool(cfg.get("general.observe"))
     prefix = cfg.get("general.reason_prefix")
     ttl = parse_duration(str(cfg.get("detect.soft_ttl"))).total_seconds()
-    limit = safety.breaker_limit(fleet_nodes, cfg.get("safety.max_drain_fraction"), cfg.get("safety.min_drain_nodes"))
+    limit = safety.breaker_limit(len(known or ()), cfg.get("safety.max_drain_fraction"),
+                                 cfg.get("safety.min_drain_nodes"))
     opened: set[str] = set()
     for flag in flags:
+        node = slurm_name(str(flag["node"]), known) if known is not None else None
+        if node is None:
+            ev = finding_event(cfg, {**flag, "node": clean(flag["node"])[:64]})
+            ev.data["details"]["slurm_node"] = False
+            ev.data["message"] += " (not a node Slurm lists: not acted on)"
+            events.append(ev)
+            outcomes.append({"node": ev.data["node"], "device": flag.get("device"), "action": "none",
+                             "outcome": "slurm_unavailable" if known is None else "unknown_node"})
+            continue
+        flag = {**flag, "node": node}
         ev = finding_event(cfg, flag)
         events.append(ev)
-        node = flag["node"]
         cause = f"anomaly {flag['kind']} {flag.get('device') or ''} (metrics, score {flag['score']})"
         evidence = {"finding_key": ev.key, "flag_start": flag["start"]}
         if flag["hard"] and cfg.get("detect.drain_on_hard") and slurm is not None:
@@ -59,7 +85,7 @@ def events_for(cfg: Any, flags: list[dict[str, Any]], *, fleet_nodes: int, exclu
             outcome = "observe"
         elif node in excluded or node in opened:
             outcome = "already_excluded"
-        elif len(opened) >= limit:
+        elif len(opened) + active_detect >= limit:
             outcome = "breaker_open"
         else:
             events.append(safety.exclusion_event(cfg, node, "soft", safety.make_reason(prefix, flag["category"], cause),

@@ -76,8 +76,11 @@ def node_of(labels: dict[str, str], names: list[str]) -> str | None:
     for name in names:
         value = labels.get(name)
         if value:
-            if name == "instance":
-                value = value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+            if name == "instance":      # host:port, [v6 address]:port
+                if value.startswith("[") and "]" in value:
+                    value = value[1:value.index("]")]
+                elif value.count(":") == 1:
+                    value = value.rsplit(":", 1)[0]
             return value.split(".")[0] if not value.replace(".", "").isdigit() else value
     return None
 

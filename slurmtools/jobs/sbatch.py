@@ -180,11 +180,16 @@ def build(user_argv: Sequence[str], *, ask: RetryAsk | None, excluded: Sequence[
             mine.update(expand(value))
         except Exception as exc:  # noqa: BLE001 - python-hostlist's errors as a clear message
             raise WrapperError(f"--exclude={value!r} is not a valid hostlist ({exc})") from None
-    exclude = sorted(mine | set(excluded))
+    from slurmtools.plugins import valid_name
+
+    exclude = sorted(mine | {n for n in excluded if valid_name(n)})   # ours: only names Slurm could have
     options = list(p.opts)
     if set(exclude) != mine:        # ours to add: one merged list replaces the user's (theirs is in it)
         options = [o for o in options if o.name != "exclude"]
-        added.append(f"--exclude={collect(exclude)}")
+        try:
+            added.append(f"--exclude={collect(exclude)}")
+        except Exception as exc:  # noqa: BLE001 - python-hostlist's errors as a clear message
+            raise WrapperError(f"cannot write the exclusions {exclude[:5]} as a hostlist ({exc})") from None
     if ask is not None and not ask.opted_out:
         if not given("requeue") and not given("no-requeue"):
             added.append("--requeue")
@@ -233,26 +238,46 @@ def take_ours(argv: Sequence[str], short_v: frozenset[str], long_v: frozenset[st
 
 
 def active_exclusions(cfg: Any) -> list[str]:
-    """Nodes to avoid, from the published data file (readable by every user). Missing/stale: none."""
+    """Nodes to avoid, from the published data file (readable by every user). Missing, stale or unreadable:
+    none, with a warning; a row that is not a valid Slurm node name is left out (never a traceback, never a
+    name that makes sbatch refuse the job)."""
+    from slurmtools.plugins import valid_name
+
     path = str(cfg.get("exclusions.data_file"))
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
     except FileNotFoundError:
         return []       # nothing ever published (a new site): the normal empty state, not a warning
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         print(f"slurmtools sbatch: warning: cannot read the exclusions ({path}); submitting without them",
               file=sys.stderr)
         return []
     now = time.time()
     max_age = float(cfg.get("exclusions.max_age"))
-    age = now - float(data.get("generated_epoch") or 0) if isinstance(data, dict) else float("inf")
-    if max_age and age > max_age:
-        print(f"slurmtools sbatch: warning: the exclusions in {path} are stale (written {age:.0f}s ago); "
-              "submitting without them", file=sys.stderr)
+    generated = data.get("generated_epoch") if isinstance(data, dict) else None
+    age = now - generated if isinstance(generated, (int, float)) else float("inf")
+    if max_age and not age <= max_age:
+        when = f"stale (written {age:.0f}s ago)" if isinstance(generated, (int, float)) else "undated"
+        print(f"slurmtools sbatch: warning: the exclusions in {path} are {when}; submitting without them",
+              file=sys.stderr)
         return []
-    return sorted({x["node"] for x in data.get("exclusions", [])
-                   if not x.get("expires_epoch") or float(x["expires_epoch"]) > now})
+    rows = data.get("exclusions") if isinstance(data, dict) else None
+    out: set[str] = set()
+    skipped = 0
+    for x in rows if isinstance(rows, list) else []:
+        node = x.get("node") if isinstance(x, dict) else None
+        expires = x.get("expires_epoch") if isinstance(x, dict) else None
+        if not isinstance(node, str) or not valid_name(node) or (
+                expires is not None and not isinstance(expires, (int, float))):
+            skipped += 1        # written by hand or by something else: left out
+            continue
+        if not expires or expires > now:
+            out.add(node)
+    if skipped or not isinstance(rows, list):
+        print(f"slurmtools sbatch: warning: {path}: " + (f"{skipped} exclusion(s) not valid, left out" if skipped
+              else "no list of exclusions"), file=sys.stderr)
+    return sorted(out)
 
 
 #: The environment kept in the submission record, for a resubmission (docs/sbatch.md): what shapes how a

@@ -23,6 +23,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from slurmtools.ledger import models
 from slurmtools.ledger.spool import Event, Spool
+from slurmtools.textsafe import clean, clean_any
 from slurmtools.timeutil import aware
 
 log = logging.getLogger(__name__)
@@ -84,11 +85,13 @@ def _row(model: type[models.Base], event: Event) -> dict[str, Any]:
                 raise ValueError(f"{model.__tablename__}.{key} must be an integer, got {value!r}")
             elif value is not None and isinstance(col.type, String) and not isinstance(value, str):
                 raise ValueError(f"{model.__tablename__}.{key} must be text, got {type(value).__name__}")
+            elif isinstance(value, str):     # Text is a String: job output, labels, reasons (docs/security.md)
+                value = clean(value)
             row[key] = value
         else:
             details[key] = value
-    if "details" in cols:
-        row["details"] = details
+    if "details" in cols:     # a chain's details are the submission replayed as it was (argv, script), never shown
+        row["details"] = details if model is models.RetryChain else clean_any(details)
     if "idempotency_key" in cols:
         row["idempotency_key"] = event.key
     if "cluster" in cols:

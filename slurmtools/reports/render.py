@@ -6,6 +6,8 @@ import csv
 import io
 from typing import Any
 
+from slurmtools.textsafe import cell
+
 
 def fmt(value: Any, unit: str = "") -> str:
     if value is None:
@@ -161,5 +163,5 @@ def csv_text(report: dict[str, Any]) -> str:
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(["section", "metric", "value"])
     for section, metric, value in rows:
-        writer.writerow([section, metric, "" if value is None else value])
+        writer.writerow([cell(section), cell(metric), cell(value)])
     return buf.getvalue()

@@ -1,8 +1,10 @@
 """Hostile input on the lab: a job that names its process like a kernel fault and crashes. The kernel's own
-segfault line for that crash (read from the real kernel log) reaches the node's log; the node is not drained."""
+segfault line for that crash (read from the real kernel log) reaches the node's log; the node is not drained.
+Exclusions a hostile exporter's labels opened before names were checked (issue 30 F6) stop no submission."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -42,3 +44,50 @@ def test_a_process_named_like_a_kernel_fault_crashes_and_the_node_stays(
     assert not [f for f in findings if f.trust == "kernel"], [(f.kind, f.message) for f in findings]
     n4 = slurm.nodes(["n4"])[0]
     assert not n4.drain, n4.reason
+
+
+def st(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["slurmtools", *args], capture_output=True, text=True, timeout=120, check=False)
+
+
+HOSTILE_NODES = ["n[1-500]", "10.0.0.5", "<svg onload=alert(1)>", "n1\nn2"]
+
+
+def test_names_slurm_does_not_know_stop_no_submission(slurm: CliSlurm, jobs: list[int], workdir: Path) -> None:
+    """F6: soft exclusions for names Slurm does not list (as a ledger written before the fix holds them, from a
+    hostile exporter's labels) are never published: a plain sbatch (through the job_submit plugin) and
+    `slurmtools sbatch` both submit, avoiding the one real excluded node; an admin then ends every one of them
+    with `exclude remove`, by the name `exclude list` shows."""
+    from slurmtools import config
+    from slurmtools.controller import safety
+    from slurmtools.ledger import api
+
+    cfg = config.get()
+    api.record([safety.exclusion_event(cfg, n, "soft", "slurmtools: hardware: anomaly (issue 30 F6)", "detect",
+                                       ttl_s=900) for n in HOSTILE_NODES], cfg)
+    api.flush(cfg)
+    try:
+        add = st("exclude", "add", "n3", "--soft", "--reason", "issue 30 F6", "--ttl", "15m")   # publishes
+        assert add.returncode == 0, add.stderr
+        published = json.loads(Path(cfg.get("exclusions.data_file")).read_text())
+        assert sorted(x["node"] for x in published["exclusions"] if x["reason"].endswith("F6)")) == []
+        assert "n3" in {x["node"] for x in published["exclusions"]}
+        plain = subprocess.run(["sbatch", "--parsable", "--hold", "-o", "/dev/null", "--wrap", "true"],
+                               capture_output=True, text=True)
+        assert plain.returncode == 0, plain.stderr
+        jobs.append(int(plain.stdout.strip().split(";")[0]))
+        assert "n3" in slurm.job(jobs[-1]).excluded_nodes
+        wrapped = subprocess.run(["slurmtools", "sbatch", "--parsable", "--hold", "-o", "/dev/null", "--wrap",
+                                  "true"], capture_output=True, text=True, cwd=workdir)
+        assert wrapped.returncode == 0 and "Traceback" not in wrapped.stderr, wrapped.stderr
+        jobs.append(int(wrapped.stdout.strip().split(";")[0]))
+        assert "n3" in slurm.job(jobs[-1]).excluded_nodes
+    finally:
+        listed = json.loads(st("exclude", "list", "--json").stdout)
+        for x in listed:
+            if x["reason"].endswith("F6)"):         # stored as `exclude list` shows it: n1\x0an2
+                out = st("exclude", "remove", x["node"])
+                assert out.returncode == 0, out.stderr
+        st("exclude", "remove", "n3")
+    left = json.loads(st("exclude", "list", "--json").stdout)
+    assert not [x for x in left if x["reason"].endswith("F6)")]
