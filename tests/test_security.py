@@ -409,3 +409,164 @@ def test_a_spooled_job_id_that_is_not_a_number_is_set_aside(world: dict[str, Any
     whys = [p.read_text() for p in spool.bad.iterdir() if p.name.endswith(".why")]
     assert whys and "must be an integer" in whys[0]
     assert stat.S_IMODE(spool.bad.stat().st_mode) & 0o022 == 0
+
+
+# ------------------------------------------------------------------ F0. root never runs with a user's environment
+PRELOAD_C = r"""
+#include <stdio.h>
+#include <unistd.h>
+__attribute__((constructor)) static void who(void) {
+    FILE *f = fopen(LOGFILE, "a");
+    if (f) { fprintf(f, "%d\n", (int)geteuid()); fclose(f); }
+}
+"""
+
+
+@pytest.fixture
+def open_dir() -> Any:
+    """A directory `nobody` can reach (pytest's tmp_path is root's, mode 0700)."""
+    import shutil
+    import tempfile
+
+    d = Path(tempfile.mkdtemp(prefix="slurmtools-sec-"))
+    d.chmod(0o755)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def preload_library(d: Path) -> tuple[Path, Path]:
+    """A real shared library whose constructor appends the effective uid of whoever loads it to a log."""
+    log = d / "uids"
+    log.touch()
+    log.chmod(0o666)
+    (d / "who.c").write_text(PRELOAD_C.replace("LOGFILE", json.dumps(str(log))))
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(d / "who.so"), str(d / "who.c")], check=True)
+    (d / "who.so").chmod(0o755)
+    return d / "who.so", log
+
+
+HOSTILE_ENV = {"LD_AUDIT": "{lib}", "GCONV_PATH": "/tmp/x", "LOCPATH": "/tmp/x", "NLSPATH": "/tmp/%N",
+               "MALLOC_CHECK_": "3", "HOSTALIASES": "/tmp/h", "RES_OPTIONS": "debug", "TZDIR": "/tmp",
+               "GLIBC_TUNABLES": "glibc.malloc.check=3", "PYTHONPATH": "/tmp", "PYTHONSTARTUP": "/tmp/s.py",
+               "BASH_ENV": "/tmp/b", "ENV": "/tmp/e", "IFS": "/", "SLURM_CONF": "/tmp/slurm.conf",
+               "LD_LIBRARY_PATH": "/tmp", "HOME": "/root", "BASH_FUNC_sbatch%%": "() { id; }",
+               "NCCL_DEBUG": "WARN", "PATH": "/opt/conda/bin:relative:/usr/bin:/bin"}
+
+
+@root_only
+@pytest.mark.skipif(not Path("/usr/bin/gcc").exists(), reason="needs gcc to build the library")
+def test_a_record_with_ld_preload_runs_nothing_as_root(world: dict[str, Any], open_dir: Path) -> None:
+    """F0: a submission record (written by hand into the world-writable drop directory) whose environment
+    holds LD_PRELOAD and every loader, locale, resolver and shell variable: the controller resubmits the job
+    through the real CLI backend (a stub sbatch is the boundary), and the library never runs as root, nor at
+    all: refused when ingested, and again when used (a record stored before the check)."""
+    import dataclasses
+
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    from slurmtools.ledger import api, models
+    from slurmtools.slurm import CliSlurm, JobInfo
+
+    from .test_controller import controller, ended, submits
+
+    lib, uids = preload_library(open_dir)
+    subprocess.run(["/bin/true"], env={"LD_PRELOAD": str(lib)}, check=True)     # the library works: as root, 0
+    assert uids.read_text() == "0\n"
+    uids.write_text("")
+    out, run_dir, bin_dir = open_dir / "out", open_dir / "run", open_dir / "bin"
+    for d in (out, run_dir, bin_dir):
+        d.mkdir()
+    out.chmod(0o777)
+    run_dir.chmod(0o777)
+    (bin_dir / "sbatch").write_text(f'#!/bin/sh\n[ "$1" = --help ] && exit 0\n'
+                                    f'id -u > {out}/uid; env > {out}/env; pwd > {out}/cwd; echo 4242\n')
+    (bin_dir / "sbatch").chmod(0o755)
+    cfg, fake = world["cfg"], world["slurm"]
+    cfg.data["slurm"]["bin_dir"] = str(bin_dir)
+    real = CliSlurm(bin_dir=str(bin_dir))
+
+    def submit(argv: list[str], *, env: Any = None, cwd: Any = None, user: Any = None) -> int:
+        job_id = real.submit(argv, env=env, cwd=cwd, user=user)      # the real backend, down to the stub sbatch
+        fake.calls.append(("submit", job_id, tuple(argv), dict(env or {}), cwd, user, None))
+        fake.jobs_by_id[job_id] = JobInfo(job_id, state="PENDING", user=user or "", excluded_nodes=("n2",))
+        return job_id
+
+    fake.submit = submit
+    env = {k: v.replace("{lib}", str(lib)) for k, v in HOSTILE_ENV.items()} | {"LD_PRELOAD": str(lib)}
+    record = {"job_id": 7, "uid": NOBODY, "user_argv": ["--wrap", "python train.py"], "argv": [], "added": [],
+              "cwd": str(run_dir), "env": env, "script": None, "max_retries": 3, "retry_on": "node"}
+    fake.add_job(7, state="RUNNING", nodes=("n1", "n2"), comment="slurmtools=retry:3:node")
+    fake.jobs_by_id[7] = dataclasses.replace(fake.jobs_by_id[7], user="nobody")
+    drop = Path(cfg.get("controller.submit_dir"))
+    drop.mkdir(parents=True, exist_ok=True)
+    (drop / "7.json").write_text(json.dumps(record))
+    os.chown(drop / "7.json", NOBODY, NOBODY)
+    assert controller(world).once()["submissions"] == [7]
+    with Session(api.engine_for(cfg)) as s:
+        chain = s.scalar(select(models.RetryChain))
+        assert chain is not None and chain.user == "nobody"
+        assert set(chain.details["env"]) == {"NCCL_DEBUG", "PATH"}                 # refused at ingest
+        assert any("LD_PRELOAD" in r for r in chain.details["env_refused"])
+        chain.details = {**chain.details, "env": env}                               # stored before the check
+        s.commit()
+    del fake.jobs_by_id[7]
+    ended(world, job_id=7, comment="slurmtools=retry:3:node")
+    (d,) = controller(world).once()["decisions"]
+    assert (d["decision"], d["status"]) == ("retry", "done") and len(submits(world)) == 1, d
+    assert uids.read_text() == ""                       # the library never loaded: not as root, not at all
+    assert (out / "uid").read_text().strip() == str(NOBODY)   # sbatch ran as the user
+    assert (out / "cwd").read_text().strip() == str(run_dir)
+    seen = dict(line.split("=", 1) for line in (out / "env").read_text().splitlines() if "=" in line)
+    assert not {k for k in seen if k.startswith(("LD_", "GCONV", "LOCPATH", "NLSPATH", "MALLOC_", "GLIBC_",
+                                                 "PYTHON", "BASH_FUNC", "HOSTALIASES", "RES_OPTIONS", "TZDIR"))
+                } and "BASH_ENV" not in seen and "IFS" not in seen, seen
+    assert seen["NCCL_DEBUG"] == "WARN" and seen["HOME"] == "/nonexistent" and seen["USER"] == "nobody"
+    assert seen["PATH"] == "/opt/conda/bin:/usr/bin:/bin" and seen.get("SLURM_CONF") != "/tmp/slurm.conf"
+
+
+@root_only
+@pytest.mark.skipif(not Path("/usr/bin/gcc").exists(), reason="needs gcc to build the library")
+def test_the_user_is_dropped_to_before_the_loader_runs(open_dir: Path) -> None:
+    """F0, the second rail: even an environment that reached the spawn uncleaned is loaded as the user. The
+    library is given to the process that starts sbatch the only way that bypasses the keep-list (the
+    constructor's uid is what the loader ran as)."""
+    from slurmtools.slurm import userenv
+
+    lib, uids = preload_library(open_dir)
+    rc, out, _ = userenv.run_as("nobody", ["/usr/bin/id", "-u"], env={"NCCL_DEBUG": "1"}, cwd=str(open_dir),
+                                timeout=10)
+    assert (rc, out.strip()) == (0, str(NOBODY))
+    orig = userenv.kept
+    try:      # the keep-list switched off: LD_PRELOAD now reaches the environment of the spawned process
+        userenv.kept = lambda name: True  # type: ignore[assignment]
+        rc, out, _ = userenv.run_as("nobody", ["/usr/bin/id", "-u"], env={"LD_PRELOAD": str(lib)},
+                                    cwd=str(open_dir), timeout=10)
+    finally:
+        userenv.kept = orig  # type: ignore[assignment]
+    assert rc == 0 and uids.read_text().split() and set(uids.read_text().split()) == {str(NOBODY)}
+
+
+@pytest.mark.parametrize("name", ["LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH", "LD_DEBUG_OUTPUT", "LD_ANYTHING",
+                                  "GCONV_PATH", "GETCONF_DIR", "GLIBC_TUNABLES", "HOSTALIASES", "LOCALDOMAIN",
+                                  "LOCPATH", "MALLOC_TRACE", "MALLOC_CHECK_", "NIS_PATH", "NLSPATH",
+                                  "RESOLV_HOST_CONF", "RES_OPTIONS", "TMPDIR", "TZDIR", "PYTHONPATH",
+                                  "PYTHONHOME", "BASH_ENV", "ENV", "IFS", "BASH_FUNC_x%%", "SLURM_CONF", "HOME",
+                                  "PERL5OPT", "NODE_OPTIONS", "A=B", "", "X" * 200])
+def test_every_loader_locale_resolver_and_shell_variable_is_refused(name: str) -> None:
+    from slurmtools.slurm import userenv
+
+    kept, dropped = userenv.clean({name: "/tmp/x", "NCCL_DEBUG": "INFO", "SBATCH_PARTITION": "gpu"})
+    assert kept == {"NCCL_DEBUG": "INFO", "SBATCH_PARTITION": "gpu"} and len(dropped) == 1
+    built = userenv.for_user({name: "/tmp/x"}, "alice", "/home/alice", slurm_conf="/etc/slurm/slurm.conf")
+    assert built.get(name) in (None, "/home/alice", "/etc/slurm/slurm.conf")
+
+
+@pytest.mark.parametrize("env", [None, "LD_PRELOAD=/x", ["LD_PRELOAD"], {"PATH": 5}, {"PATH": "a\0b"},
+                                 {"NCCL_X": "y" * 10000}, {f"NCCL_{i}": "1" for i in range(1000)}])
+def test_a_record_environment_of_the_wrong_shape_is_bounded(env: Any) -> None:
+    from slurmtools.slurm import userenv
+
+    kept, _ = userenv.clean(env)
+    assert len(kept) <= userenv.MAX_VARS and all(isinstance(v, str) and "\0" not in v and len(v) <= 8192
+                                                 for v in kept.values())

@@ -15,7 +15,7 @@ from slurmtools.controller import queue
 from slurmtools.controller.base import ControllerBase, utcnow
 from slurmtools.ledger import models
 from slurmtools.ledger.chains import chain_key
-from slurmtools.slurm import SlurmError
+from slurmtools.slurm import SlurmError, userenv
 
 log = logging.getLogger(__name__)
 
@@ -70,9 +70,14 @@ class Ingesting(ControllerBase):
                     s.add(chain)
                 chain.max_retries = int(record.get("max_retries") or 0)
                 chain.retry_on = str(record.get("retry_on") or "node")
+                env, refused = userenv.clean(record.get("env"))
+                if refused:
+                    log.warning("controller: submission %s: environment left out: %s", name,
+                                "; ".join(refused)[:2000])
                 chain.details = {"source": "slurmtools sbatch",
-                                 **{k: record.get(k) for k in ("user_argv", "argv", "added", "cwd", "env", "script",
-                                                               "checkpoint")}}
+                                 **{k: record.get(k) for k in ("user_argv", "argv", "added", "cwd", "script",
+                                                               "checkpoint")},
+                                 "env": env, **({"env_refused": refused[:64]} if refused else {})}
                 s.commit()
             queue.done(path)
             done.append(job_id)
