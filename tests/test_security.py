@@ -570,3 +570,257 @@ def test_a_record_environment_of_the_wrong_shape_is_bounded(env: Any) -> None:
     kept, _ = userenv.clean(env)
     assert len(kept) <= userenv.MAX_VARS and all(isinstance(v, str) and "\0" not in v and len(v) <= 8192
                                                  for v in kept.values())
+
+
+# ------------------------------------------------ F1 F2 F4 F15: node evidence first, the job's word after
+def _epilog_world(lab_like: dict[str, Path], **extra: str) -> tuple[Any, dict[str, str]]:
+    """An attempt on n1 whose window holds an XID 79 (its prolog ran: the marker is written first)."""
+    from slurmtools.diagnosis import sources
+
+    from .test_epilog import XID79, append, env
+
+    cfg = config.load(lab_like["cfg"], env={})
+    e = env(**extra)
+    sources.record_job_start(cfg, e)
+    append(lab_like["kern"], f"[20.0] {XID79}")
+    return cfg, e
+
+
+def _xid79_recorded_and_drained(lab_like: dict[str, Path]) -> list[dict[str, Any]]:
+    from .test_epilog import calls, spooled
+
+    events = spooled(lab_like)
+    assert [ev["xid"] for ev in events if ev.get("kind") == "xid"] == [79]
+    assert any(ev["type"] == "attempt" for ev in events)
+    assert "state=drain" in calls(lab_like) and "nodename=n1" in calls(lab_like)
+    assert not [ev for ev in events if ev.get("kind") == "internal" and ev["details"].get("stage") == "diagnosis"]
+    return events
+
+
+@pytest.fixture
+def lab_like(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    from slurmtools.hooks import epilog
+
+    from .test_epilog import lab_like as world
+
+    monkeypatch.setattr(epilog.api, "flush_in_background", lambda: None)
+    return world.__wrapped__(tmp_path)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("when", ["1e300", "NaN", "Infinity", "-1e300", "3e11", '"1700000000"', "1e-300",
+                                  "9" * 5000, "true"])
+def test_a_hostile_marks_time_never_erases_the_node_evidence(lab_like: dict[str, Path], when: str) -> None:
+    """F1: a checkpoint-marks file whose "time" is 1e300, NaN, 3e11 (OverflowError in the epilog, after its try)...
+    The XID 79 of the window is still recorded and drained; the marks give no event."""
+    from slurmtools.hooks import epilog
+    from slurmtools.iostat import checkpoints
+
+    cfg, e = _epilog_world(lab_like, SLURM_JOB_ID="4242")
+    now = __import__("time").time()
+    marks = Path(checkpoints.marks_path("4242", os.getuid()))
+    marks.write_text(f'{{"event": "begin", "kind": "save", "path": "/x", "time": {when}}}\n'
+                     f'{{"event": "end", "kind": "save", "path": "/x", "time": {now}, "bytes": {"9" * 400}}}\n'
+                     f'{{"event": "begin", "kind": "load", "path": "/x", "time": {now - 5}}}\n'
+                     f'{{"event": "end", "kind": "load", "path": "/x", "time": {when}}}\n')
+    try:
+        assert epilog.run(e, cfg) == 0
+    finally:
+        marks.unlink(missing_ok=True)
+    events = _xid79_recorded_and_drained(lab_like)
+    assert [ev for ev in events if ev["type"] == "checkpoint"] == []
+    assert [ev for ev in events if ev.get("kind") == "internal"] == []
+
+
+def test_marks_outside_the_attempt_or_out_of_bounds_are_left_out() -> None:
+    from slurmtools.iostat import checkpoints
+
+    good = [{"event": "begin", "kind": "save", "time": 1.7e9}, {"event": "end", "kind": "save", "time": 1.7e9 + 10,
+                                                                  "bytes": 10**9, "mount": {"mountpoint": 5}}]
+    clean = [checkpoints.clean_mark(m) for m in good]
+    assert all(clean) and clean[1] is not None and clean[1]["bytes"] == 10**9 and "mount" not in clean[1]
+    (ev,) = checkpoints.pair([m for m in clean if m], {})
+    assert ev["seconds"] == 10 and ev["gbytes_per_s"] == pytest.approx(0.1)
+    assert checkpoints.pair([m for m in clean if m], {}, window=(1.7e9 + 60, 1.7e9 + 120)) == []
+    for bad in ({"event": "end", "kind": "save", "time": float("nan")}, {"event": "end", "kind": "save", "time": 3e11},
+                {"event": "end", "kind": "save", "time": True}, {"event": "x", "kind": "save", "time": 1.7e9}, [1]):
+        assert checkpoints.clean_mark(bad) is None
+    huge = checkpoints.clean_mark({"event": "end", "kind": "save", "time": 1.7e9, "bytes": 10**400,
+                                   "mount": {"mountpoint": "/m", "write": -1, "WRITE": {"ops": 10**30}}})
+    assert huge is not None and huge["bytes"] is None
+    assert huge["mount"]["write"] is None and "WRITE" not in huge["mount"]
+
+
+NEMO = "[NeMo I 2025-04-11 14:48:45 nemo_logging:393] Global Checkpoint Save : Rank : 0 : Iteration : 5 : "
+
+
+@pytest.mark.parametrize("start, seconds", [("99999999999999999999", "1.0"), ("1" + "0" * 400, "1.0"),
+                                            ("1744382925.0", "9" * 400), ("1744382925.0", "1" + "0" * 20)])
+def test_a_hostile_checkpoint_line_never_erases_the_node_evidence(lab_like: dict[str, Path], start: str,
+                                                                 seconds: str) -> None:
+    """F2 (and F13 where it enters): a NeMo-style line `Start time: 99999999999999999999s` in the job's output, or
+    a number of 400 digits (`inf` once read): the XID 79 is recorded and drained; the line gives no event, and no
+    infinity reaches the spool."""
+    from slurmtools.hooks import epilog
+
+    out = lab_like["root"] / "job.out"
+    out.write_text(f"{NEMO}Start time : {start}s : Save duration : {seconds}s\n")
+    cfg, e = _epilog_world(lab_like, SLURM_JOB_STDOUT=str(out))
+    assert epilog.run(e, cfg) == 0
+    events = _xid79_recorded_and_drained(lab_like)
+    assert [ev for ev in events if ev["type"] == "checkpoint"] == []
+    assert [ev for ev in events if ev.get("kind") == "internal"] == []
+    for path in (lab_like["spool"] / "pending").iterdir():
+        json.loads(path.read_text().splitlines()[0], parse_constant=lambda c: pytest.fail(f"{c} in the spool"))
+
+
+@pytest.mark.parametrize("size", [4 << 10, 4 << 20])
+def test_a_long_line_of_checkpoint_lookalikes_costs_its_length(lab_like: dict[str, Path], size: int) -> None:
+    """F4: one line of repeated `Epoch 1, global step 1: ` (a quadratic pattern's worst case on Python's engine,
+    tens of minutes at 4 MiB), at 4 KiB and 4 MiB: lines are cut to MAX_LINE and the patterns run on RE2, so the
+    checkpoint-lines stage ends inside its own budget (no internal error), and the node's evidence is recorded."""
+    from slurmtools.hooks import epilog
+    from slurmtools.iostat import ckptlog
+
+    unit = "Epoch 1, global step 1: "
+    line = unit * (size // len(unit)) + " checkpoint saving model to "
+    out = lab_like["root"] / "job.out"
+    out.write_text((line + "\n") * 2 + "\n".join([line[:4096]] * (size // 4096)) + "\n")
+    cfg, e = _epilog_world(lab_like, SLURM_JOB_STDOUT=str(out))
+    cfg.data["diagnosis"]["job_time_budget"] = 5.0
+    assert epilog.run(e, cfg) == 0
+    events = _xid79_recorded_and_drained(lab_like)
+    assert [ev["details"]["stage"] for ev in events if ev.get("kind") == "internal"] == []
+    import re2
+
+    assert all(isinstance(p.regex, re2._Regexp) for p in ckptlog.load_patterns())   # every pattern: linear
+
+
+def test_a_stage_over_its_budget_costs_only_its_records(lab_like: dict[str, Path]) -> None:
+    """A later stage that runs out of its own budget (here: reading 4 MiB of output within 1 ms) is recorded as an
+    internal error of that stage; the node's evidence was spooled and the drain decided before it started."""
+    from slurmtools.hooks import epilog
+
+    out = lab_like["root"] / "job.out"
+    out.write_text("CUDA error: an illegal memory access was encountered\n" * 80000)
+    cfg, e = _epilog_world(lab_like, SLURM_JOB_STDOUT=str(out))
+    cfg.data["diagnosis"]["job_time_budget"] = 0.001
+    assert epilog.run(e, cfg) == 0
+    events = _xid79_recorded_and_drained(lab_like)
+    internal = [ev for ev in events if ev.get("kind") == "internal"]
+    assert internal and {ev["details"]["stage"] for ev in internal} <= {
+        "job output", "job output rules", "NFS I/O", "checkpoint marks", "checkpoint lines"}
+    assert all(ev["action"] == "none" and "time budget" in ev["message"] for ev in internal)
+
+
+@pytest.mark.parametrize("comment", ["notslurmtools=offline", "slurmtools=off", "x,slurmtools=off;y"])
+def test_the_opt_out_never_switches_off_the_kernel_diagnosis(lab_like: dict[str, Path],
+                                                              monkeypatch: pytest.MonkeyPatch, comment: str) -> None:
+    """F15: `slurmtools=off` anywhere in the comment (a substring: `notslurmtools=offline`) skipped the whole
+    epilog. Now it matches whole tokens, opts out of the prolog's gate and of reading the job's own output only:
+    the kernel diagnosis of the window runs, records and drains."""
+    from slurmtools.hooks import runner
+    from slurmtools.jobs import marker
+
+    out = lab_like["root"] / "job.out"
+    out.write_text("CUDA error: an illegal memory access was encountered\n")
+    _, e = _epilog_world(lab_like, SLURM_JOB_STDOUT=str(out), SLURM_JOB_COMMENT=comment)
+    for k, v in e.items():
+        monkeypatch.setenv(k, v)
+    os.chown(lab_like["cfg"], 0, 0)
+    monkeypatch.setenv("SLURMTOOLS_CONFIG", str(lab_like["cfg"]))
+    config.reset()
+    assert runner.main(["epilog_slurmd"]) == 0
+    events = _xid79_recorded_and_drained(lab_like)
+    out_read = any(ev.get("kind") == "cuda" for ev in events)
+    assert out_read is not marker.opted_out(comment)
+    assert marker.opted_out(comment) is (comment != "notslurmtools=offline")
+
+
+# ------------------------------------------------------------- F13 F14: values bounded where they enter
+@pytest.mark.parametrize("comment, asked", [("slurmtools=retry:99999999999999999999", None),
+                                            ("slurmtools=retry:1000000", None), ("slurmtools=retry:100000", 20),
+                                            ("slurmtools=retry:²", None), ("slurmtools=retry:٣", None),
+                                            ("slurmtools=retry:5", 5), ("slurmtools=retry", 3)])
+def test_a_retry_count_is_a_bounded_number(world: dict[str, Any], comment: str, asked: int | None) -> None:
+    """F14: a 20-digit retry count in a comment made the controller fail on that job at every pass (the ledger's
+    integer overflows), and `retry:1000000` was accepted. A count is at most 6 ASCII digits, capped at
+    `controller.retry_limit` (20); anything else is no marker. Every pass succeeds."""
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    from slurmtools.jobs import marker
+    from slurmtools.ledger import api, models
+
+    from .test_controller import controller, ended
+
+    ask = marker.parse_marker(comment, 3, limit=20)
+    assert (ask.max_retries if ask else None) == asked
+    world["slurm"].add_job(7, comment=comment)
+    ended(world, comment=comment)
+    for _ in range(2):
+        controller(world).once()
+    with Session(api.engine_for(world["cfg"])) as s:
+        chains = s.scalars(select(models.RetryChain)).all()
+        assert [c.max_retries for c in chains] == ([asked] if asked is not None else [])
+
+
+@pytest.mark.parametrize("field, value", [("max_retries", "abc"), ("max_retries", "9" * 20), ("max_retries", -1),
+                                          ("retry_on", "always"), ("user_argv", "sbatch x"), ("cwd", "relative"),
+                                          ("checkpoint", {"signal": "USR1", "grace": 10**20}),
+                                          ("user_argv", ["a\0b"])])
+def test_a_malformed_submission_record_is_refused_and_never_stops_a_pass(world: dict[str, Any], field: str,
+                                                                        value: Any) -> None:
+    """A hand-written record with a count or field of the wrong shape made the ingest raise at every pass (the file
+    was never removed). It is refused with one line and removed; the next record is ingested."""
+    import getpass
+
+    from .test_controller import controller
+
+    drop = Path(world["cfg"].get("controller.submit_dir"))
+    drop.mkdir(parents=True, exist_ok=True)
+    for job_id, bad in ((7, True), (8, False)):
+        world["slurm"].add_job(job_id, state="RUNNING")
+        world["slurm"].jobs_by_id[job_id] = __import__("dataclasses").replace(world["slurm"].jobs_by_id[job_id],
+                                                                              user=getpass.getuser())
+        record = {"job_id": job_id, "user_argv": ["--wrap", "true"], "cwd": "/tmp", "max_retries": 2,
+                  "retry_on": "node", "env": {}, "script": None}
+        if bad:
+            record[field] = value
+        (drop / f"{job_id}.json").write_text(json.dumps(record))
+    assert controller(world).once()["submissions"] == [8]
+    assert list(drop.iterdir()) == []
+
+
+def test_a_huge_record_count_is_capped() -> None:
+    from slurmtools.controller.ingest import checked_record
+
+    kept, why = checked_record({"max_retries": 10**20, "retry_on": "any"}, 20)
+    assert why is None and kept["max_retries"] == 20
+
+
+def test_no_infinity_or_nan_reaches_the_ledger(world: dict[str, Any]) -> None:
+    """F13 (ingest side): a non-finite number in an event is written to the spool as null (strict JSON, no
+    `Infinity`), with the places named in `nonfinite`; the shipper does the same for what did not pass the spool."""
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    from slurmtools.ledger import api, models
+
+    cfg = world["cfg"]
+    ev = Event("checkpoint", {"node": "n1", "job_id": 7, "restart_count": 0, "kind": "save",
+                              "seconds": float("inf"), "gbytes_per_s": float("nan"), "source": "nemo",
+                              "details": {"rates": [1.0, float("-inf")]}}, cluster="t", key="ck-1")
+    text = ev.to_json()
+    json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} written"))
+    assert json.loads(text)["data"]["nonfinite"] == ["seconds", "gbytes_per_s", "details.rates[1]"]
+    api.record([ev], cfg)
+    api.flush(cfg)
+    direct = Event("checkpoint", {"node": "n1", "job_id": 7, "restart_count": 0, "kind": "load", "seconds": 10**400,
+                                  "utilisation": float("inf"), "source": "x"}, cluster="t", key="ck-2")
+    api.store_now([direct], cfg)
+    with Session(api.engine_for(cfg)) as s:
+        rows = {r.kind: r for r in s.scalars(select(models.CheckpointEvent))}
+    assert rows["save"].seconds is None and rows["save"].gbytes_per_s is None
+    assert set(rows["save"].details["nonfinite"]) == {"seconds", "gbytes_per_s", "details.rates[1]"}
+    assert rows["load"].seconds is None and rows["load"].utilisation is None
+    assert set(rows["load"].details["nonfinite"]) == {"seconds", "utilisation"}
