@@ -22,6 +22,8 @@ from slurmtools.diagnosis import diagnose
 from slurmtools.diagnosis.findings import NODE_TRUST
 from slurmtools.ledger.spool import Event, Spool, SpoolError
 
+from .test_epilog import lab_like  # noqa: F401 - a fixture
+
 NOBODY = 65534
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="ownership checks are root's (CI runs as root)")
 
@@ -573,49 +575,48 @@ def test_a_record_environment_of_the_wrong_shape_is_bounded(env: Any) -> None:
 
 
 # ------------------------------------------------ F1 F2 F4 F15: node evidence first, the job's word after
-def _epilog_world(lab_like: dict[str, Path], **extra: str) -> tuple[Any, dict[str, str]]:
+def _epilog_world(node: dict[str, Path], **extra: str) -> tuple[Any, dict[str, str]]:
     """An attempt on n1 whose window holds an XID 79 (its prolog ran: the marker is written first)."""
     from slurmtools.diagnosis import sources
 
     from .test_epilog import XID79, append, env
 
-    cfg = config.load(lab_like["cfg"], env={})
+    cfg = config.load(node["cfg"], env={})
     e = env(**extra)
     sources.record_job_start(cfg, e)
-    append(lab_like["kern"], f"[20.0] {XID79}")
+    append(node["kern"], f"[20.0] {XID79}")
     return cfg, e
 
 
-def _xid79_recorded_and_drained(lab_like: dict[str, Path]) -> list[dict[str, Any]]:
+def _xid79_recorded_and_drained(node: dict[str, Path]) -> list[dict[str, Any]]:
     from .test_epilog import calls, spooled
 
-    events = spooled(lab_like)
+    events = spooled(node)
     assert [ev["xid"] for ev in events if ev.get("kind") == "xid"] == [79]
     assert any(ev["type"] == "attempt" for ev in events)
-    assert "state=drain" in calls(lab_like) and "nodename=n1" in calls(lab_like)
+    assert "state=drain" in calls(node) and "nodename=n1" in calls(node)
     assert not [ev for ev in events if ev.get("kind") == "internal" and ev["details"].get("stage") == "diagnosis"]
     return events
 
 
 @pytest.fixture
-def lab_like(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+def node(lab_like: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:  # noqa: F811
+    """test_epilog's node (kernel log, state, spool, fake sinfo/scontrol), with no background flush."""
     from slurmtools.hooks import epilog
 
-    from .test_epilog import lab_like as world
-
     monkeypatch.setattr(epilog.api, "flush_in_background", lambda: None)
-    return world.__wrapped__(tmp_path)  # type: ignore[attr-defined]
+    return lab_like
 
 
 @pytest.mark.parametrize("when", ["1e300", "NaN", "Infinity", "-1e300", "3e11", '"1700000000"', "1e-300",
                                   "9" * 5000, "true"])
-def test_a_hostile_marks_time_never_erases_the_node_evidence(lab_like: dict[str, Path], when: str) -> None:
+def test_a_hostile_marks_time_never_erases_the_node_evidence(node: dict[str, Path], when: str) -> None:
     """F1: a checkpoint-marks file whose "time" is 1e300, NaN, 3e11 (OverflowError in the epilog, after its try)...
     The XID 79 of the window is still recorded and drained; the marks give no event."""
     from slurmtools.hooks import epilog
     from slurmtools.iostat import checkpoints
 
-    cfg, e = _epilog_world(lab_like, SLURM_JOB_ID="4242")
+    cfg, e = _epilog_world(node, SLURM_JOB_ID="4242")
     now = __import__("time").time()
     marks = Path(checkpoints.marks_path("4242", os.getuid()))
     marks.write_text(f'{{"event": "begin", "kind": "save", "path": "/x", "time": {when}}}\n'
@@ -626,7 +627,7 @@ def test_a_hostile_marks_time_never_erases_the_node_evidence(lab_like: dict[str,
         assert epilog.run(e, cfg) == 0
     finally:
         marks.unlink(missing_ok=True)
-    events = _xid79_recorded_and_drained(lab_like)
+    events = _xid79_recorded_and_drained(node)
     assert [ev for ev in events if ev["type"] == "checkpoint"] == []
     assert [ev for ev in events if ev.get("kind") == "internal"] == []
 
@@ -655,26 +656,26 @@ NEMO = "[NeMo I 2025-04-11 14:48:45 nemo_logging:393] Global Checkpoint Save : R
 
 @pytest.mark.parametrize("start, seconds", [("99999999999999999999", "1.0"), ("1" + "0" * 400, "1.0"),
                                             ("1744382925.0", "9" * 400), ("1744382925.0", "1" + "0" * 20)])
-def test_a_hostile_checkpoint_line_never_erases_the_node_evidence(lab_like: dict[str, Path], start: str,
+def test_a_hostile_checkpoint_line_never_erases_the_node_evidence(node: dict[str, Path], start: str,
                                                                  seconds: str) -> None:
     """F2 (and F13 where it enters): a NeMo-style line `Start time: 99999999999999999999s` in the job's output, or
     a number of 400 digits (`inf` once read): the XID 79 is recorded and drained; the line gives no event, and no
     infinity reaches the spool."""
     from slurmtools.hooks import epilog
 
-    out = lab_like["root"] / "job.out"
+    out = node["root"] / "job.out"
     out.write_text(f"{NEMO}Start time : {start}s : Save duration : {seconds}s\n")
-    cfg, e = _epilog_world(lab_like, SLURM_JOB_STDOUT=str(out))
+    cfg, e = _epilog_world(node, SLURM_JOB_STDOUT=str(out))
     assert epilog.run(e, cfg) == 0
-    events = _xid79_recorded_and_drained(lab_like)
+    events = _xid79_recorded_and_drained(node)
     assert [ev for ev in events if ev["type"] == "checkpoint"] == []
     assert [ev for ev in events if ev.get("kind") == "internal"] == []
-    for path in (lab_like["spool"] / "pending").iterdir():
+    for path in (node["spool"] / "pending").iterdir():
         json.loads(path.read_text().splitlines()[0], parse_constant=lambda c: pytest.fail(f"{c} in the spool"))
 
 
 @pytest.mark.parametrize("size", [4 << 10, 4 << 20])
-def test_a_long_line_of_checkpoint_lookalikes_costs_its_length(lab_like: dict[str, Path], size: int) -> None:
+def test_a_long_line_of_checkpoint_lookalikes_costs_its_length(node: dict[str, Path], size: int) -> None:
     """F4: one line of repeated `Epoch 1, global step 1: ` (a quadratic pattern's worst case on Python's engine,
     tens of minutes at 4 MiB), at 4 KiB and 4 MiB: lines are cut to MAX_LINE and the patterns run on RE2, so the
     checkpoint-lines stage ends inside its own budget (no internal error), and the node's evidence is recorded."""
@@ -683,29 +684,29 @@ def test_a_long_line_of_checkpoint_lookalikes_costs_its_length(lab_like: dict[st
 
     unit = "Epoch 1, global step 1: "
     line = unit * (size // len(unit)) + " checkpoint saving model to "
-    out = lab_like["root"] / "job.out"
+    out = node["root"] / "job.out"
     out.write_text((line + "\n") * 2 + "\n".join([line[:4096]] * (size // 4096)) + "\n")
-    cfg, e = _epilog_world(lab_like, SLURM_JOB_STDOUT=str(out))
+    cfg, e = _epilog_world(node, SLURM_JOB_STDOUT=str(out))
     cfg.data["diagnosis"]["job_time_budget"] = 5.0
     assert epilog.run(e, cfg) == 0
-    events = _xid79_recorded_and_drained(lab_like)
+    events = _xid79_recorded_and_drained(node)
     assert [ev["details"]["stage"] for ev in events if ev.get("kind") == "internal"] == []
     import re2
 
     assert all(isinstance(p.regex, re2._Regexp) for p in ckptlog.load_patterns())   # every pattern: linear
 
 
-def test_a_stage_over_its_budget_costs_only_its_records(lab_like: dict[str, Path]) -> None:
+def test_a_stage_over_its_budget_costs_only_its_records(node: dict[str, Path]) -> None:
     """A later stage that runs out of its own budget (here: reading 4 MiB of output within 1 ms) is recorded as an
     internal error of that stage; the node's evidence was spooled and the drain decided before it started."""
     from slurmtools.hooks import epilog
 
-    out = lab_like["root"] / "job.out"
+    out = node["root"] / "job.out"
     out.write_text("CUDA error: an illegal memory access was encountered\n" * 80000)
-    cfg, e = _epilog_world(lab_like, SLURM_JOB_STDOUT=str(out))
+    cfg, e = _epilog_world(node, SLURM_JOB_STDOUT=str(out))
     cfg.data["diagnosis"]["job_time_budget"] = 0.001
     assert epilog.run(e, cfg) == 0
-    events = _xid79_recorded_and_drained(lab_like)
+    events = _xid79_recorded_and_drained(node)
     internal = [ev for ev in events if ev.get("kind") == "internal"]
     assert internal and {ev["details"]["stage"] for ev in internal} <= {
         "job output", "job output rules", "NFS I/O", "checkpoint marks", "checkpoint lines"}
@@ -713,7 +714,7 @@ def test_a_stage_over_its_budget_costs_only_its_records(lab_like: dict[str, Path
 
 
 @pytest.mark.parametrize("comment", ["notslurmtools=offline", "slurmtools=off", "x,slurmtools=off;y"])
-def test_the_opt_out_never_switches_off_the_kernel_diagnosis(lab_like: dict[str, Path],
+def test_the_opt_out_never_switches_off_the_kernel_diagnosis(node: dict[str, Path],
                                                               monkeypatch: pytest.MonkeyPatch, comment: str) -> None:
     """F15: `slurmtools=off` anywhere in the comment (a substring: `notslurmtools=offline`) skipped the whole
     epilog. Now it matches whole tokens, opts out of the prolog's gate and of reading the job's own output only:
@@ -721,16 +722,16 @@ def test_the_opt_out_never_switches_off_the_kernel_diagnosis(lab_like: dict[str,
     from slurmtools.hooks import runner
     from slurmtools.jobs import marker
 
-    out = lab_like["root"] / "job.out"
+    out = node["root"] / "job.out"
     out.write_text("CUDA error: an illegal memory access was encountered\n")
-    _, e = _epilog_world(lab_like, SLURM_JOB_STDOUT=str(out), SLURM_JOB_COMMENT=comment)
+    _, e = _epilog_world(node, SLURM_JOB_STDOUT=str(out), SLURM_JOB_COMMENT=comment)
     for k, v in e.items():
         monkeypatch.setenv(k, v)
-    os.chown(lab_like["cfg"], 0, 0)
-    monkeypatch.setenv("SLURMTOOLS_CONFIG", str(lab_like["cfg"]))
+    os.chown(node["cfg"], 0, 0)
+    monkeypatch.setenv("SLURMTOOLS_CONFIG", str(node["cfg"]))
     config.reset()
     assert runner.main(["epilog_slurmd"]) == 0
-    events = _xid79_recorded_and_drained(lab_like)
+    events = _xid79_recorded_and_drained(node)
     out_read = any(ev.get("kind") == "cuda" for ev in events)
     assert out_read is not marker.opted_out(comment)
     assert marker.opted_out(comment) is (comment != "notslurmtools=offline")
