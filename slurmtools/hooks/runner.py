@@ -15,13 +15,10 @@ from collections.abc import Callable
 
 def run(context: str) -> int:
     from slurmtools import config
-    from slurmtools.jobs.marker import opted_out
 
     cfg = config.get()
     if not cfg.get("general.enabled"):
         return 0
-    if context == "prolog_slurmd" and opted_out(os.environ.get("SLURM_JOB_COMMENT")):
-        return 0        # the job's own gate only: its epilog still reads the node's evidence (issue 30, F15)
     handler = HANDLERS.get(context)
     return handler() if handler else 0
 
