@@ -110,7 +110,7 @@ def checked_record(record: dict[str, Any], retry_limit: int) -> tuple[dict[str, 
     field must have its type and bounds (a record is written by its user, or by hand)."""
     retries = marker.bounded_count(record.get("max_retries", 0), retry_limit)
     if retries is None:
-        return {}, "max_retries is not a count of at most 6 digits"
+        return {}, "max_retries is not a non-negative count"
     retry_on = record.get("retry_on") or "node"
     if retry_on not in marker.RETRY_ON:
         return {}, f"retry_on must be one of {', '.join(marker.RETRY_ON)}"

@@ -26,7 +26,8 @@ class RetryAsk(Plain):
 
 #: The separators between a comment's tokens (a comment is free text: `debug slurmtools=retry:2, owner=me`).
 SEPARATORS = (",", ";")
-#: More digits than this in a retry count is no count (a 20-digit count would overflow the ledger's integer).
+#: A retry count of more digits than this reads as 10**MAX_DIGITS before the site's cap (a 20-digit count is never
+#: turned into an integer that would overflow the ledger's column).
 MAX_DIGITS = 6
 
 
@@ -46,7 +47,7 @@ def parse_marker(comment: str | None, default_max: int = 3, default_on: str = "n
                  limit: int | None = None) -> RetryAsk | None:
     """`slurmtools=retry`, `slurmtools=retry:5`, `slurmtools=retry:5:any` anywhere in a job comment
     (separated by spaces, commas or semicolons); `slurmtools=off` opts out. None: not asked. A count is ASCII
-    digits (at most MAX_DIGITS), capped at LIMIT (the site's `controller.retry_limit`)."""
+    digits (`²` is not), capped at LIMIT (the site's `controller.retry_limit`)."""
     words = tokens(comment)
     if OPT_OUT in words:
         return RetryAsk(0, default_on, opted_out=True)
@@ -56,9 +57,9 @@ def parse_marker(comment: str | None, default_max: int = 3, default_on: str = "n
         parts = token.split(":")[1:]
         max_retries, on = default_max, default_on
         if parts and parts[0]:
-            if not (parts[0].isascii() and parts[0].isdigit() and len(parts[0]) <= MAX_DIGITS):
+            if not (parts[0].isascii() and parts[0].isdigit()):
                 continue
-            max_retries = int(parts[0])
+            max_retries = int(parts[0]) if len(parts[0]) <= MAX_DIGITS else 10 ** MAX_DIGITS   # saturated
         if len(parts) > 1 and parts[1]:
             if parts[1] not in RETRY_ON:
                 continue
@@ -72,8 +73,8 @@ def bounded_count(value: object, limit: int) -> int | None:
     LIMIT; None when it is not one."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= MAX_DIGITS:
-        value = int(value)
+    if isinstance(value, str) and value.isascii() and value.isdigit():
+        value = int(value) if len(value) <= MAX_DIGITS else 10 ** MAX_DIGITS
     if not isinstance(value, int) or value < 0:
         return None
     return min(value, max(0, int(limit)))

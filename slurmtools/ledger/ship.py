@@ -76,7 +76,7 @@ def _row(model: type[models.Base], event: Event) -> dict[str, Any]:
     row: dict[str, Any] = {}
     nulled: list[str] = []
     data = finite_only(event.data, "", nulled)      # a spool file of an older writer, or store_now's direct path
-    details = dict(data.get("details") or {}) if isinstance(data.get("details"), dict) else {}
+    details = dict(data.get("details") or {})
     for key, value in data.items():
         if key == "details":
             continue
