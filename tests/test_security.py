@@ -826,3 +826,26 @@ def test_no_infinity_or_nan_reaches_the_ledger(world: dict[str, Any]) -> None:
     assert set(rows["save"].details["nonfinite"]) == {"seconds", "gbytes_per_s", "details.rates[1]"}
     assert rows["load"].seconds is None and rows["load"].utilisation is None
     assert set(rows["load"].details["nonfinite"]) == {"seconds", "utilisation"}
+
+
+@pytest.mark.parametrize("count, ok", [("1000", False), ("9" * 5000, False), ("20", True)])
+def test_sbatch_refuses_more_retries_than_the_site_allows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         count: str, ok: bool) -> None:
+    """F14 at the wrapper: `slurmtools sbatch --max-retries` above `controller.retry_limit` is one line, exit 2,
+    and nothing is submitted."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sbatch").write_text(f'#!/bin/sh\n[ "$1" = --help ] && exit 0\necho "$@" >> {tmp_path}/submitted\n'
+                                    'echo 5\n')
+    (bin_dir / "sbatch").chmod(0o755)
+    cfg = write_config(tmp_path / "c.toml", f'[slurm]\nbin_dir = "{bin_dir}"\n[controller]\n'
+                                            f'submit_dir = "{tmp_path}/drop"\n[exclusions]\n'
+                                            f'data_file = "{tmp_path}/none.json"\n')
+    monkeypatch.setenv("SLURMTOOLS_CONFIG", str(cfg))
+    result = CliRunner().invoke(main, ["sbatch", "--max-retries", count, "--wrap", "true"])
+    assert (tmp_path / "submitted").exists() is ok, result.output
+    if not ok:
+        assert result.exit_code == 2 and result.output.startswith("slurmtools: error:"), result.output
+        assert len(result.output.strip().splitlines()) == 1
+    else:
+        assert "slurmtools=retry:20:node" in (tmp_path / "submitted").read_text()
