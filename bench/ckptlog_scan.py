@@ -29,6 +29,25 @@ def log_lines(max_bytes: int = 4 << 20) -> list[str]:
     return lines
 
 
+#: Issue 30, F4: a line of Lightning look-alikes that never ends its quote: the pattern the packaged file held
+#: before RE2 (Python's engine, a lazy `.*?` and a backreference) tries every start, each to the end of the line.
+UNIT = "Epoch 1, global step 1: "
+OLD_LIGHTNING = r"""\bEpoch \d+, global step (?P<step>\d+): .*?saving model to (?P<q>['"])(?P<path>.+?)(?P=q)"""
+
+
+def hostile(size: int) -> str:
+    return UNIT * (size // len(UNIT)) + " checkpoint saving model to '"
+
+
+def timed(fn: object, runs: int = 3) -> float:
+    out = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()  # type: ignore[operator]
+        out.append(time.perf_counter() - t0)
+    return statistics.median(out)
+
+
 def main() -> None:
     lines = log_lines()
     ckptlog.load_patterns()
@@ -39,6 +58,19 @@ def main() -> None:
         runs.append(time.perf_counter() - t0)
     print(f"{len(lines):,} lines, {sum(len(x) + 1 for x in lines) / 2**20:.1f} MiB, {len(events)} saves: "
           f"median {statistics.median(runs) * 1000:.0f} ms, max {max(runs) * 1000:.0f} ms over {len(runs)} runs")
+    import re
+
+    old = re.compile(OLD_LIGHTNING)
+    for size in (4 << 10, 16 << 10, 64 << 10):
+        line = hostile(size)
+        took = timed(lambda line=line: old.search(line))
+        print(f"F4 before (Python re, the line uncut): {size >> 10} KiB line: {took:.3f} s")
+    for size in (4 << 10, 4 << 20):
+        one = [hostile(size)]
+        many = [hostile(4096)] * (size // 4096)
+        print(f"F4 now (RE2, lines cut to {ckptlog.MAX_LINE}): one {size >> 10} KiB line "
+              f"{timed(lambda one=one: ckptlog.scan(one, {})) * 1000:.1f} ms; {len(many)} lines of 4 KiB "
+              f"{timed(lambda many=many: ckptlog.scan(many, {})) * 1000:.1f} ms")
 
 
 if __name__ == "__main__":

@@ -386,10 +386,10 @@ def gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 
     monkeypatch.setattr(api, "flush_in_background", lambda: None)
 
-    def run(snapshot: str, extra: str = "", gpus: str = "0,1,2,3,4,5,6,7") -> tuple[int, list[str]]:
+    def run(snapshot: str, extra: str = "", gpus: str = "0,1,2,3,4,5,6,7", comment: str = "") -> tuple[int, list[str]]:
         cfg = make_cfg(tmp_path, extra)
         cfg.data["node"]["replay"] = str(SNAPS / f"{snapshot}.json")
-        env = {"SLURM_JOB_ID": "77", "SLURMD_NODENAME": "n1", "SLURM_JOB_GPUS": gpus}
+        env = {"SLURM_JOB_ID": "77", "SLURMD_NODENAME": "n1", "SLURM_JOB_GPUS": gpus, "SLURM_JOB_COMMENT": comment}
         code = prolog.run(env, cfg)
         calls_file = bin_dir / "calls"
         calls = calls_file.read_text().splitlines() if calls_file.exists() else []
@@ -411,6 +411,17 @@ def test_healthy_gate_makes_no_slurm_call_and_spools_a_pass(gate: dict[str, Any]
     status = runner.read_status(str(gate["tmp"] / "state"))
     assert status is not None and status.verdict == "ok"
     assert (gate["tmp"] / "state" / "jobs").exists()   # the epilog's kernel-log marker
+
+
+@pytest.mark.parametrize("comment, gated", [("slurmtools=off", False), ("a,slurmtools=off", False),
+                                            ("notslurmtools=offline", True), ("slurmtools=offx", True)])
+def test_the_opt_out_is_a_whole_token_and_keeps_the_window_marker(gate: dict[str, Any], comment: str,
+                                                                   gated: bool) -> None:
+    """Issue 30, F15: `slurmtools=off` as a token skips the job's gate; a substring does not. Either way the
+    kernel-log marker is written, so the epilog (which never skips the kernel diagnosis) reads this job's window."""
+    code, calls = gate["run"]("row-remap-failure", comment=comment)
+    assert (code == prolog.GATE_FAILED) is gated and bool([c for c in calls if c.startswith("scontrol")]) is gated
+    assert (gate["tmp"] / "state" / "jobs" / "77.n1.json").is_file()
 
 
 def test_failing_gate_drains_with_our_reason_and_fails_the_job(gate: dict[str, Any]) -> None:

@@ -89,8 +89,11 @@ def test_deepspeed_loads_file_by_file_are_one_load() -> None:
 
 
 def test_bad_pattern_names_the_entry() -> None:
-    with pytest.raises(ckptlog.PatternError, match=r"pattern 1 .*bad regex"):
+    with pytest.raises(ckptlog.PatternError, match=r"pattern 1 .*not a pattern the linear-time engine"):
         ckptlog.parse_patterns([{"framework": "x", "kind": "save", "mark": "begin", "regex": "("}])
+    for backtracking in ("(?<!done )saving", "(?P<q>['\"])x(?P=q)", "(a)\\1", "(?=x)y"):   # RE2 has none of these
+        with pytest.raises(ckptlog.PatternError, match=r"pattern 1 .*RE2"):
+            ckptlog.parse_patterns([{"framework": "x", "kind": "save", "mark": "begin", "regex": backtracking}])
     with pytest.raises(ckptlog.PatternError, match="mark in"):
         ckptlog.parse_patterns([{"framework": "x", "kind": "save", "mark": "later", "regex": "x"}])
 

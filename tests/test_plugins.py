@@ -110,8 +110,10 @@ def test_soft_exclusions_merge_with_the_users_own(tmp_path: Path) -> None:
                        {"node": "n5", "scope": "soft", "reason": "until tomorrow", "expires_epoch": NOW + 86400}])
     jobs, logs = job_submit(tmp_path, cfg_for(tmp_path), [
         {}, {"exc_nodes": "n1"}, {"exc_nodes": "n[1-3]"}, {"exc_nodes": ""}, {"req_nodes": "n[2-3]"},
-        {"req_nodes": "n["}, {"comment": "debug slurmtools=off"}])
-    assert [j["exc_nodes"] for j in jobs] == ["n3,n5", "n1,n3,n5", "n[1-3],n5", "n3,n5", "n5", None, None]
+        {"req_nodes": "n["}, {"comment": "debug slurmtools=off"}, {"comment": "notslurmtools=offline"},
+        {"comment": "a,slurmtools=off;b"}])
+    assert [j["exc_nodes"] for j in jobs] == ["n3,n5", "n1,n3,n5", "n[1-3],n5", "n3,n5", "n5", None, None, "n3,n5",
+                                              None]   # the opt-out is a whole token (issue 30, F15)
     assert {j["rc"] for j in jobs} == {0}
     assert logs == [("info", f"slurmtools: job_submit: reading exclusions from {tmp_path}/exclusions.txt")]
 

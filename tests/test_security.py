@@ -22,6 +22,8 @@ from slurmtools.diagnosis import diagnose
 from slurmtools.diagnosis.findings import NODE_TRUST
 from slurmtools.ledger.spool import Event, Spool, SpoolError
 
+from .test_epilog import lab_like  # noqa: F401 - a fixture
+
 NOBODY = 65534
 root_only = pytest.mark.skipif(os.geteuid() != 0, reason="ownership checks are root's (CI runs as root)")
 
@@ -409,6 +411,444 @@ def test_a_spooled_job_id_that_is_not_a_number_is_set_aside(world: dict[str, Any
     whys = [p.read_text() for p in spool.bad.iterdir() if p.name.endswith(".why")]
     assert whys and "must be an integer" in whys[0]
     assert stat.S_IMODE(spool.bad.stat().st_mode) & 0o022 == 0
+
+
+# ------------------------------------------------------------------ F0. root never runs with a user's environment
+PRELOAD_C = r"""
+#include <stdio.h>
+#include <unistd.h>
+__attribute__((constructor)) static void who(void) {
+    FILE *f = fopen(LOGFILE, "a");
+    if (f) { fprintf(f, "%d\n", (int)geteuid()); fclose(f); }
+}
+"""
+
+
+@pytest.fixture
+def open_dir() -> Any:
+    """A directory `nobody` can reach (pytest's tmp_path is root's, mode 0700)."""
+    import shutil
+    import tempfile
+
+    d = Path(tempfile.mkdtemp(prefix="slurmtools-sec-"))
+    d.chmod(0o755)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def preload_library(d: Path) -> tuple[Path, Path]:
+    """A real shared library whose constructor appends the effective uid of whoever loads it to a log."""
+    log = d / "uids"
+    log.touch()
+    log.chmod(0o666)
+    (d / "who.c").write_text(PRELOAD_C.replace("LOGFILE", json.dumps(str(log))))
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(d / "who.so"), str(d / "who.c")], check=True)
+    (d / "who.so").chmod(0o755)
+    return d / "who.so", log
+
+
+HOSTILE_ENV = {"LD_AUDIT": "{lib}", "GCONV_PATH": "/tmp/x", "LOCPATH": "/tmp/x", "NLSPATH": "/tmp/%N",
+               "MALLOC_CHECK_": "3", "HOSTALIASES": "/tmp/h", "RES_OPTIONS": "debug", "TZDIR": "/tmp",
+               "GLIBC_TUNABLES": "glibc.malloc.check=3", "PYTHONPATH": "/tmp", "PYTHONSTARTUP": "/tmp/s.py",
+               "BASH_ENV": "/tmp/b", "ENV": "/tmp/e", "IFS": "/", "SLURM_CONF": "/tmp/slurm.conf",
+               "LD_LIBRARY_PATH": "/tmp", "HOME": "/root", "BASH_FUNC_sbatch%%": "() { id; }",
+               "NCCL_DEBUG": "WARN", "PATH": "/opt/conda/bin:relative:/usr/bin:/bin"}
+
+
+@root_only
+@pytest.mark.skipif(not Path("/usr/bin/gcc").exists(), reason="needs gcc to build the library")
+def test_a_record_with_ld_preload_runs_nothing_as_root(world: dict[str, Any], open_dir: Path) -> None:
+    """F0: a submission record (written by hand into the world-writable drop directory) whose environment
+    holds LD_PRELOAD and every loader, locale, resolver and shell variable: the controller resubmits the job
+    through the real CLI backend (a stub sbatch is the boundary), and the library never runs as root, nor at
+    all: refused when ingested, and again when used (a record stored before the check)."""
+    import dataclasses
+
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    from slurmtools.ledger import api, models
+    from slurmtools.slurm import CliSlurm, JobInfo
+
+    from .test_controller import controller, ended, submits
+
+    lib, uids = preload_library(open_dir)
+    subprocess.run(["/bin/true"], env={"LD_PRELOAD": str(lib)}, check=True)     # the library works: as root, 0
+    assert uids.read_text() == "0\n"
+    uids.write_text("")
+    out, run_dir, bin_dir = open_dir / "out", open_dir / "run", open_dir / "bin"
+    for d in (out, run_dir, bin_dir):
+        d.mkdir()
+    out.chmod(0o777)
+    run_dir.chmod(0o777)
+    (bin_dir / "sbatch").write_text(f'#!/bin/sh\n[ "$1" = --help ] && exit 0\n'
+                                    f'id -u > {out}/uid; env > {out}/env; pwd > {out}/cwd; echo 4242\n')
+    (bin_dir / "sbatch").chmod(0o755)
+    cfg, fake = world["cfg"], world["slurm"]
+    cfg.data["slurm"]["bin_dir"] = str(bin_dir)
+    real = CliSlurm(bin_dir=str(bin_dir))
+
+    def submit(argv: list[str], *, env: Any = None, cwd: Any = None, user: Any = None) -> int:
+        job_id = real.submit(argv, env=env, cwd=cwd, user=user)      # the real backend, down to the stub sbatch
+        fake.calls.append(("submit", job_id, tuple(argv), dict(env or {}), cwd, user, None))
+        fake.jobs_by_id[job_id] = JobInfo(job_id, state="PENDING", user=user or "", excluded_nodes=("n2",))
+        return job_id
+
+    fake.submit = submit
+    env = {k: v.replace("{lib}", str(lib)) for k, v in HOSTILE_ENV.items()} | {"LD_PRELOAD": str(lib)}
+    record = {"job_id": 7, "uid": NOBODY, "user_argv": ["--wrap", "python train.py"], "argv": [], "added": [],
+              "cwd": str(run_dir), "env": env, "script": None, "max_retries": 3, "retry_on": "node"}
+    fake.add_job(7, state="RUNNING", nodes=("n1", "n2"), comment="slurmtools=retry:3:node")
+    fake.jobs_by_id[7] = dataclasses.replace(fake.jobs_by_id[7], user="nobody")
+    drop = Path(cfg.get("controller.submit_dir"))
+    drop.mkdir(parents=True, exist_ok=True)
+    (drop / "7.json").write_text(json.dumps(record))
+    os.chown(drop / "7.json", NOBODY, NOBODY)
+    assert controller(world).once()["submissions"] == [7]
+    with Session(api.engine_for(cfg)) as s:
+        chain = s.scalar(select(models.RetryChain))
+        assert chain is not None and chain.user == "nobody"
+        assert set(chain.details["env"]) == {"NCCL_DEBUG", "PATH"}                 # refused at ingest
+        assert any("LD_PRELOAD" in r for r in chain.details["env_refused"])
+        chain.details = {**chain.details, "env": env}                               # stored before the check
+        s.commit()
+    del fake.jobs_by_id[7]
+    ended(world, job_id=7, comment="slurmtools=retry:3:node")
+    (d,) = controller(world).once()["decisions"]
+    assert (d["decision"], d["status"]) == ("retry", "done") and len(submits(world)) == 1, d
+    assert uids.read_text() == ""                       # the library never loaded: not as root, not at all
+    assert (out / "uid").read_text().strip() == str(NOBODY)   # sbatch ran as the user
+    assert (out / "cwd").read_text().strip() == str(run_dir)
+    seen = dict(line.split("=", 1) for line in (out / "env").read_text().splitlines() if "=" in line)
+    assert not {k for k in seen if k.startswith(("LD_", "GCONV", "LOCPATH", "NLSPATH", "MALLOC_", "GLIBC_",
+                                                 "PYTHON", "BASH_FUNC", "HOSTALIASES", "RES_OPTIONS", "TZDIR"))
+                } and "BASH_ENV" not in seen and "IFS" not in seen, seen
+    assert seen["NCCL_DEBUG"] == "WARN" and seen["HOME"] == "/nonexistent" and seen["USER"] == "nobody"
+    assert seen["PATH"] == "/opt/conda/bin:/usr/bin:/bin" and seen.get("SLURM_CONF") != "/tmp/slurm.conf"
+
+
+@root_only
+@pytest.mark.skipif(not Path("/usr/bin/gcc").exists(), reason="needs gcc to build the library")
+def test_the_user_is_dropped_to_before_the_loader_runs(open_dir: Path) -> None:
+    """F0, the second rail: even an environment that reached the spawn uncleaned is loaded as the user. The
+    library is given to the process that starts sbatch the only way that bypasses the keep-list (the
+    constructor's uid is what the loader ran as)."""
+    from slurmtools.slurm import userenv
+
+    lib, uids = preload_library(open_dir)
+    rc, out, _ = userenv.run_as("nobody", ["/usr/bin/id", "-u"], env={"NCCL_DEBUG": "1"}, cwd=str(open_dir),
+                                timeout=10)
+    assert (rc, out.strip()) == (0, str(NOBODY))
+    orig = userenv.kept
+    try:      # the keep-list switched off: LD_PRELOAD now reaches the environment of the spawned process
+        userenv.kept = lambda name: True  # type: ignore[assignment]
+        rc, out, _ = userenv.run_as("nobody", ["/usr/bin/id", "-u"], env={"LD_PRELOAD": str(lib)},
+                                    cwd=str(open_dir), timeout=10)
+    finally:
+        userenv.kept = orig  # type: ignore[assignment]
+    assert rc == 0 and uids.read_text().split() and set(uids.read_text().split()) == {str(NOBODY)}
+
+
+@pytest.mark.parametrize("name", ["LD_PRELOAD", "LD_AUDIT", "LD_LIBRARY_PATH", "LD_DEBUG_OUTPUT", "LD_ANYTHING",
+                                  "GCONV_PATH", "GETCONF_DIR", "GLIBC_TUNABLES", "HOSTALIASES", "LOCALDOMAIN",
+                                  "LOCPATH", "MALLOC_TRACE", "MALLOC_CHECK_", "NIS_PATH", "NLSPATH",
+                                  "RESOLV_HOST_CONF", "RES_OPTIONS", "TMPDIR", "TZDIR", "PYTHONPATH",
+                                  "PYTHONHOME", "BASH_ENV", "ENV", "IFS", "BASH_FUNC_x%%", "SLURM_CONF", "HOME",
+                                  "PERL5OPT", "NODE_OPTIONS", "A=B", "", "X" * 200])
+def test_every_loader_locale_resolver_and_shell_variable_is_refused(name: str) -> None:
+    from slurmtools.slurm import userenv
+
+    kept, dropped = userenv.clean({name: "/tmp/x", "NCCL_DEBUG": "INFO", "SBATCH_PARTITION": "gpu"})
+    assert kept == {"NCCL_DEBUG": "INFO", "SBATCH_PARTITION": "gpu"} and len(dropped) == 1
+    built = userenv.for_user({name: "/tmp/x"}, "alice", "/home/alice", slurm_conf="/etc/slurm/slurm.conf")
+    assert built.get(name) in (None, "/home/alice", "/etc/slurm/slurm.conf")
+
+
+@pytest.mark.parametrize("env", [None, "LD_PRELOAD=/x", ["LD_PRELOAD"], {"PATH": 5}, {"PATH": "a\0b"},
+                                 {"NCCL_X": "y" * 10000}, {f"NCCL_{i}": "1" for i in range(1000)}])
+def test_a_record_environment_of_the_wrong_shape_is_bounded(env: Any) -> None:
+    from slurmtools.slurm import userenv
+
+    kept, _ = userenv.clean(env)
+    assert len(kept) <= userenv.MAX_VARS and all(isinstance(v, str) and "\0" not in v and len(v) <= 8192
+                                                 for v in kept.values())
+
+
+# ------------------------------------------------ F1 F2 F4 F15: node evidence first, the job's word after
+def _epilog_world(node: dict[str, Path], **extra: str) -> tuple[Any, dict[str, str]]:
+    """An attempt on n1 whose window holds an XID 79 (its prolog ran: the marker is written first)."""
+    from slurmtools.diagnosis import sources
+
+    from .test_epilog import XID79, append, env
+
+    cfg = config.load(node["cfg"], env={})
+    e = env(**extra)
+    sources.record_job_start(cfg, e)
+    append(node["kern"], f"[20.0] {XID79}")
+    return cfg, e
+
+
+def _xid79_recorded_and_drained(node: dict[str, Path]) -> list[dict[str, Any]]:
+    from .test_epilog import calls, spooled
+
+    events = spooled(node)
+    assert [ev["xid"] for ev in events if ev.get("kind") == "xid"] == [79]
+    assert any(ev["type"] == "attempt" for ev in events)
+    assert "state=drain" in calls(node) and "nodename=n1" in calls(node)
+    assert not [ev for ev in events if ev.get("kind") == "internal" and ev["details"].get("stage") == "diagnosis"]
+    return events
+
+
+@pytest.fixture
+def node(lab_like: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:  # noqa: F811
+    """test_epilog's node (kernel log, state, spool, fake sinfo/scontrol), with no background flush."""
+    from slurmtools.hooks import epilog
+
+    monkeypatch.setattr(epilog.api, "flush_in_background", lambda: None)
+    return lab_like
+
+
+@pytest.mark.parametrize("when", ["1e300", "NaN", "Infinity", "-1e300", "3e11", '"1700000000"', "1e-300",
+                                  "9" * 5000, "true"])
+def test_a_hostile_marks_time_never_erases_the_node_evidence(node: dict[str, Path], when: str) -> None:
+    """F1: a checkpoint-marks file whose "time" is 1e300, NaN, 3e11 (OverflowError in the epilog, after its try)...
+    The XID 79 of the window is still recorded and drained; the marks give no event."""
+    from slurmtools.hooks import epilog
+    from slurmtools.iostat import checkpoints
+
+    cfg, e = _epilog_world(node, SLURM_JOB_ID="4242")
+    now = __import__("time").time()
+    marks = Path(checkpoints.marks_path("4242", os.getuid()))
+    marks.write_text(f'{{"event": "begin", "kind": "save", "path": "/x", "time": {when}}}\n'
+                     f'{{"event": "end", "kind": "save", "path": "/x", "time": {now}, "bytes": {"9" * 400}}}\n'
+                     f'{{"event": "begin", "kind": "load", "path": "/x", "time": {now - 5}}}\n'
+                     f'{{"event": "end", "kind": "load", "path": "/x", "time": {when}}}\n')
+    try:
+        assert epilog.run(e, cfg) == 0
+    finally:
+        marks.unlink(missing_ok=True)
+    events = _xid79_recorded_and_drained(node)
+    assert [ev for ev in events if ev["type"] == "checkpoint"] == []
+    assert [ev for ev in events if ev.get("kind") == "internal"] == []
+
+
+def test_marks_outside_the_attempt_or_out_of_bounds_are_left_out() -> None:
+    from slurmtools.iostat import checkpoints
+
+    good = [{"event": "begin", "kind": "save", "time": 1.7e9}, {"event": "end", "kind": "save", "time": 1.7e9 + 10,
+                                                                  "bytes": 10**9, "mount": {"mountpoint": 5}}]
+    clean = [checkpoints.clean_mark(m) for m in good]
+    assert all(clean) and clean[1] is not None and clean[1]["bytes"] == 10**9 and "mount" not in clean[1]
+    (ev,) = checkpoints.pair([m for m in clean if m], {})
+    assert ev["seconds"] == 10 and ev["gbytes_per_s"] == pytest.approx(0.1)
+    assert checkpoints.pair([m for m in clean if m], {}, window=(1.7e9 + 60, 1.7e9 + 120)) == []
+    for bad in ({"event": "end", "kind": "save", "time": float("nan")}, {"event": "end", "kind": "save", "time": 3e11},
+                {"event": "end", "kind": "save", "time": True}, {"event": "x", "kind": "save", "time": 1.7e9}, [1]):
+        assert checkpoints.clean_mark(bad) is None
+    huge = checkpoints.clean_mark({"event": "end", "kind": "save", "time": 1.7e9, "bytes": 10**400,
+                                   "mount": {"mountpoint": "/m", "write": -1, "WRITE": {"ops": 10**30}}})
+    assert huge is not None and huge["bytes"] is None
+    assert huge["mount"]["write"] is None and "WRITE" not in huge["mount"]
+
+
+NEMO = "[NeMo I 2025-04-11 14:48:45 nemo_logging:393] Global Checkpoint Save : Rank : 0 : Iteration : 5 : "
+
+
+@pytest.mark.parametrize("start, seconds", [("99999999999999999999", "1.0"), ("1" + "0" * 400, "1.0"),
+                                            ("1744382925.0", "9" * 400), ("1744382925.0", "1" + "0" * 20)])
+def test_a_hostile_checkpoint_line_never_erases_the_node_evidence(node: dict[str, Path], start: str,
+                                                                 seconds: str) -> None:
+    """F2 (and F13 where it enters): a NeMo-style line `Start time: 99999999999999999999s` in the job's output, or
+    a number of 400 digits (`inf` once read): the XID 79 is recorded and drained; the line gives no event, and no
+    infinity reaches the spool."""
+    from slurmtools.hooks import epilog
+
+    out = node["root"] / "job.out"
+    out.write_text(f"{NEMO}Start time : {start}s : Save duration : {seconds}s\n")
+    cfg, e = _epilog_world(node, SLURM_JOB_STDOUT=str(out))
+    assert epilog.run(e, cfg) == 0
+    events = _xid79_recorded_and_drained(node)
+    assert [ev for ev in events if ev["type"] == "checkpoint"] == []
+    assert [ev for ev in events if ev.get("kind") == "internal"] == []
+    for path in (node["spool"] / "pending").iterdir():
+        json.loads(path.read_text().splitlines()[0], parse_constant=lambda c: pytest.fail(f"{c} in the spool"))
+
+
+@pytest.mark.parametrize("size", [4 << 10, 4 << 20])
+def test_a_long_line_of_checkpoint_lookalikes_costs_its_length(node: dict[str, Path], size: int) -> None:
+    """F4: one line of repeated `Epoch 1, global step 1: ` (a quadratic pattern's worst case on Python's engine,
+    tens of minutes at 4 MiB), at 4 KiB and 4 MiB: lines are cut to MAX_LINE and the patterns run on RE2, so the
+    checkpoint-lines stage ends inside its own budget (no internal error), and the node's evidence is recorded."""
+    from slurmtools.hooks import epilog
+    from slurmtools.iostat import ckptlog
+
+    unit = "Epoch 1, global step 1: "
+    line = unit * (size // len(unit)) + " checkpoint saving model to "
+    out = node["root"] / "job.out"
+    out.write_text((line + "\n") * 2 + "\n".join([line[:4096]] * (size // 4096)) + "\n")
+    cfg, e = _epilog_world(node, SLURM_JOB_STDOUT=str(out))
+    cfg.data["diagnosis"]["job_time_budget"] = 5.0
+    assert epilog.run(e, cfg) == 0
+    events = _xid79_recorded_and_drained(node)
+    assert [ev["details"]["stage"] for ev in events if ev.get("kind") == "internal"] == []
+    import re2
+
+    assert all(isinstance(p.regex, re2._Regexp) for p in ckptlog.load_patterns())   # every pattern: linear
+
+
+def test_a_stage_over_its_budget_costs_only_its_records(node: dict[str, Path]) -> None:
+    """A later stage that runs out of its own budget (here: reading 4 MiB of output within 1 ms) is recorded as an
+    internal error of that stage; the node's evidence was spooled and the drain decided before it started."""
+    from slurmtools.hooks import epilog
+
+    out = node["root"] / "job.out"
+    out.write_text("CUDA error: an illegal memory access was encountered\n" * 80000)
+    cfg, e = _epilog_world(node, SLURM_JOB_STDOUT=str(out))
+    cfg.data["diagnosis"]["job_time_budget"] = 0.001
+    assert epilog.run(e, cfg) == 0
+    events = _xid79_recorded_and_drained(node)
+    internal = [ev for ev in events if ev.get("kind") == "internal"]
+    assert internal and {ev["details"]["stage"] for ev in internal} <= {
+        "job output", "job output rules", "NFS I/O", "checkpoint marks", "checkpoint lines"}
+    assert all(ev["action"] == "none" and "time budget" in ev["message"] for ev in internal)
+
+
+@pytest.mark.parametrize("comment", ["notslurmtools=offline", "slurmtools=off", "x,slurmtools=off;y"])
+def test_the_opt_out_never_switches_off_the_kernel_diagnosis(node: dict[str, Path],
+                                                              monkeypatch: pytest.MonkeyPatch, comment: str) -> None:
+    """F15: `slurmtools=off` anywhere in the comment (a substring: `notslurmtools=offline`) skipped the whole
+    epilog. Now it matches whole tokens, opts out of the prolog's gate and of reading the job's own output only:
+    the kernel diagnosis of the window runs, records and drains."""
+    from slurmtools.hooks import runner
+    from slurmtools.jobs import marker
+
+    out = node["root"] / "job.out"
+    out.write_text("CUDA error: an illegal memory access was encountered\n")
+    _, e = _epilog_world(node, SLURM_JOB_STDOUT=str(out), SLURM_JOB_COMMENT=comment)
+    for k, v in e.items():
+        monkeypatch.setenv(k, v)
+    os.chown(node["cfg"], 0, 0)
+    monkeypatch.setenv("SLURMTOOLS_CONFIG", str(node["cfg"]))
+    config.reset()
+    assert runner.main(["epilog_slurmd"]) == 0
+    events = _xid79_recorded_and_drained(node)
+    out_read = any(ev.get("kind") == "cuda" for ev in events)
+    assert out_read is not marker.opted_out(comment)
+    assert marker.opted_out(comment) is (comment != "notslurmtools=offline")
+
+
+# ------------------------------------------------------------- F13 F14: values bounded where they enter
+@pytest.mark.parametrize("comment, asked", [("slurmtools=retry:99999999999999999999", 20),
+                                            ("slurmtools=retry:1000000", 20), ("slurmtools=retry:100000", 20),
+                                            ("slurmtools=retry:²", None), ("slurmtools=retry:٣", None),
+                                            ("slurmtools=retry:5", 5), ("slurmtools=retry", 3)])
+def test_a_retry_count_is_a_bounded_number(world: dict[str, Any], comment: str, asked: int | None) -> None:
+    """F14: a 20-digit retry count in a comment made the controller fail on that job at every pass (the ledger's
+    integer overflows), and `retry:1000000` was accepted. A count is ASCII digits, capped at
+    `controller.retry_limit` (20); anything else is no marker. Every pass succeeds."""
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    from slurmtools.jobs import marker
+    from slurmtools.ledger import api, models
+
+    from .test_controller import controller, ended
+
+    ask = marker.parse_marker(comment, 3, limit=20)
+    assert (ask.max_retries if ask else None) == asked
+    world["slurm"].add_job(7, comment=comment)
+    ended(world, comment=comment)
+    for _ in range(2):
+        controller(world).once()
+    with Session(api.engine_for(world["cfg"])) as s:
+        chains = s.scalars(select(models.RetryChain)).all()
+        assert [c.max_retries for c in chains] == ([asked] if asked is not None else [])
+
+
+@pytest.mark.parametrize("field, value", [("max_retries", "abc"), ("max_retries", 2.5), ("max_retries", -1),
+                                          ("retry_on", "always"), ("user_argv", "sbatch x"), ("cwd", "relative"),
+                                          ("checkpoint", {"signal": "USR1", "grace": 10**20}),
+                                          ("user_argv", ["a\0b"])])
+def test_a_malformed_submission_record_is_refused_and_never_stops_a_pass(world: dict[str, Any], field: str,
+                                                                        value: Any) -> None:
+    """A hand-written record with a count or field of the wrong shape made the ingest raise at every pass (the file
+    was never removed). It is refused with one line and removed; the next record is ingested."""
+    import getpass
+
+    from .test_controller import controller
+
+    drop = Path(world["cfg"].get("controller.submit_dir"))
+    drop.mkdir(parents=True, exist_ok=True)
+    for job_id, bad in ((7, True), (8, False)):
+        world["slurm"].add_job(job_id, state="RUNNING")
+        world["slurm"].jobs_by_id[job_id] = __import__("dataclasses").replace(world["slurm"].jobs_by_id[job_id],
+                                                                              user=getpass.getuser())
+        record = {"job_id": job_id, "user_argv": ["--wrap", "true"], "cwd": "/tmp", "max_retries": 2,
+                  "retry_on": "node", "env": {}, "script": None}
+        if bad:
+            record[field] = value
+        (drop / f"{job_id}.json").write_text(json.dumps(record))
+    assert controller(world).once()["submissions"] == [8]
+    assert list(drop.iterdir()) == []
+
+
+def test_a_huge_record_count_is_capped() -> None:
+    from slurmtools.controller.ingest import checked_record
+
+    for count in (10**20, "9" * 20, "100000"):
+        kept, why = checked_record({"max_retries": count, "retry_on": "any"}, 20)
+        assert why is None and kept["max_retries"] == 20
+
+
+def test_no_infinity_or_nan_reaches_the_ledger(world: dict[str, Any]) -> None:
+    """F13 (ingest side): a non-finite number in an event is written to the spool as null (strict JSON, no
+    `Infinity`), with the places named in `nonfinite`; the shipper does the same for what did not pass the spool."""
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    from slurmtools.ledger import api, models
+
+    cfg = world["cfg"]
+    ev = Event("checkpoint", {"node": "n1", "job_id": 7, "restart_count": 0, "kind": "save",
+                              "seconds": float("inf"), "gbytes_per_s": float("nan"), "source": "nemo",
+                              "details": {"rates": [1.0, float("-inf")]}}, cluster="t", key="ck-1")
+    text = ev.to_json()
+    json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} written"))
+    assert json.loads(text)["data"]["nonfinite"] == ["seconds", "gbytes_per_s", "details.rates[1]"]
+    api.record([ev], cfg)
+    api.flush(cfg)
+    direct = Event("checkpoint", {"node": "n1", "job_id": 7, "restart_count": 0, "kind": "load", "seconds": 10**400,
+                                  "utilisation": float("inf"), "source": "x"}, cluster="t", key="ck-2")
+    api.store_now([direct], cfg)
+    with Session(api.engine_for(cfg)) as s:
+        rows = {r.kind: r for r in s.scalars(select(models.CheckpointEvent))}
+    assert rows["save"].seconds is None and rows["save"].gbytes_per_s is None
+    assert set(rows["save"].details["nonfinite"]) == {"seconds", "gbytes_per_s", "details.rates[1]"}
+    assert rows["load"].seconds is None and rows["load"].utilisation is None
+    assert set(rows["load"].details["nonfinite"]) == {"seconds", "utilisation"}
+
+
+@pytest.mark.parametrize("count, ok", [("1000", False), ("9" * 5000, False), ("20", True)])
+def test_sbatch_refuses_more_retries_than_the_site_allows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         count: str, ok: bool) -> None:
+    """F14 at the wrapper: `slurmtools sbatch --max-retries` above `controller.retry_limit` is one line, exit 2,
+    and nothing is submitted."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sbatch").write_text(f'#!/bin/sh\n[ "$1" = --help ] && exit 0\necho "$@" >> {tmp_path}/submitted\n'
+                                    'echo 5\n')
+    (bin_dir / "sbatch").chmod(0o755)
+    cfg = write_config(tmp_path / "c.toml", f'[slurm]\nbin_dir = "{bin_dir}"\n[controller]\n'
+                                            f'submit_dir = "{tmp_path}/drop"\n[exclusions]\n'
+                                            f'data_file = "{tmp_path}/none.json"\n')
+    monkeypatch.setenv("SLURMTOOLS_CONFIG", str(cfg))
+    result = CliRunner().invoke(main, ["sbatch", "--max-retries", count, "--wrap", "true"])
+    assert (tmp_path / "submitted").exists() is ok, result.output
+    if not ok:
+        assert result.exit_code == 2 and result.output.startswith("slurmtools: error:"), result.output
+        assert len(result.output.strip().splitlines()) == 1
+    else:
+        assert "slurmtools=retry:20:node" in (tmp_path / "submitted").read_text()
 
 
 # ------------------------------------------------------------------ 9. text that drives a terminal (F5, F8, F12, F13)

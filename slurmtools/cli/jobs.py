@@ -22,7 +22,7 @@ def sbatch_cmd(argv: tuple[str, ...]) -> None:
     import subprocess
 
     from slurmtools.jobs import sbatch
-    from slurmtools.jobs.marker import RETRY_ON, RetryAsk
+    from slurmtools.jobs.marker import MAX_DIGITS, RETRY_ON, RetryAsk, bounded_count
 
     if argv and argv[0] in ("-h", "--help"):
         echo(sbatch_cmd.help or "")
@@ -33,10 +33,16 @@ def sbatch_cmd(argv: tuple[str, ...]) -> None:
     opts = sbatch.value_options(exe)
     try:
         ours, rest = sbatch.take_ours(list(argv), *opts)
-        retries = int(ours.get("max-retries", cfg.get("controller.max_retries")))
+        asked = bounded_count(ours.get("max-retries", cfg.get("controller.max_retries")), 10 ** MAX_DIGITS)
+        if asked is None:
+            raise sbatch.WrapperError("--max-retries must be a whole number >= 0")
+        retries = asked
         on = ours.get("retry-on", "node")
         if on not in RETRY_ON or retries < 0:
             raise sbatch.WrapperError("--retry-on must be node or any, --max-retries a number >= 0")
+        if retries > int(cfg.get("controller.retry_limit")):
+            raise sbatch.WrapperError(f"--max-retries {retries} is above this site's maximum "
+                                      f"({cfg.get('controller.retry_limit')}, controller.retry_limit)")
         grace = int(ours["checkpoint-grace"]) if "checkpoint-grace" in ours else None
         plan = sbatch.build(rest, ask=RetryAsk(retries, on), excluded=sbatch.active_exclusions(cfg),
                             ckpt_signal=ours.get("checkpoint-signal"), ckpt_grace=grace, sbatch=exe, value_opts=opts)

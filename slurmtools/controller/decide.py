@@ -162,11 +162,12 @@ class Deciding(Evacuating):
         cls = policy.classify(attempt, findings, self.rules, gate_failures=gates, down_nodes=down,
                               drained_for_job=self._drained_for(job_id, missing))
         comment = item.get("comment") or (job.comment if job else "")
-        ask = marker.parse_marker(comment, int(self.cfg.get("controller.max_retries")),
-                                  str(self.cfg.get("controller.retry_on")))
+        limit = int(self.cfg.get("controller.retry_limit"))
+        ask = marker.parse_marker(comment, min(int(self.cfg.get("controller.max_retries")), limit),
+                                  str(self.cfg.get("controller.retry_on")), limit=limit)
         chain = self._chain(s, job_id, ask, item.get("user") or (job.user if job else ""))
         if ask is None and chain is not None:           # recorded by `slurmtools sbatch`
-            ask = marker.RetryAsk(chain.max_retries, chain.retry_on)
+            ask = marker.RetryAsk(min(chain.max_retries, limit), chain.retry_on)
         soft = view.soft
         dec = policy.decide(cls, ask, chain.retries_used if chain else 0,
                             already_excluded=list(job.excluded_nodes) if job else [], soft_excluded=soft,

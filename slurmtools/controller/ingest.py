@@ -7,15 +7,17 @@ import json
 import logging
 import os
 import time
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from slurmtools.controller import queue
 from slurmtools.controller.base import ControllerBase, utcnow
+from slurmtools.jobs import marker
 from slurmtools.ledger import models
 from slurmtools.ledger.chains import chain_key
-from slurmtools.slurm import SlurmError
+from slurmtools.slurm import SlurmError, userenv
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +62,11 @@ class Ingesting(ControllerBase):
                 queue.done(path)
                 continue
             assert record is not None and job_id is not None
+            kept, why = checked_record(record, int(self.cfg.get("controller.retry_limit")))
+            if why:
+                log.warning("controller: submission %s refused: %s", name, why)
+                queue.done(path)
+                continue
             with Session(self.engine) as s:
                 C = models.RetryChain
                 key = chain_key(self.cluster, job_id)
@@ -68,11 +75,13 @@ class Ingesting(ControllerBase):
                     chain = C(idempotency_key=key, cluster=self.cluster, root_job_id=job_id, user=user,
                               created=utcnow(), status="active", retries_used=0)
                     s.add(chain)
-                chain.max_retries = int(record.get("max_retries") or 0)
-                chain.retry_on = str(record.get("retry_on") or "node")
-                chain.details = {"source": "slurmtools sbatch",
-                                 **{k: record.get(k) for k in ("user_argv", "argv", "added", "cwd", "env", "script",
-                                                               "checkpoint")}}
+                chain.max_retries, chain.retry_on = kept.pop("max_retries"), kept.pop("retry_on")
+                env, refused = userenv.clean(record.get("env"))
+                if refused:
+                    log.warning("controller: submission %s: environment left out: %s", name,
+                                "; ".join(refused)[:2000])
+                chain.details = {"source": "slurmtools sbatch", **kept,
+                                 "env": env, **({"env_refused": refused[:64]} if refused else {})}
                 s.commit()
             queue.done(path)
             done.append(job_id)
@@ -89,3 +98,44 @@ class Ingesting(ControllerBase):
             return None
         users = {r.user for r in rows if r.job_id_raw == job_id and r.user}
         return users.pop() if len(users) == 1 else None
+
+
+#: Bounds on what a submission record may hold (its user wrote it): more is refused, never truncated.
+MAX_ARGS, MAX_ARG = 4096, 65536
+MAX_GRACE_S = 86400
+
+
+def checked_record(record: dict[str, Any], retry_limit: int) -> tuple[dict[str, Any], str | None]:
+    """(the fields a chain keeps, why the record is refused or None). A count is capped at RETRY_LIMIT; every other
+    field must have its type and bounds (a record is written by its user, or by hand)."""
+    retries = marker.bounded_count(record.get("max_retries", 0), retry_limit)
+    if retries is None:
+        return {}, "max_retries is not a non-negative count"
+    retry_on = record.get("retry_on") or "node"
+    if retry_on not in marker.RETRY_ON:
+        return {}, f"retry_on must be one of {', '.join(marker.RETRY_ON)}"
+    out: dict[str, Any] = {"max_retries": retries, "retry_on": retry_on}
+    for key in ("user_argv", "argv", "added"):
+        value = record.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, list) or len(value) > MAX_ARGS or not all(
+                isinstance(a, str) and len(a) <= MAX_ARG and "\0" not in a for a in value):
+            return {}, f"{key} is not a list of at most {MAX_ARGS} strings"
+        out[key] = value
+    cwd = record.get("cwd")
+    if cwd is not None and not (isinstance(cwd, str) and cwd.startswith("/") and "\0" not in cwd
+                                and len(cwd) <= 4096):
+        return {}, "cwd is not an absolute path"
+    script = record.get("script")
+    if script is not None and not isinstance(script, str):
+        return {}, "script is not text"
+    ckpt = record.get("checkpoint")
+    if ckpt is not None:
+        grace = ckpt.get("grace") if isinstance(ckpt, dict) else None
+        if not isinstance(ckpt, dict) or not isinstance(ckpt.get("signal"), str) or len(ckpt["signal"]) > 16 or (
+                grace is not None and (isinstance(grace, bool) or not isinstance(grace, int)
+                                       or not 0 <= grace <= MAX_GRACE_S)):
+            return {}, f"checkpoint is not {{signal, grace in [0, {MAX_GRACE_S}] s}}"
+    out.update(cwd=cwd, script=script, checkpoint=ckpt)
+    return out, None

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from slurmtools.controller.base import ControllerBase, utcnow
 from slurmtools.jobs import marker
 from slurmtools.ledger import models
-from slurmtools.slurm import SlurmError, expand
+from slurmtools.slurm import SlurmError, expand, userenv
 from slurmtools.slurm.types import SlurmTimeout
 
 #: A token in a resubmitted job's comment: `slurmtools=resubmit-of:JOB.RESTART` (how a restarted controller
@@ -98,10 +98,10 @@ class Resubmitting(ControllerBase):
             if script_file:
                 os.unlink(script_file)
             raise ResubmitRefused(f"the stored command line is refused: {exc}") from None
-        env = {str(k): str(v) for k, v in (rec.get("env") or {}).items()}
-        if "SLURM_CONF" not in env and os.environ.get("SLURM_CONF"):
-            env["SLURM_CONF"] = os.environ["SLURM_CONF"]
-        env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+        # root builds the environment: the keep-list from the record (checked again: a record stored before
+        # the check), identity from the passwd entry, the controller's own SLURM_CONF (slurm/userenv.py)
+        env = userenv.for_user(rec.get("env"), pw.pw_name, pw.pw_dir, pw.pw_shell or "/bin/sh",
+                               os.environ.get("SLURM_CONF"))
         return plan.argv[1:], env, str(rec["cwd"]), script_file
 
     def _act_resubmit(self, s: Session, d: Any) -> dict[str, Any]:

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
     from slurmtools.diagnosis.findings import Finding
 
-__all__ = ["Finding", "diagnose"]
+__all__ = ["Finding", "diagnose", "diagnose_job_output"]
 
 
 def diagnose(kernel_data: bytes, *, exit_code: int | None = None, exit_signal: int = 0,
@@ -37,6 +37,15 @@ def diagnose(kernel_data: bytes, *, exit_code: int | None = None, exit_signal: i
     if exit_f is not None:
         findings.append(exit_f)
     return sorted(findings, key=lambda f: (-f.rank(), f.line or 0))
+
+
+def diagnose_job_output(job_lines: list[str], rules: list[dict[str, Any]] | None = None) -> list[Finding]:
+    """The findings in the job's own output alone (trust job), folded: what the epilog reads after the node's
+    evidence is recorded, so that nothing the job wrote can change or delay the node's findings."""
+    from slurmtools.diagnosis import joblog, policy
+    from slurmtools.diagnosis.rules import ruleset
+
+    return policy.fold(joblog.scan(job_lines, ruleset(rules))) if job_lines else []
 
 
 def __getattr__(name: str) -> Any:

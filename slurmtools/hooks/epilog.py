@@ -5,6 +5,12 @@ Runs from epilog.d/ on every node of every job, as root, with Slurm's epilog env
 The healthy path makes no Slurm call and never waits on the database (events are spooled and a
 background flush ships them). Always exits 0: a non-zero epilog makes Slurm drain the node with
 "Epilog error", and an internal error of ours must never drain a node.
+
+Node evidence first, the job's word after (issue 30): the kernel-log window, the exit status Slurm reports and
+the attempt are read, spooled and the drain decided before anything the job wrote is opened (its output, its
+checkpoint marks, the checkpoint lines in its output). Each later stage has its own time budget
+(`diagnosis.job_time_budget`) and its own `try`: a failure there costs only that stage's records and is
+recorded as an internal error event, never a drain. A job's `slurmtools=off` skips those later stages only.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from slurmtools.config import this_node
-from slurmtools.diagnosis import diagnose, policy, sources
+from slurmtools.diagnosis import diagnose, diagnose_job_output, policy, sources
 from slurmtools.diagnosis.findings import Finding
 from slurmtools.ledger import api
 from slurmtools.ledger.spool import Event, make_key, record_or_report
@@ -48,6 +54,10 @@ def time_budget(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, old)
 
 
+#: Lines of the job's output are cut to this before any stage looks at them (the diagnosis does the same).
+MAX_LINE = 4096
+
+
 def read_job_log(path: str, uid: int | None, max_bytes: int) -> list[str]:
     """The tail of the job's output, opened safely: a regular file owned by the job's user, no symlinks
     (the epilog runs as root; a user must not make us read /etc/shadow into the ledger)."""
@@ -63,7 +73,7 @@ def read_job_log(path: str, uid: int | None, max_bytes: int) -> list[str]:
             return []
         fh.seek(max(0, st.st_size - max_bytes))
         data = fh.read(max_bytes)
-    return data.decode("utf-8", "replace").splitlines()
+    return [line[:MAX_LINE] for line in data.decode("utf-8", "replace").splitlines()]
 
 
 def first_node(nodelist: str) -> str | None:
@@ -77,31 +87,24 @@ def first_node(nodelist: str) -> str | None:
 
 
 def collect(cfg: Any, env: Mapping[str, str]) -> tuple[list[Finding], dict[str, Any], ExitStatus | None,
-                                                       dict[str, Any]]:
-    """The findings, what was read (for the ledger), the job's exit status, and what the job's own output gave:
-    its lines (first node only) and when this attempt's prolog ran (None without a marker)."""
+                                                       float | None]:
+    """The node's evidence: the findings of the kernel-log window and the exit status Slurm reports, what was read
+    (for the ledger), the exit status, and when this attempt's prolog ran (None without a marker). Nothing the job
+    wrote is read here."""
     node = this_node(dict(env))
     job_id = env.get("SLURM_JOB_ID", "")
     ncfg = cfg.node(node)
     marker = sources.load_marker(ncfg["state_dir"], job_id, node) if job_id else None
     data, how = sources.read_window(ncfg["kernel_log"], marker, max_bytes=cfg.get("diagnosis.max_bytes"))
     raw = env.get("SLURM_JOB_EXIT_CODE")
-    status = ExitStatus.from_wait_status(int(raw)) if raw and raw.isdigit() else None
-    job_lines: list[str] = []
-    if first_node(env.get("SLURM_NODELIST", "")) == node:
-        uid = int(env["SLURM_JOB_UID"]) if env.get("SLURM_JOB_UID", "").isdigit() else None
-        paths = dict.fromkeys(p for p in (env.get("SLURM_JOB_STDOUT"), env.get("SLURM_JOB_STDERR")) if p)
-        for path in paths:  # stdout, then stderr when it is a separate file
-            job_lines += read_job_log(path, uid, cfg.get("diagnosis.job_log_max_bytes"))
-    import time
-
+    status = ExitStatus.from_wait_status(int(raw)) if raw and raw.isascii() and raw.isdigit() and len(raw) < 12 \
+        else None
     findings = diagnose(data, exit_code=status.code if status else None, exit_signal=status.signal if status else 0,
-                        job_lines=job_lines, overrides=cfg.get("xid"),
-                        no_requeue_code=cfg.get("diagnosis.no_requeue_exit_code"),
+                        overrides=cfg.get("xid"), no_requeue_code=cfg.get("diagnosis.no_requeue_exit_code"),
                         rules=cfg.get("diagnosis.rules") or None,
                         window_s=max(0.0, time.time() - marker.time) if marker is not None else None)
     info = {"node": node, "job_id": job_id, "kernel_log": how, "marker": marker is not None,
-            "exit": str(status) if status else None, "job_log_lines": len(job_lines)}
+            "exit": str(status) if status else None}
     if job_id:
         # Leave a marker where this window ends, for the job's next attempt on this node: slurmd skips the
         # prolog of a requeued attempt that lands on the same node while the job's credential is cached
@@ -112,7 +115,19 @@ def collect(cfg: Any, env: Mapping[str, str]) -> tuple[list[Finding], dict[str, 
             sources.prune_markers(ncfg["state_dir"], every=3600)
         except OSError:
             pass
-    return findings, info, status, {"job_lines": job_lines, "since": marker.time if marker is not None else None}
+    return findings, info, status, marker.time if marker is not None else None
+
+
+def job_output(cfg: Any, env: Mapping[str, str], node: str) -> list[str]:
+    """The tail of the job's output (stdout, then stderr when it is a separate file), on its first node only: the
+    job's own word, each line cut to MAX_LINE."""
+    if first_node(env.get("SLURM_NODELIST", "")) != node:
+        return []
+    uid = int(env["SLURM_JOB_UID"]) if env.get("SLURM_JOB_UID", "").isdigit() else None
+    lines: list[str] = []
+    for path in dict.fromkeys(p for p in (env.get("SLURM_JOB_STDOUT"), env.get("SLURM_JOB_STDERR")) if p):
+        lines += read_job_log(path, uid, cfg.get("diagnosis.job_log_max_bytes"))
+    return lines
 
 
 def finding_event(f: Finding, cfg: Any, node: str, job_id: str, job_num: int | None, restart: int) -> Event:
@@ -126,32 +141,26 @@ def finding_event(f: Finding, cfg: Any, node: str, job_id: str, job_num: int | N
 
 def io_events(cfg: Any, env: Mapping[str, str], node: str, job_num: int | None, restart: int,
               now: datetime) -> list[Event]:
-    """The job's NFS I/O on this node, per mount (nothing when the prolog kept no reading)."""
-    try:
-        from slurmtools.iostat import jobio
+    """The job's NFS I/O on this node, per mount (nothing when the prolog kept no reading). Errors are the
+    caller's (a stage of its own)."""
+    from slurmtools.iostat import jobio
 
-        summaries = jobio.finish(cfg, env, node)
-    except Exception as exc:  # noqa: BLE001 - a nicety: reported, never in the way of the diagnosis
-        log.error("epilog: the job's NFS I/O summary failed on %s: %r", node, exc)
-        return []
+    summaries = jobio.finish(cfg, env, node)
     return [Event("io", {"node": node, "job_id": job_num or 0, "restart_count": restart, **s}, cluster=cfg.cluster,
                   time=now, key=make_key("io", cfg.cluster, job_num, restart, node, s["mountpoint"]))
             for s in summaries]
 
 
 def checkpoint_events(cfg: Any, env: Mapping[str, str], node: str, job_num: int | None,
-                      restart: int) -> list[Event]:
-    """The checkpoints the job marked on this node (slurmtools checkpoint begin/end): the job's own word."""
+                      restart: int, window: tuple[float, float] | None = None) -> list[Event]:
+    """The checkpoints the job marked on this node (slurmtools checkpoint begin/end): the job's own word, its times
+    within WINDOW (the attempt's), every number bounded (iostat/checkpoints.clean_mark). Errors are the caller's."""
     uid = env.get("SLURM_JOB_UID", "")
     if job_num is None or not uid.isdigit():
         return []
-    try:
-        from slurmtools.iostat import checkpoints
+    from slurmtools.iostat import checkpoints
 
-        pairs = checkpoints.pair(checkpoints.read_marks(str(job_num), int(uid)), cfg.get("io.filesystems"))
-    except Exception as exc:  # noqa: BLE001 - a nicety: reported, never in the way of the diagnosis
-        log.error("epilog: the job's checkpoint marks failed on %s: %r", node, exc)
-        return []
+    pairs = checkpoints.pair(checkpoints.read_marks(str(job_num), int(uid)), cfg.get("io.filesystems"), window)
     return [Event("checkpoint", {"node": node, "job_id": job_num, "restart_count": restart, "kind": p["kind"],
                                  "time": datetime.fromtimestamp(p["start"], UTC), "seconds": p["seconds"],
                                  "nbytes": p["bytes"], "bytes_source": p["bytes_source"],
@@ -165,26 +174,20 @@ def checkpoint_events(cfg: Any, env: Mapping[str, str], node: str, job_num: int 
             for p in pairs]
 
 
-def checkpoint_log_events(cfg: Any, node: str, job_num: int | None, restart: int, job_out: dict[str, Any],
-                          now: datetime) -> list[Event]:
+def checkpoint_log_events(cfg: Any, node: str, job_num: int | None, restart: int, lines: list[str],
+                          now: datetime, window: tuple[float, float]) -> list[Event]:
     """The checkpoints the training framework printed in the job's output (first node only): the job's own word.
-    Events dated before this attempt's prolog came from an earlier attempt appending to the same file; the key is
-    the line itself, so an undated line recorded by an earlier attempt is not counted twice."""
-    lines = job_out.get("job_lines") or []
+    Events dated outside this attempt's WINDOW came from an earlier attempt appending to the same file (or are not
+    times at all); the key is the line itself, so an undated line recorded by an earlier attempt is not counted
+    twice. Errors are the caller's."""
     if job_num is None or not lines:
         return []
-    try:
-        from slurmtools.iostat import ckptlog
+    from slurmtools.iostat import ckptlog
 
-        found = ckptlog.scan(lines, cfg.get("io.filesystems"))
-    except Exception as exc:  # noqa: BLE001 - a nicety: reported, never in the way of the diagnosis
-        log.error("epilog: reading checkpoint lines in the job's output failed on %s: %r", node, exc)
-        return []
-    since = job_out.get("since")
     out = []
-    for e in found:
+    for e in ckptlog.scan(lines, cfg.get("io.filesystems")):
         when = e["start"] if e["start"] is not None else e["end"]
-        if since is not None and when is not None and when < since - 60:
+        if when is not None and not window[0] <= when <= window[1]:
             continue
         out.append(Event("checkpoint", {
             "node": node, "job_id": job_num, "restart_count": restart, "kind": e["kind"],
@@ -207,48 +210,56 @@ def cause_text(f: Finding) -> str:
     return f"{f.kind}{where}: {f.message}"
 
 
+def internal_event(cfg: Any, node: str, job_id: str, job_num: int | None, restart: int, stage: str,
+                   exc: BaseException) -> Event:
+    """An internal error of ours in one stage, as a finding that never drains (action none)."""
+    return Event("finding", {"node": node, "job_id": job_num, "restart_count": restart, "source": "slurmtools",
+                             "kind": "internal", "category": "unknown", "severity": "error", "action": "none",
+                             "trust": "kernel", "message": f"epilog {stage} failed: {exc}"[:2000],
+                             "details": {"error": repr(exc)[:2000], "stage": stage}},
+                 cluster=cfg.cluster, key=make_key("epilog-internal", cfg.cluster, node, job_id, restart, stage))
+
+
 def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
-    from slurmtools import config
+    from slurmtools import bounds, config
     from slurmtools.controller import safety
+    from slurmtools.jobs.marker import opted_out
 
     env = dict(os.environ) if env is None else env
     cfg = cfg or config.get()
     node = this_node(env)
     status: ExitStatus | None = None
     job_id = env.get("SLURM_JOB_ID", "")
-    job_num = int(job_id) if job_id.isdigit() else None
-    restart = int(env.get("SLURM_JOB_RESTART_COUNT") or 0)
+    job_num = int(job_id) if job_id.isascii() and job_id.isdigit() and len(job_id) < 19 else None
+    raw_restart = env.get("SLURM_JOB_RESTART_COUNT") or "0"
+    restart = int(raw_restart) if raw_restart.isascii() and raw_restart.isdigit() and len(raw_restart) < 10 else 0
     now = datetime.now(UTC)
     t0 = time.monotonic()
     events: list[Event] = []
-    job_out: dict[str, Any] = {}
     top: Finding | None = None
+    since: float | None = None
+    # 1. The node's evidence: the kernel-log window and the exit status Slurm reports -> findings, the attempt, the
+    #    drain decision, spooled before anything the job wrote is opened.
     try:
         with time_budget(cfg.get("diagnosis.time_budget")):
-            findings, info, status, job_out = collect(cfg, env)
+            findings, info, status, since = collect(cfg, env)
     except Exception as exc:  # noqa: BLE001 - ours (a blown time budget included): recorded, never a drain
         findings, info = [], {"node": node, "job_id": job_id, "internal_error": f"{exc.__class__.__name__}: {exc}"}
-        events.append(Event("finding", {"node": node, "job_id": job_num,
-                                        "restart_count": restart, "source": "slurmtools", "kind": "internal",
-                                        "category": "unknown", "severity": "error", "action": "none",
-                                        "trust": "kernel", "message": f"epilog diagnosis failed: {exc}"[:2000],
-                                        "details": {"error": repr(exc)}}, cluster=cfg.cluster))
+        events.append(internal_event(cfg, node, job_id, job_num, restart, "diagnosis", exc))
         log.error("epilog: diagnosis failed on %s for job %s: %r", node, job_id, exc)
     else:
         top = policy.summary(findings)
+    comment = env.get("SLURM_JOB_COMMENT", "")[:4096]
     events.insert(0, Event("attempt", {
         "job_id": job_num or 0, "restart_count": restart, "end_time": now,
         "exit_code": status.code if status else None, "exit_signal": status.signal if status else None,
-        "nodes": env.get("SLURM_NODELIST") or None,
+        "nodes": (env.get("SLURM_NODELIST") or "")[:65536] or None,
         "user": env.get("SLURM_JOB_USER") or None, "partition": env.get("SLURM_JOB_PARTITION") or None,
         "source": "epilog", "details": {"epilog": {node: {**info, "findings": len(findings),
                                                           "duration_ms": int((time.monotonic() - t0) * 1000)}},
-                                         "comment": env.get("SLURM_JOB_COMMENT", "")}},
+                                         "comment": comment}},
         cluster=cfg.cluster, time=now, key=make_key("epilog-attempt", cfg.cluster, job_id, restart, node)))
     events += [finding_event(f, cfg, node, job_id, job_num, restart) for f in findings]
-    events += io_events(cfg, env, node, job_num, restart, now)
-    events += checkpoint_events(cfg, env, node, job_num, restart)
-    events += checkpoint_log_events(cfg, node, job_num, restart, job_out, now)
     _spool(events, cfg, node)
     if top is not None and cfg.get("diagnosis.drain"):
         decision, drain_events = safety.request_drain(node, top.category, cause_text(top), job_id=job_id,
@@ -256,12 +267,41 @@ def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
         _spool(drain_events, cfg, node)
         if decision.outcome in {"breaker_open", "error"}:
             print(f"slurmtools epilog: not drained: {decision.detail}")
+    # 2. The job's word, after: each stage with its own budget and try; a failure costs that stage's records only.
+    later: list[Event] = []
+    failed: list[str] = []
+    budget = float(cfg.get("diagnosis.job_time_budget"))
+    window = bounds.window(since, now.timestamp())
+
+    def stage(name: str, work: Any) -> Any:
+        try:
+            with time_budget(budget):
+                return work()
+        except Exception as exc:  # noqa: BLE001 - ours or the job's input: recorded, never a drain
+            failed.append(name)
+            later.append(internal_event(cfg, node, job_id, job_num, restart, name, exc))
+            log.error("epilog: %s failed on %s for job %s: %r", name, node, job_id, exc)
+            return None
+
+    if not opted_out(comment):
+        lines = stage("job output", lambda: job_output(cfg, env, node)) or []
+        job_findings = stage("job output rules", lambda: diagnose_job_output(
+            lines, cfg.get("diagnosis.rules") or None)) or []
+        later += [finding_event(f, cfg, node, job_id, job_num, restart) for f in job_findings]
+        findings = findings + job_findings
+        later += stage("NFS I/O", lambda: io_events(cfg, env, node, job_num, restart, now)) or []
+        later += stage("checkpoint marks", lambda: checkpoint_events(cfg, env, node, job_num, restart,
+                                                                      window)) or []
+        later += stage("checkpoint lines", lambda: checkpoint_log_events(cfg, node, job_num, restart, lines, now,
+                                                                          window)) or []
+    if later:
+        _spool(later, cfg, node)
     if cfg.get("metrics.textfile_dir"):
         from slurmtools.hooks import textfile
 
         try:
             textfile.write(cfg, "slurmtools_epilog.prom", textfile.epilog_families(
-                findings, time.monotonic() - t0, "internal_error" in info), node)
+                findings, time.monotonic() - t0, "internal_error" in info or bool(failed)), node)
         except OSError as exc:      # metrics are a nicety: said, never in the way of the diagnosis
             print(f"slurmtools epilog: cannot write the textfile metrics: {exc}")
     api.flush_in_background()

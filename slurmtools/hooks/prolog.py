@@ -98,6 +98,10 @@ def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
         sources.record_job_start(cfg, env)
     except OSError as exc:  # without a marker the epilog reads the log's tail instead
         print(f"slurmtools prolog: cannot record the kernel-log marker: {exc}")
+    from slurmtools.jobs.marker import opted_out
+
+    if opted_out(env.get("SLURM_JOB_COMMENT")):
+        return 0    # the job's own gate only: the marker above still bounds the epilog's kernel-log window
     try:
         from slurmtools.iostat import jobio
 

@@ -19,8 +19,6 @@ def run(context: str) -> int:
     cfg = config.get()
     if not cfg.get("general.enabled"):
         return 0
-    if "slurmtools=off" in os.environ.get("SLURM_JOB_COMMENT", ""):
-        return 0
     handler = HANDLERS.get(context)
     return handler() if handler else 0
 

@@ -117,18 +117,65 @@ def read_marks(job_id: str, uid: int) -> list[dict[str, Any]]:
     for line in data.decode("utf-8", "replace").splitlines():
         try:
             record = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
-        if isinstance(record, dict) and record.get("event") in ("begin", "end") and record.get("kind") in KINDS \
-                and isinstance(record.get("time"), (int, float)):
-            out.append(record)
+        mark = clean_mark(record)
+        if mark is not None:
+            out.append(mark)
     return out
 
 
-def pair(marks: list[dict[str, Any]], filesystems: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """Begin/end pairs (per kind, in order) -> events with duration, bytes, bandwidth and utilisation."""
+#: A counter of a mount (bytes, RPCs, milliseconds) the job may quote: a non-negative 64-bit integer.
+MAX_COUNTER = (1 << 63) - 1
+#: Epoch times a mark may give (2000 .. 2200); the epilog narrows them to the attempt's window.
+EPOCH_RANGE = (946684800.0, 7258118400.0)
+
+
+def _counter(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_COUNTER else None
+
+
+def _text(value: object, limit: int = 4096) -> str | None:
+    return value[:limit] if isinstance(value, str) else None
+
+
+def clean_mark(record: object) -> dict[str, Any] | None:
+    """One mark as the job wrote it -> the fields we read, each of its type and within bounds (a time that is
+    NaN, infinite, 1e300 or out of 2000..2200 is no mark; a size or counter out of bounds is left out)."""
+    from slurmtools import bounds
+
+    if not isinstance(record, dict) or record.get("event") not in ("begin", "end") or record.get("kind") not in KINDS:
+        return None
+    t = bounds.finite(record.get("time") if not isinstance(record.get("time"), str) else None, *EPOCH_RANGE)
+    if t is None:
+        return None
+    nbytes = _counter(record.get("bytes"))
+    out: dict[str, Any] = {"event": record["event"], "kind": record["kind"], "time": t,
+                           "path": _text(record.get("path")),
+                           "bytes": nbytes if nbytes is not None and nbytes <= bounds.MAX_BYTES else None}
+    mount = record.get("mount")
+    if isinstance(mount, dict) and isinstance(mount.get("mountpoint"), str):
+        m: dict[str, Any] = {"mountpoint": _text(mount["mountpoint"]), "device": _text(mount.get("device"))}
+        for key in ("read", "write"):
+            m[key] = _counter(mount.get(key))
+        for op in ("READ", "WRITE"):
+            st = mount.get(op)
+            if isinstance(st, dict):
+                counters = {k: _counter(st.get(k)) for k in ("ops", "queue_ms", "rtt_ms", "execute_ms")}
+                if None not in counters.values():
+                    m[op] = counters
+        out["mount"] = m
+    return out
+
+
+def pair(marks: list[dict[str, Any]], filesystems: dict[str, dict[str, Any]],
+         window: tuple[float, float] | None = None) -> list[dict[str, Any]]:
+    """Begin/end pairs (per kind, in order) -> events with duration, bytes, bandwidth and utilisation. MARKS as
+    `clean_mark` gives them; WINDOW: (earliest, latest) time a mark may carry (the attempt's), others are left out."""
     open_: dict[str, dict[str, Any]] = {}
     events = []
+    if window is not None:
+        marks = [m for m in marks if window[0] <= m["time"] <= window[1]]
     for m in sorted(marks, key=lambda r: r["time"]):
         if m["event"] == "begin":
             open_[m["kind"]] = m
@@ -139,8 +186,9 @@ def pair(marks: list[dict[str, Any]], filesystems: dict[str, dict[str, Any]]) ->
         seconds = max(1e-6, float(m["time"]) - float(begin["time"]))
         nbytes, source = m.get("bytes") if isinstance(m.get("bytes"), int) else None, "given"
         mount = (m.get("mount") or {}).get("mountpoint")
-        if nbytes is None and m.get("mount") and begin.get("mount") and begin["mount"].get("mountpoint") == mount:
-            key = "write" if m["kind"] == "save" else "read"
+        key = "write" if m["kind"] == "save" else "read"
+        if nbytes is None and m.get("mount") and begin.get("mount") and begin["mount"].get("mountpoint") == mount \
+                and m["mount"].get(key) is not None and begin["mount"].get(key) is not None:
             nbytes, source = max(0, int(m["mount"][key]) - int(begin["mount"][key])), "mountstats"
         rpc: dict[str, Any] = {}
         if m.get("mount") and begin.get("mount") and begin["mount"].get("mountpoint") == mount:

@@ -5,6 +5,10 @@ The lines are data (`slurmtools/data/checkpoint_lines.toml`, each with its sourc
 duration when both carry a date and time; a "done" line (NeMo, torchtitan) or a timer line (Megatron) gives it
 directly. The job's output is the job's own word: its events go to the ledger and the report, never near a drain.
 Naive timestamps are read in the node's local time zone (the epilog runs where the job's first task wrote them).
+
+The output is hostile text: every line is cut to MAX_LINE before it is looked at, the patterns run on RE2 (linear
+time in the line: no backtracking, so no line costs more than its length), and every number a line gives (a start
+time, a duration) is finite and bounded (`slurmtools/bounds.py`), or left out.
 """
 
 from __future__ import annotations
@@ -12,10 +16,13 @@ from __future__ import annotations
 import re
 import time
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Any
+
+from slurmtools import bounds
 
 MARKS = ("begin", "end", "done", "duration", "point")
 KINDS = ("save", "load")
@@ -29,6 +36,8 @@ NEAR = 200
 #: Events of one framework and kind closer than this many seconds are one checkpoint (DeepSpeed loads per file).
 MERGE_GAP_S = 5.0
 MAX_EVENTS = 2000
+#: Longer lines are cut to this before any pattern sees them (the diagnosis does the same).
+MAX_LINE = 4096
 
 
 class PatternError(ValueError):
@@ -40,7 +49,7 @@ class LinePattern:
     framework: str
     kind: str
     mark: str
-    regex: re.Pattern[str]
+    regex: Any          # an RE2 pattern (re2.compile): search() and groupdict() as Python's re
     source: str
 
 
@@ -56,12 +65,24 @@ def parse_patterns(entries: list[dict[str, Any]]) -> tuple[LinePattern, ...]:
         where = f"checkpoint line pattern {i} ({e.get('framework', '?')} {e.get('kind', '?')} {e.get('mark', '?')})"
         if e.get("kind") not in KINDS or e.get("mark") not in MARKS or not e.get("framework"):
             raise PatternError(f"{where}: needs framework, kind in {KINDS} and mark in {MARKS}")
-        try:
-            rx = re.compile(str(e["regex"]))
-        except (KeyError, re.error) as exc:
-            raise PatternError(f"{where}: bad regex: {exc}") from None
+        if "regex" not in e:
+            raise PatternError(f"{where}: needs a regex")
+        rx = compile_linear(str(e["regex"]), where)
         out.append(LinePattern(str(e["framework"]), e["kind"], e["mark"], rx, str(e.get("source", ""))))
     return tuple(out)
+
+
+def compile_linear(pattern: str, where: str) -> Any:
+    """PATTERN on RE2 (linear time); a pattern RE2 cannot take (lookaround, backreferences) is refused, naming it."""
+    import re2
+
+    options = re2.Options()
+    options.log_errors = False
+    try:
+        return re2.compile(pattern, options)
+    except re2.error as exc:
+        msg = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        raise PatternError(f"{where}: not a pattern the linear-time engine (RE2) takes: {msg}") from None
 
 
 def line_time(line: str) -> float | None:
@@ -88,7 +109,16 @@ def _mount_for(path: str | None, filesystems: dict[str, Any]) -> str | None:
     return best
 
 
-def scan(lines: list[str], filesystems: dict[str, Any] | None = None,
+def _number(text: str | None, hi: float) -> float | None:
+    """A number a line gave, finite and in [0, HI]; None otherwise (`Start time: 99999999999999999999s`)."""
+    return bounds.finite(text, 0.0, hi) if text is not None else None
+
+
+#: An epoch time a line gives (NeMo's `Start time: ...s`) lies between 2000 and 2200.
+EPOCH_RANGE = (946684800.0, 7258118400.0)
+
+
+def scan(lines: Iterable[str], filesystems: dict[str, Any] | None = None,
          patterns: tuple[LinePattern, ...] | None = None) -> list[dict[str, Any]]:
     """The checkpoint events in LINES (the job's output), oldest first."""
     patterns = load_patterns() if patterns is None else patterns
@@ -96,6 +126,7 @@ def scan(lines: list[str], filesystems: dict[str, Any] | None = None,
     open_: dict[tuple[str, str], dict[str, Any] | None] = {}
     last_end: dict[tuple[str, str], int] = {}        # (framework, kind) -> index of the event an end just closed
     for no, line in enumerate(lines):
+        line = line[:MAX_LINE]
         low = line.lower()
         if not any(n in low for n in NEEDLES):
             continue
@@ -129,15 +160,23 @@ def scan(lines: list[str], filesystems: dict[str, Any] | None = None,
                                      b["no"] if b else no, no, (b or {}).get("line") or line))
                 last_end[key] = len(events) - 1
             elif p.mark == "done":
+                ms = _number(g.get("ms"), bounds.MAX_DURATION_S * 1000.0)
+                seconds = _number(g["seconds"], bounds.MAX_DURATION_S) if "seconds" in g else (
+                    ms / 1000.0 if ms is not None else None if "ms" in g else 0.0)
+                start = (bounds.finite(g["start"], *EPOCH_RANGE) if "start" in g
+                         else (t - seconds if t is not None and seconds is not None else None))
+                if seconds is None or ("start" in g and start is None):
+                    continue            # a number out of bounds: this line gives no event
                 b = open_.pop(key, None)
-                seconds = float(g["seconds"]) if "seconds" in g else float(g.get("ms", 0)) / 1000.0
-                start = float(g["start"]) if "start" in g else (t - seconds if t is not None else None)
                 events.append(_event(p, start, start + seconds if start is not None else t, seconds,
                                      g.get("path") or (b or {}).get("path"), g.get("step") or (b or {}).get("step"),
                                      b["no"] if b else no, no, line))
                 last_end[key] = len(events) - 1
             elif p.mark == "duration":
-                seconds = float(g["ms"]) / 1000.0
+                ms = _number(g.get("ms"), bounds.MAX_DURATION_S * 1000.0)
+                if ms is None:
+                    continue
+                seconds = ms / 1000.0
                 target = next((e for e in reversed(events) if e["kind"] == p.kind and e["seconds"] is None
                                and no - e["end_no"] <= NEAR), None)
                 if target is not None:
@@ -199,5 +238,5 @@ def _step(step: str | None) -> str | None:
     """'global_step500', 'iter_0000500' and '500' are one step."""
     if step is None:
         return None
-    digits = re.findall(r"\d+", step)
-    return str(int(digits[-1])) if digits else step
+    digits = re.findall(r"[0-9]+", step[:MAX_LINE])
+    return (digits[-1].lstrip("0") or "0") if digits else step

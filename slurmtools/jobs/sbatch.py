@@ -280,13 +280,6 @@ def active_exclusions(cfg: Any) -> list[str]:
     return sorted(out)
 
 
-#: The environment kept in the submission record, for a resubmission (docs/sbatch.md): what shapes how a
-#: job runs, nothing that tends to hold secrets (tokens and passwords stay out of the ledger).
-KEEP_ENV_PREFIXES = ("SLURM_", "SBATCH_", "CUDA_", "NCCL_", "OMP_", "CONDA_")
-KEEP_ENV = frozenset({"PATH", "HOME", "USER", "LANG", "LC_ALL", "LD_LIBRARY_PATH", "PYTHONPATH", "VIRTUAL_ENV",
-                      "MODULEPATH", "LOADEDMODULES", "MANPATH"})
-
-
 def record_submission(cfg: Any, job_id: int, plan: Plan, user_argv: Sequence[str], cwd: str) -> str | None:
     """Drop the chain's root record for the controller (which checks that the file's owner is the job's
     user before it believes it). Returns the path, or None when the drop directory is not usable."""
@@ -299,7 +292,9 @@ def record_submission(cfg: Any, job_id: int, plan: Plan, user_argv: Sequence[str
                 copy = fh.read(int(cfg.get("controller.script_copy_max_bytes")))
         except OSError:
             copy = None
-    keep = {k: v for k, v in os.environ.items() if k.startswith(KEEP_ENV_PREFIXES) or k in KEEP_ENV}
+    from slurmtools.slurm.userenv import clean
+
+    keep, _ = clean(dict(os.environ))     # the documented keep-list; the controller checks it again
     record = {"job_id": job_id, "uid": os.getuid(), "user_argv": list(user_argv), "argv": plan.argv,
               "added": plan.added, "cwd": cwd, "env": keep, "script": copy, "time": time.time(),
               "max_retries": plan.ask.max_retries if plan.ask else 0,

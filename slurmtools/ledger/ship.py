@@ -17,12 +17,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Integer, String, and_, func, select, update
+from sqlalchemy import Connection, Engine, Float, Integer, String, and_, func, select, update
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.dialects import postgresql, sqlite
 
 from slurmtools.ledger import models
-from slurmtools.ledger.spool import Event, Spool
+from slurmtools.ledger.spool import Event, Spool, finite_only
 from slurmtools.textsafe import clean, clean_any
 from slurmtools.timeutil import aware
 
@@ -55,7 +55,10 @@ def _ts(value: Any) -> datetime | None:
     if isinstance(value, datetime):
         return value if value.tzinfo else value.replace(tzinfo=UTC)
     if isinstance(value, (int, float)):
-        return datetime.fromtimestamp(value, tz=UTC)
+        try:
+            return datetime.fromtimestamp(value, tz=UTC)
+        except (OverflowError, OSError, ValueError):
+            raise ValueError(f"not a time: {value!r}") from None
     return aware(str(value))
 
 
@@ -72,12 +75,18 @@ def _row(model: type[models.Base], event: Event) -> dict[str, Any]:
     table = model.__table__
     cols = {c.name: c for c in table.columns}
     row: dict[str, Any] = {}
-    details = dict(event.data.get("details") or {})
-    for key, value in event.data.items():
+    nulled: list[str] = []
+    data = finite_only(event.data, "", nulled)      # a spool file of an older writer, or store_now's direct path
+    details = dict(data.get("details") or {})
+    for key, value in data.items():
         if key == "details":
             continue
         if key in cols and key != "id":
             col = cols[key]
+            if isinstance(col.type, Float) and isinstance(value, int) and not isinstance(value, bool) \
+                    and abs(value) > 1e300:
+                nulled.append(key)
+                value = None
             if isinstance(col.type, models.UTCDateTime):
                 value = _ts(value)
             elif value is not None and isinstance(col.type, Integer) and (
@@ -90,6 +99,8 @@ def _row(model: type[models.Base], event: Event) -> dict[str, Any]:
             row[key] = value
         else:
             details[key] = value
+    if nulled:
+        details["nonfinite"] = sorted(set(nulled) | set(details.get("nonfinite") or []))
     if "details" in cols:     # a chain's details are the submission replayed as it was (argv, script), never shown
         row["details"] = details if model is models.RetryChain else clean_any(details)
     if "idempotency_key" in cols:

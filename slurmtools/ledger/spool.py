@@ -52,6 +52,23 @@ def make_key(*parts: Any) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:40]
 
 
+def finite_only(value: Any, where: str = "", nulled: list[str] | None = None) -> Any:
+    """VALUE with every NaN and infinity (in lists and dicts, at any depth) replaced by None; the places replaced
+    are appended to NULLED ("data.seconds", "data.details.rtt[2]"). JSON has no such numbers, and the ledger must
+    not hold them (a median of `inf` is no median)."""
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            if nulled is not None:
+                nulled.append(where or "value")
+            return None
+        return value
+    if isinstance(value, dict):
+        return {k: finite_only(v, f"{where}.{k}" if where else str(k), nulled) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite_only(v, f"{where}[{i}]", nulled) for i, v in enumerate(value)]
+    return value
+
+
 class Event(Plain):
     """One ledger event. `key` makes shipping idempotent; a random one is made if none is given."""
 
@@ -68,9 +85,17 @@ class Event(Plain):
             self.key = os.urandom(16).hex()  # what uuid4().hex is, without importing uuid
 
     def to_json(self) -> str:
-        return json.dumps({"v": VERSION, "type": self.type, "key": self.key, "cluster": self.cluster,
-                           "time": self.time.isoformat(), "data": self.data}, default=str,
-                          separators=(",", ":"))
+        """One line of JSON (strict: no NaN or infinity). A non-finite number in the data is written as null, and
+        the event says where (`data.nonfinite`): the event is kept, the number is not."""
+        body = {"v": VERSION, "type": self.type, "key": self.key, "cluster": self.cluster,
+                "time": self.time.isoformat(), "data": self.data}
+        try:
+            return json.dumps(body, default=str, separators=(",", ":"), allow_nan=False)
+        except ValueError:
+            nulled: list[str] = []
+            data = finite_only(self.data, "", nulled)
+            body["data"] = {**data, "nonfinite": nulled} if nulled else data
+            return json.dumps(body, default=str, separators=(",", ":"), allow_nan=False)
 
     @classmethod
     def from_json(cls, text: str) -> Event:

@@ -31,7 +31,7 @@ class Slurm(Protocol):
     def submit(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None,
                cwd: str | None = None, user: str | None = None) -> int:
         """`sbatch --parsable ARGV...`: options, then the script and its arguments, as a list. USER: submit
-        as that user (root only; the CLI backend runs sbatch through `runuser -u USER --`)."""
+        as that user (root only; the CLI backend drops to the user before exec, ENV cleaned by slurm/userenv.py)."""
 
     def requeue(self, job_id: int, *, hold: bool = False) -> None: ...
 

@@ -16,7 +16,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
-from slurmtools.slurm import parse
+from slurmtools.slurm import parse, userenv
 from slurmtools.slurm.types import (
     JobInfo,
     JobRecord,
@@ -71,26 +71,34 @@ class CliSlurm:
 
     def run(self, tool: str, *args: str, timeout: float | None = None, input: str | None = None,
             env: Mapping[str, str] | None = None, cwd: str | None = None, as_user: str | None = None) -> str:
+        """TOOL ARGS. AS_USER: as that user, with ENV cleaned of every loader and shell variable
+        (slurm/userenv.py); as another user than ours only from root, dropping to the user before exec."""
         argv = [self._which(tool), *args]
-        if as_user is not None and as_user != _me():
-            if os.geteuid() != 0:
-                raise SlurmError(f"cannot run {tool} as {as_user}: only root can (this is {_me()})")
-            runuser = shutil.which("runuser") or "/usr/sbin/runuser"
-            argv = [runuser, "-u", as_user, "--", *argv]
         self.calls.append([tool, *args])
         limit = timeout or self.timeout
         log.debug("slurm: %s", " ".join(argv))
         try:
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=limit, input=input,
-                                  env=dict(env) if env is not None else None, cwd=cwd,
-                                  stdin=None if input is not None else subprocess.DEVNULL)
+            if as_user is not None and as_user != _me():
+                if os.geteuid() != 0:
+                    raise SlurmError(f"cannot run {tool} as {as_user}: only root can (this is {_me()})")
+                try:
+                    rc, out, err = userenv.run_as(as_user, argv, env=env or {}, cwd=cwd, timeout=limit, input=input)
+                except KeyError:
+                    raise SlurmError(f"cannot run {tool} as {as_user}: no such user") from None
+            else:
+                if as_user is not None and env is not None:
+                    env = userenv.at_use(env)
+                proc = subprocess.run(argv, capture_output=True, text=True, timeout=limit, input=input,
+                                      env=dict(env) if env is not None else None, cwd=cwd,
+                                      stdin=None if input is not None else subprocess.DEVNULL)
+                rc, out, err = proc.returncode, proc.stdout, proc.stderr
         except subprocess.TimeoutExpired:
             raise SlurmTimeout([tool, *args], limit) from None
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
             raise SlurmError(f"cannot run {tool}: {exc}") from None
-        if proc.returncode != 0:
-            raise SlurmCommandError([tool, *args], proc.returncode, proc.stderr, proc.stdout)
-        return proc.stdout
+        if rc != 0:
+            raise SlurmCommandError([tool, *args], rc, err, out)
+        return out
 
     # ----------------------------------------------------------------------- reads
     def version(self) -> str:

@@ -1,12 +1,15 @@
 """Hostile input on the lab: a job that names its process like a kernel fault and crashes. The kernel's own
 segfault line for that crash (read from the real kernel log) reaches the node's log; the node is not drained.
-Exclusions a hostile exporter's labels opened before names were checked (issue 30 F6) stop no submission."""
+And (issue 30) what a job writes (its checkpoint marks, its output, its comment) never erases its node's evidence;
+exclusions a hostile exporter's labels opened before names were checked (F6) stop no submission."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 from pathlib import Path
+
+import pytest
 
 from slurmtools.lab import Lab
 from slurmtools.ledger import models
@@ -44,6 +47,49 @@ def test_a_process_named_like_a_kernel_fault_crashes_and_the_node_stays(
     assert not [f for f in findings if f.trust == "kernel"], [(f.kind, f.message) for f in findings]
     n4 = slurm.nodes(["n4"])[0]
     assert not n4.drain, n4.reason
+
+
+#: Issue 30: what a job writes (its checkpoint marks, its output, its comment) never erases its node's evidence.
+HOSTILE = {
+    "F1 marks time 1e300": ('printf \'{"event": "begin", "kind": "save", "path": "/x", "time": 1e300}\\n'
+                            '{"event": "end", "kind": "save", "path": "/x", "time": NaN}\\n\' '
+                            '> /tmp/slurmtools-ckpt.$SLURM_JOB_ID.$(id -u).jsonl', ""),
+    "F2 NeMo start time": ('echo "[NeMo I 2025-04-11 14:48:45 nemo_logging:393] Global Checkpoint Save : Rank : 0 : '
+                           'Iteration : 5 : Start time : 99999999999999999999s : Save duration : 1.0s"', ""),
+    "F4 4 MiB line": ('/usr/bin/python3 -c "print(\'Epoch 1, global step 1: \' * 175000 + \' checkpoint saving model '
+                      'to x\')"', ""),
+    "F15 opt-out substring": ("true", "notslurmtools=offline"),
+    "F15 opt-out token": ("true", "slurmtools=off"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_what_a_job_writes_never_erases_its_nodes_evidence(lab: Lab, slurm: CliSlurm, jobs: list[int],
+                                                           workdir: Path, resume_after: list[str], case: str) -> None:
+    """F1 F2 F4 F15 on the real slurmd epilog: the job writes one hostile thing, then an XID 79 hits its node. The
+    XID 79 is recorded with trust kernel and the node is drained with our reason, whatever the job wrote."""
+    import json
+
+    shell, comment = HOSTILE[case]
+    resume_after.append("n2")
+    script = workdir / "hostile.sh"
+    script.write_text(f"#!/bin/bash\n{shell}\nsleep 300\n")
+    script.chmod(0o755)
+    args = ["-o", str(workdir / "job.out"), "-D", str(workdir), "-w", "n2", "--no-requeue"]
+    job_id = slurm.submit([*args, *(["--comment", comment] if comment else []), str(script)])
+    jobs.append(job_id)
+    wait_job(slurm, job_id, lambda j: j.state == "RUNNING" or j.finished, "started")
+    wait_until("job processes", lambda: list(lab.job_pids_on("n2")))
+    out = subprocess.run(["slurmtools", "lab", "inject", "n2", "xid79", "--json"], capture_output=True, text=True)
+    assert out.returncode == 0 and json.loads(out.stdout), out.stderr
+    wait_job(slurm, job_id, lambda j: j.finished, "finished")
+    findings = wait_until("the XID 79 in the ledger", lambda: [
+        f for f in ledger_rows(lab, models.Finding, job_id=job_id)
+        if isinstance(f, models.Finding) and (f.xid == 79 or f.kind == "internal")])
+    assert [(f.xid, f.trust) for f in findings if f.xid == 79] == [(79, "kernel")]
+    assert not [f for f in findings if f.kind == "internal" and (f.details or {}).get("stage") == "diagnosis"]
+    n2 = slurm.nodes(["n2"])[0]
+    assert n2.drain and n2.reason.startswith("slurmtools: hardware: XID 79"), n2.reason
 
 
 def st(*args: str) -> subprocess.CompletedProcess[str]:
