@@ -116,3 +116,4 @@ def test_each_lab_fault_through_the_epilog(lab: Lab, slurm: CliSlurm, jobs: list
         if n3.drain:
             assert n3.reason.startswith("slurmtools: hardware: ") and f"[job {job_id}]" in n3.reason
             slurm.resume(["n3"])
+        lab.inject("n3", "reboot")      # the fault's hardware state (lab/hardware.py) cleared for the next one

@@ -295,7 +295,9 @@ def test_the_spool_filesystem_full(lab: Lab, slurm: CliSlurm, jobs: list[int], w
         assert d.classification == "node_fault" and "findings not in the ledger" in (
             d.details or {})["classification"]["why"]
         done = retried_away(slurm, job_id, node)
-        # space is back: the node's next hook spools, and carries the count into the ledger
+        # space is back: the node's next hook spools, and carries the count into the ledger (the node rebooted
+        # first: its GPU fell off the bus, and its prolog would turn the next job away until then)
+        inject(node, "reboot")
         slurm.resume([node])
         after = slurm.submit(["-w", node, "-o", "/dev/null", "--wrap", "true"])
         jobs.append(after)
