@@ -32,6 +32,7 @@ CHECKS: dict[str, str] = {
     "host": "host",
     "filesystems": "filesystem",
     "commands": "hardware",
+    "pcie": "hardware",
 }
 
 

@@ -240,6 +240,21 @@ class FakeNvml:
             out.append(SimpleNamespace(fieldId=fid, nvmlReturn=ret, value=SimpleNamespace(uiVal=value or 0)))
         return out
 
+    def nvmlDeviceGetCurrPcieLinkGeneration(self, h: dict[str, Any]) -> int:
+        return int(self._field("nvmlDeviceGetCurrPcieLinkGeneration", h, "pcie_gen"))
+
+    def nvmlDeviceGetCurrPcieLinkWidth(self, h: dict[str, Any]) -> int:
+        return int(self._field("nvmlDeviceGetCurrPcieLinkWidth", h, "pcie_width"))
+
+    def nvmlDeviceGetMaxPcieLinkGeneration(self, h: dict[str, Any]) -> int:
+        return int(self._field("nvmlDeviceGetMaxPcieLinkGeneration", h, "pcie_max_gen"))
+
+    def nvmlDeviceGetMaxPcieLinkWidth(self, h: dict[str, Any]) -> int:
+        return int(self._field("nvmlDeviceGetMaxPcieLinkWidth", h, "pcie_max_width"))
+
+    def nvmlDeviceGetGpuMaxPcieLinkGeneration(self, h: dict[str, Any]) -> int:
+        return int(self._field("nvmlDeviceGetGpuMaxPcieLinkGeneration", h, "pcie_gpu_max_gen"))
+
     def nvmlDeviceGetNvLinkState(self, h: dict[str, Any], link: int) -> int:
         states = self._field("nvmlDeviceGetNvLinkState", h, "nvlink_state")
         if link >= len(states):
