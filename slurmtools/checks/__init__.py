@@ -33,6 +33,7 @@ CHECKS: dict[str, str] = {
     "filesystems": "filesystem",
     "commands": "hardware",
     "pcie": "hardware",
+    "perf": "hardware",
 }
 
 

@@ -148,3 +148,167 @@ class Driver:
         values = [np.array([int(v) if kind != "f32" else float(v)], dtype=ARG_TYPES[kind]) for kind, v in args]
         params = np.array([v.ctypes.data for v in values], dtype=np.uint64)
         self._call("cuLaunchKernel", fn, grid, 1, 1, block, 1, 1, 0, stream, params.ctypes.data, 0)
+
+
+class SimulatedDriver:
+    """The same calls as `Driver`, answered from per-GPU figures instead of a GPU: what a snapshot's ``cuda``
+    section (replays, the lab), the tests and bench/failslow_fleet.py use. Work enqueued on a stream takes
+    virtual time (bytes / bandwidth, FLOPs / throughput); events stamp that time, so `cuEventElapsedTime`
+    measures it like the real driver would. Allocations are counted per device (``peak_bytes``).
+
+    DEVICES: ``{"pci_bus_id", "sms", "d2d_gbps", "h2d_gbps", "d2h_gbps", "fp32_tflops"}`` per CUDA ordinal;
+    JITTER: relative noise per operation (seeded: reproducible); ERRORS: call name -> CUDA error name.
+    """
+
+    def __init__(self, devices: list[dict[str, Any]], jitter: float = 0.0, seed: int = 0,
+                 errors: dict[str, str] | None = None, fmas_per_thread_iter: int = 32) -> None:
+        import random
+        import threading
+
+        self.devices = devices
+        self.jitter = jitter
+        self.rng = random.Random(seed)
+        self.errors = dict(errors or {})
+        self.fmas = fmas_per_thread_iter
+        self.local = threading.local()
+        self.lock = threading.Lock()
+        self.live_bytes: dict[int, int] = {}
+        self.peak_bytes: dict[int, int] = {}
+        self.allocs: dict[int, tuple[int, int]] = {}
+        self.next_ptr = 0x10000
+        self.released: list[int] = []
+        self.calls: list[str] = []
+
+    def _enter(self, name: str) -> None:
+        with self.lock:
+            self.calls.append(name)
+        if name in self.errors:
+            raise CudaError(name, self.errors[name])
+
+    def _dev(self) -> dict[str, Any]:
+        return dict(self.devices[self.local.ordinal])
+
+    def _work(self, seconds: float) -> None:
+        noise = 1.0 + (self.rng.gauss(0.0, self.jitter) if self.jitter else 0.0)
+        self.local.clock = getattr(self.local, "clock", 0.0) + seconds * max(noise, 0.01)
+
+    def cuDeviceGetCount(self) -> int:
+        self._enter("cuDeviceGetCount")
+        return len(self.devices)
+
+    def cuDeviceGet(self, ordinal: int) -> int:
+        self._enter("cuDeviceGet")
+        if not 0 <= ordinal < len(self.devices):
+            raise CudaError("cuDeviceGet", "CUDA_ERROR_INVALID_DEVICE")
+        return ordinal
+
+    def cuDeviceGetPCIBusId(self, dev: int) -> str:
+        self._enter("cuDeviceGetPCIBusId")
+        return str(self.devices[dev]["pci_bus_id"])
+
+    def cuDeviceGetAttribute(self, attribute: str, dev: int) -> int:
+        self._enter("cuDeviceGetAttribute")
+        return int(self.devices[dev].get("sms", 132))
+
+    def cuDevicePrimaryCtxRetain(self, dev: int) -> int:
+        self._enter("cuDevicePrimaryCtxRetain")
+        return dev
+
+    def cuDevicePrimaryCtxRelease(self, dev: int) -> None:
+        self._enter("cuDevicePrimaryCtxRelease")
+        with self.lock:
+            self.released.append(dev)
+
+    def cuCtxSetCurrent(self, ctx: int) -> None:
+        self._enter("cuCtxSetCurrent")
+        self.local.ordinal = ctx
+
+    def cuCtxSynchronize(self) -> None:
+        self._enter("cuCtxSynchronize")
+
+    def cuStreamCreate(self) -> str:
+        self._enter("cuStreamCreate")
+        return "stream"
+
+    def cuStreamSynchronize(self, stream: Any) -> None:
+        self._enter("cuStreamSynchronize")
+
+    def cuStreamDestroy(self, stream: Any) -> None:
+        self._enter("cuStreamDestroy")
+
+    def cuEventCreate(self) -> dict[str, float]:
+        self._enter("cuEventCreate")
+        return {"t": 0.0}
+
+    def cuEventRecord(self, event: dict[str, float], stream: Any) -> None:
+        self._enter("cuEventRecord")
+        event["t"] = getattr(self.local, "clock", 0.0)
+
+    def cuEventSynchronize(self, event: Any) -> None:
+        self._enter("cuEventSynchronize")
+
+    def cuEventElapsedTime(self, start: dict[str, float], end: dict[str, float]) -> float:
+        self._enter("cuEventElapsedTime")
+        return (end["t"] - start["t"]) * 1000.0
+
+    def cuEventDestroy(self, event: Any) -> None:
+        self._enter("cuEventDestroy")
+
+    def cuMemAlloc(self, nbytes: int) -> int:
+        self._enter("cuMemAlloc")
+        ordinal = self.local.ordinal
+        with self.lock:
+            ptr = self.next_ptr
+            self.next_ptr += nbytes + 0x1000
+            self.allocs[ptr] = (ordinal, nbytes)
+            self.live_bytes[ordinal] = self.live_bytes.get(ordinal, 0) + nbytes
+            self.peak_bytes[ordinal] = max(self.peak_bytes.get(ordinal, 0), self.live_bytes[ordinal])
+        return ptr
+
+    def cuMemFree(self, ptr: int) -> None:
+        self._enter("cuMemFree")
+        with self.lock:
+            ordinal, nbytes = self.allocs.pop(ptr)
+            self.live_bytes[ordinal] -= nbytes
+
+    def cuMemAllocHost(self, nbytes: int) -> int:
+        self._enter("cuMemAllocHost")
+        return 0x7F0000000000 + nbytes
+
+    def cuMemFreeHost(self, ptr: int) -> None:
+        self._enter("cuMemFreeHost")
+
+    def cuMemsetD32Async(self, ptr: int, value: int, count: int, stream: Any) -> None:
+        self._enter("cuMemsetD32Async")
+        self._work(count * 4 / (float(self._dev()["d2d_gbps"]) * 1e9))
+
+    def cuMemcpyDtoDAsync(self, dst: int, src: int, nbytes: int, stream: Any) -> None:
+        self._enter("cuMemcpyDtoDAsync")
+        self._work(2 * nbytes / (float(self._dev()["d2d_gbps"]) * 1e9))   # read + write
+
+    def cuMemcpyHtoDAsync(self, dst: int, src: int, nbytes: int, stream: Any) -> None:
+        self._enter("cuMemcpyHtoDAsync")
+        self._work(nbytes / (float(self._dev()["h2d_gbps"]) * 1e9))
+
+    def cuMemcpyDtoHAsync(self, dst: int, src: int, nbytes: int, stream: Any) -> None:
+        self._enter("cuMemcpyDtoHAsync")
+        self._work(nbytes / (float(self._dev()["d2h_gbps"]) * 1e9))
+
+    def cuModuleLoadData(self, ptx: bytes) -> bytes:
+        self._enter("cuModuleLoadData")
+        return ptx
+
+    def cuModuleGetFunction(self, module: bytes, name: str) -> str:
+        self._enter("cuModuleGetFunction")
+        if f".entry {name}(".encode() not in module:
+            raise CudaError("cuModuleGetFunction", "CUDA_ERROR_NOT_FOUND")
+        return name
+
+    def cuModuleUnload(self, module: Any) -> None:
+        self._enter("cuModuleUnload")
+
+    def cuLaunchKernel(self, fn: Any, grid: int, block: int, args: list[tuple[str, Any]], stream: Any) -> None:
+        self._enter("cuLaunchKernel")
+        iters = int(args[1][1])
+        flops = 2.0 * self.fmas * iters * grid * block
+        self._work(flops / (float(self._dev()["fp32_tflops"]) * 1e12) + 5e-6)   # + launch latency

@@ -32,6 +32,9 @@ DEVICE_FIELDS: dict[str, tuple[str, tuple[int, ...]]] = {
     "pcie_max_gen": ("nvmlDeviceGetMaxPcieLinkGeneration", ()),
     "pcie_max_width": ("nvmlDeviceGetMaxPcieLinkWidth", ()),
     "pcie_gpu_max_gen": ("nvmlDeviceGetGpuMaxPcieLinkGeneration", ()),
+    "clock_sm_mhz": ("nvmlDeviceGetClockInfo", (sysmod.CLOCK_SM,)),
+    "clock_sm_max_mhz": ("nvmlDeviceGetMaxClockInfo", (sysmod.CLOCK_SM,)),
+    "power_mw": ("nvmlDeviceGetPowerUsage", ()),
 }
 
 

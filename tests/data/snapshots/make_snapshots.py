@@ -34,6 +34,7 @@ def healthy() -> dict[str, Any]:
             "nvlink_state": [1] * NVLINKS, "nvlink_counters": [[0, 0, 0] for _ in range(NVLINKS)],
             # idle: NVML's clock event reason 0x1 (GPU idle), link trained down to Gen1 to save power
             "pcie_gen": 1, "pcie_width": 16, "pcie_max_gen": 5, "pcie_max_width": 16, "pcie_gpu_max_gen": 5,
+            "clock_sm_mhz": 345, "clock_sm_max_mhz": 1980, "power_mw": 71000 + 1000 * i,
         })
     files: dict[str, str] = {}
     for bus in BUS:
