@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from slurmtools import config
 from slurmtools.checks import FAIL, runner
 from slurmtools.config import this_node
-from slurmtools.ledger.spool import Event, record_or_report
+from slurmtools.ledger.spool import Event, make_key, record_or_report
 
 TYPE_CHECKING = False  # typing for the type checker only: it costs ~7 ms of every prolog (docs/performance.md)
 if TYPE_CHECKING:
@@ -44,6 +44,35 @@ def gate_event(cfg: Any, report: runner.Report, job_id: str | None) -> Event:
                  cluster=cfg.cluster)
 
 
+def perf_events(cfg: Any, report: runner.Report) -> list[Event]:
+    """One `perf` ledger event per probed GPU in a gate's results (checks.Result with a `probe` in evidence)."""
+    if not any(r.check == "perf" for r in report.results):
+        return []       # the prolog's path: no probe, nothing imported
+    from datetime import UTC, datetime
+
+    from slurmtools.checks.perfprobe import METRICS
+
+    events = []
+    node, when = report.node, report.time
+    stamp = datetime.fromtimestamp(when, UTC)
+    for r in report.results:
+        probe = r.evidence.get("probe") if r.check == "perf" else None
+        if not probe or not probe.get("uuid"):
+            continue
+        during = probe.get("during") or {}
+        data = {"node": node, "time": stamp, "profile": report.profile, "gpu_index": int(r.gpus[0]) if r.gpus else -1,
+                "uuid": str(probe["uuid"]), "model": str(probe.get("model") or ""),
+                "pci_bus_id": probe.get("pci_bus_id"), "status": r.status,
+                **{m: probe.get(m) for m in METRICS}, "sm_mhz_min": during.get("sm_mhz_min"),
+                "power_w_max": during.get("power_w_max"), "clocks_event_reasons": during.get("clocks_event_reasons"),
+                "seconds": probe.get("seconds"),
+                "details": {"during": during, "basis": r.evidence.get("basis"), "reason": r.reason[:500],
+                            "error": probe.get("error")}}
+        events.append(Event("perf", data, cluster=cfg.cluster, time=stamp,
+                            key=make_key("perf", cfg.cluster, node, probe["uuid"], when)))
+    return events
+
+
 def _spool(cfg: Any, events: list[Event], node: str) -> None:
     record_or_report(cfg.get("ledger.spool_dir"), events, "prolog", cfg.node(node)["state_dir"], node)
 
@@ -51,7 +80,7 @@ def _spool(cfg: Any, events: list[Event], node: str) -> None:
 def act(cfg: Any, report: runner.Report, *, job_id: str | None, job_gpus: set[int] | None,
         actor: str) -> int:
     """Record the verdict; on failure drain through the safety rails. Returns the hook's exit code."""
-    events = [gate_event(cfg, report, job_id)]
+    events = [gate_event(cfg, report, job_id), *perf_events(cfg, report)]
     if cfg.get("metrics.textfile_dir"):
         from slurmtools.hooks import textfile
 

@@ -1,0 +1,140 @@
+"""The fleet's side of the fail-slow probe (controller/perf.py): every probe result recorded in the ledger, each
+model's medians, slow GPUs, and the rails (a soft exclusion first, a drain when repeated; observe mode, breaker).
+Slurm is the in-memory FakeSlurm; probe results come from the real check over SimulatedDriver, or as the events
+the hook writes."""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from slurmtools import config
+from slurmtools.checks import runner
+from slurmtools.checks import system as sysmod
+from slurmtools.controller import perf as fleetperf
+from slurmtools.hooks import prolog
+from slurmtools.ledger import api, models
+from slurmtools.ledger.spool import Event, make_key
+
+from .fakes import FakeSlurm
+from .test_perf import H100, MODEL, node_snapshot
+
+T0 = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
+
+
+def perf_event(cfg: Any, node: str, gpu: int, figures: dict[str, float], when: datetime,
+               status: str = "ok") -> Event:
+    uuid = f"GPU-{node}-{gpu}"
+    data = {"node": node, "time": when, "profile": "health", "gpu_index": gpu, "uuid": uuid, "model": MODEL,
+            "pci_bus_id": None, "status": status, **figures, "details": {}}
+    return Event("perf", data, cluster=cfg.cluster, time=when, key=make_key("perf", cfg.cluster, uuid, when))
+
+
+def fleet(cfg: Any, nodes: int = 20, spread: float = 0.003, when: datetime = T0,
+          slow: dict[tuple[str, int], float] | None = None, seed: int = 1) -> None:
+    """NODES nodes of 8 H100s at the real figures with SPREAD (relative sd); SLOW: (node, gpu) -> factor."""
+    rng = random.Random(seed)
+    events = []
+    for n in range(1, nodes + 1):
+        for g in range(8):
+            factor = (slow or {}).get((f"n{n}", g), 1.0)
+            figs = {k: round(v * factor * (1 + rng.gauss(0, spread)), 3) for k, v in H100.items()}
+            events.append(perf_event(cfg, f"n{n}", g, figs, when))
+    api.store_now(events, cfg)
+
+
+def scan(world: dict[str, Any], now: datetime, record: bool = True) -> dict[str, Any]:
+    cfg = world["cfg"]
+    with Session(api.engine_for(cfg)) as s:
+        out = fleetperf.scan(cfg, s, slurm=world["slurm"], now=now, record=record)
+    api.store_now(out["events"], cfg)
+    return out
+
+
+def with_settings(world: dict[str, Any], extra: str) -> None:
+    path = world["path"]
+    path.write_text(path.read_text() + f"\n[checks]\nperf_baseline_file = \"{world['tmp']}/baseline.json\"\n"
+                    + extra)
+    world["cfg"] = config.load(path, env={})
+    world["slurm"] = FakeSlurm(nodes=20)
+
+
+def test_every_probe_result_the_health_hook_gets_is_recorded(world: dict[str, Any]) -> None:
+    with_settings(world, "")
+    cfg = world["cfg"]
+    snap = node_snapshot(g2={"d2d_gbps": 0.8})
+    report = runner.run(cfg, "health", node="n1", system=sysmod.System.from_snapshot(snap, "t"), persist=False)
+    api.store_now(prolog.perf_events(cfg, report), cfg)
+    with Session(api.engine_for(cfg)) as s:
+        rows = s.execute(select(models.PerfResult).order_by(models.PerfResult.gpu_index)).scalars().all()
+        got = [(r.gpu_index, r.status, round(r.d2d_gbps), r.model, r.sm_mhz_min, r.power_w_max) for r in rows]
+    assert got == [(i, "warn" if i == 2 else "ok", 2380 if i == 2 else 2975, MODEL, 1980, 690) for i in range(8)]
+    assert prolog.perf_events(cfg, runner.run(cfg, "prolog", node="n1",
+                                              system=sysmod.System.from_snapshot(snap, "t"))) == []
+
+
+def test_the_fleet_median_finds_the_slow_gpu_and_publishes_the_baseline(world: dict[str, Any]) -> None:
+    with_settings(world, "")
+    fleet(world["cfg"], slow={("n7", 3): 0.85})
+    out = scan(world, T0 + timedelta(hours=1))
+    assert out["gpus"] == 160 and out["models"][MODEL]["n"] == 160
+    assert abs(out["models"][MODEL]["d2d_gbps"] / 2975 - 1) < 0.002
+    assert [(f["node"], f["gpu"], f["basis"], f["streak"]) for f in out["slow"]] == [("n7", 3, "fleet", 1)]
+    assert {s["metric"] for s in out["slow"][0]["shortfalls"]} == set(H100)
+    published = json.loads((world["tmp"] / "baseline.json").read_text())
+    assert published["models"][MODEL]["n"] == 160
+    # the first time: a soft exclusion asking for a deep check, no drain
+    assert out["outcomes"] == [{"node": "n7", "gpu": 3, "action": "soft_exclude", "outcome": "soft_excluded"}]
+    assert not [c for c in world["slurm"].calls if c[0] == "drain"]
+    with Session(api.engine_for(world["cfg"])) as s:
+        x = s.execute(select(models.Exclusion)).scalars().one()
+    assert (x.node, x.scope, x.source) == ("n7", "soft", "perf") and x.details["deep_check"] is True
+    assert x.reason.startswith("slurmtools: hardware: fail-slow GPU 3: device-to-device copy")
+
+
+def test_slow_again_drains_through_the_rails(world: dict[str, Any]) -> None:
+    with_settings(world, "")
+    fleet(world["cfg"], slow={("n7", 3): 0.85})
+    scan(world, T0 + timedelta(hours=1))
+    fleet(world["cfg"], when=T0 + timedelta(hours=2), slow={("n7", 3): 0.84}, seed=2)
+    out = scan(world, T0 + timedelta(hours=3))
+    assert out["slow"][0]["streak"] == 2
+    assert out["outcomes"] == [{"node": "n7", "gpu": 3, "action": "drain", "outcome": "drained"}]
+    drains = [c for c in world["slurm"].calls if c[0] == "drain"]
+    assert len(drains) == 1 and drains[0][1] == ("n7",) and drains[0][2].startswith("slurmtools: hardware: fail-slow")
+
+
+def test_a_gpu_that_recovered_is_not_slow(world: dict[str, Any]) -> None:
+    with_settings(world, "")
+    fleet(world["cfg"], slow={("n7", 3): 0.85})
+    fleet(world["cfg"], when=T0 + timedelta(hours=2), seed=3)
+    assert scan(world, T0 + timedelta(hours=3), record=False)["slow"] == []
+
+
+def test_observe_mode_and_the_breaker(world: dict[str, Any]) -> None:
+    with_settings(world, "")
+    slow = {(f"n{n}", 0): 0.8 for n in (2, 4, 6, 8, 10)}
+    fleet(world["cfg"], slow=slow)
+    out = scan(world, T0 + timedelta(hours=1))
+    # 20 nodes at 10%: at most 2 soft exclusions in one scan, the rest refused by the breaker
+    assert [o["outcome"] for o in out["outcomes"]] == ["soft_excluded"] * 2 + ["breaker_open"] * 3
+    path = world["path"]
+    path.write_text(path.read_text().replace('cluster = "t"', 'cluster = "t"\nobserve = true'))
+    world["cfg"] = config.load(path, env={})
+    out = scan(world, T0 + timedelta(hours=2))
+    assert {o["outcome"] for o in out["outcomes"]} == {"observe"} and out["events"] == []
+
+
+def test_failed_probes_and_old_results_stay_out_of_the_baseline(world: dict[str, Any]) -> None:
+    with_settings(world, "perf_min_fleet = 4\n")
+    cfg = world["cfg"]
+    fleet(cfg, nodes=1)
+    api.store_now([perf_event(cfg, "n9", 0, {}, T0, status="unknown"),
+                   perf_event(cfg, "n9", 1, {k: v * 0.5 for k, v in H100.items()}, T0 - timedelta(days=30))], cfg)
+    out = scan(world, T0 + timedelta(hours=1), record=False)
+    assert out["gpus"] == 8 and out["slow"] == []
