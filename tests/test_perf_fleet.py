@@ -44,7 +44,7 @@ def fleet(cfg: Any, nodes: int = 20, spread: float = 0.003, when: datetime = T0,
         for g in range(8):
             factor = (slow or {}).get((f"n{n}", g), 1.0)
             figs = {k: round(v * factor * (1 + rng.gauss(0, spread)), 3) for k, v in H100.items()}
-            events.append(perf_event(cfg, f"n{n}", g, figs, when))
+            events.append(perf_event(cfg, f"n{n}", g, figs, when, status="warn" if factor < 0.9 else "ok"))
     api.store_now(events, cfg)
 
 
@@ -138,3 +138,32 @@ def test_failed_probes_and_old_results_stay_out_of_the_baseline(world: dict[str,
                    perf_event(cfg, "n9", 1, {k: v * 0.5 for k, v in H100.items()}, T0 - timedelta(days=30))], cfg)
     out = scan(world, T0 + timedelta(hours=1), record=False)
     assert out["gpus"] == 8 and out["slow"] == []
+
+
+def test_the_report_section_and_the_exporter(world: dict[str, Any]) -> None:
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from slurmtools.reports.build import build_report
+    from slurmtools.reports.exporter import LedgerCollector
+    from slurmtools.reports.render import text
+    from slurmtools.reports.scope import Scope
+
+    with_settings(world, "")
+    cfg = world["cfg"]
+    fleet(cfg, nodes=4, slow={("n3", 5): 0.8})
+    engine = api.engine_for(cfg)
+    report = build_report(engine, Scope(cluster="t", since=T0 - timedelta(days=1), until=T0 + timedelta(days=1)),
+                          sections=("gpu_perf",))
+    section = report["gpu_perf"]
+    assert (section["results"], section["gpus"], section["models"][MODEL]["gpus"]) == (32, 32, 32)
+    assert section["models"][MODEL]["d2d_gbps"]["min"] < 0.81 * 2975
+    assert [(g["node"], g["gpu"]) for g in section["slow"]] == [("n3", 5)]
+    rendered = text(report)
+    assert "9. GPU performance" in rendered and "- n3 GPU 5: d2d_gbps" in rendered
+    registry = CollectorRegistry()
+    registry.register(LedgerCollector(cfg, engine))
+    lines = generate_latest(registry).decode().splitlines()
+    d2d = [ln for ln in lines if ln.startswith("slurmtools_gpu_probe_d2d_gbps{")]
+    assert len(d2d) == 32
+    assert f'slurmtools_gpu_probe_slow{{gpu="5",model="{MODEL}",node="n3"}} 1.0' in lines
+    assert f'slurmtools_gpu_probe_slow{{gpu="0",model="{MODEL}",node="n3"}} 0.0' in lines
