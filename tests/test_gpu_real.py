@@ -97,3 +97,22 @@ def test_a_snapshot_recorded_here_replays_to_the_same_verdict(tmp_path: Path) ->
     assert gpu_results(replayed) == gpu_results(live)
     assert replayed.verdict == live.verdict
 
+
+
+def test_the_fail_slow_probe_on_a_real_gpu(tmp_path: Path) -> None:
+    """The probe through cuda-bindings on this machine's GPUs: figures, time and memory bounds, repeatability."""
+    pytest.importorskip("cuda.bindings", reason="cuda-bindings not installed (pip install 'slurmtools[gpu]')")
+    cfg = cfg_for(tmp_path)
+    runs = []
+    for _ in range(10):
+        report = runner.run(cfg, "deep", node="gpu", system=sysmod.System.real(), persist=False)
+        perf = [r for r in report.results if r.check == "perf"]
+        assert perf and all(r.status in ("ok", "warn") for r in perf), [r.to_dict() for r in perf]
+        runs.append([r.evidence["probe"] for r in perf])
+    for probe in runs[0]:
+        assert probe["d2d_gbps"] > 100 and probe["h2d_gbps"] > 1 and probe["fp32_tflops"] > 1
+        assert probe["seconds"] <= 3.0 and probe["gpu_mib"] <= 2048
+    for gpu in range(len(runs[0])):
+        for metric in ("d2d_gbps", "h2d_gbps", "d2h_gbps", "fp32_tflops"):
+            values = [run[gpu][metric] for run in runs]
+            assert (max(values) - min(values)) / max(values) < 0.05, (metric, values)
