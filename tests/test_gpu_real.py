@@ -25,9 +25,10 @@ pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).parents[1]
 
 
-def cfg_for(tmp_path: Path) -> config.Config:
+def cfg_for(tmp_path: Path, extra: str = "") -> config.Config:
     path = tmp_path / "cfg.toml"
-    path.write_text(f'[node]\nstate_dir = "{tmp_path}/state"\n[checks]\nrequire_persistence_mode = false\n')
+    path.write_text(f'[node]\nstate_dir = "{tmp_path}/state"\n[checks]\nrequire_persistence_mode = false\n'
+                    f'perf_baseline_file = ""\n{extra}')
     return config.load(path, env={})
 
 
@@ -102,7 +103,7 @@ def test_a_snapshot_recorded_here_replays_to_the_same_verdict(tmp_path: Path) ->
 def test_the_fail_slow_probe_on_a_real_gpu(tmp_path: Path) -> None:
     """The probe through cuda-bindings on this machine's GPUs: figures, time and memory bounds, repeatability."""
     pytest.importorskip("cuda.bindings", reason="cuda-bindings not installed (pip install 'slurmtools[gpu]')")
-    cfg = cfg_for(tmp_path)
+    cfg = cfg_for(tmp_path, "perf_stress_seconds = 0\n")
     runs = []
     for _ in range(10):
         report = runner.run(cfg, "deep", node="gpu", system=sysmod.System.real(), persist=False)
@@ -116,3 +117,15 @@ def test_the_fail_slow_probe_on_a_real_gpu(tmp_path: Path) -> None:
         for metric in ("d2d_gbps", "h2d_gbps", "d2h_gbps", "fp32_tflops"):
             values = [run[gpu][metric] for run in runs]
             assert (max(values) - min(values)) / max(values) < 0.05, (metric, values)
+
+
+def test_the_deep_profiles_stress_on_a_real_gpu(tmp_path: Path) -> None:
+    """Ten seconds of the FMA kernel on every GPU, NVML watching: a healthy GPU shows no HW slowdown."""
+    pytest.importorskip("cuda.bindings", reason="cuda-bindings not installed (pip install 'slurmtools[gpu]')")
+    report = runner.run(cfg_for(tmp_path, "perf_stress_seconds = 10\n"), "deep", node="gpu",
+                        system=sysmod.System.real(), persist=False)
+    stress = [r for r in report.results if r.check == "stress"]
+    assert stress and all(r.status == "ok" for r in stress), [r.to_dict() for r in stress]
+    for r in stress:
+        during = r.evidence["stress"]["during"]
+        assert r.evidence["stress"]["seconds"] >= 10 and during["samples"] >= 20 and during["sm_mhz_median"] > 0

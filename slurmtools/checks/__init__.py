@@ -34,6 +34,7 @@ CHECKS: dict[str, str] = {
     "commands": "hardware",
     "pcie": "hardware",
     "perf": "hardware",
+    "stress": "hardware",
 }
 
 

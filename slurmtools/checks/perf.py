@@ -67,7 +67,7 @@ def baseline(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for model, items in by_model.items():
         entry: dict[str, Any] = {"n": len(items)}
-        for metric in METRICS:
+        for metric in (*METRICS, "sm_mhz_min"):      # the SM clock under the probe's load: the stress's reference
             values = [float(r[metric]) for r in items if r.get(metric) is not None]
             if values:
                 entry[metric] = round(median(values), 3)
@@ -133,22 +133,10 @@ def run(system: sysmod.System, ctx: Context) -> list[Result]:
     due = _due(ctx)
     if not due:
         return [ok(NAME, f"probed less than {float(s['perf_interval']):g}s ago (perf_interval)")]
-    nvml = system.nvml
-    targets: dict[int, dict[str, Any]] = {}
-    busy: list[str] = []
-    for index in range(int(nvml.nvmlDeviceGetCount())):
-        try:
-            h = nvml.nvmlDeviceGetHandleByIndex(index)
-            procs = nvml.nvmlDeviceGetComputeRunningProcesses(h) or []
-            info = {"handle": h, "bus": bus_id(nvml.nvmlDeviceGetPciInfo(h).busId),
-                    "model": str(nvml.nvmlDeviceGetName(h)), "uuid": str(nvml.nvmlDeviceGetUUID(h)),
-                    "max_gen": _maybe(system, nvml.nvmlDeviceGetMaxPcieLinkGeneration, h),
-                    "max_width": _maybe(system, nvml.nvmlDeviceGetMaxPcieLinkWidth, h)}
-        except system.NVMLError as exc:
-            return [unknown(NAME, f"GPU {index}: NVML query failed: {exc}")]
-        if procs:
-            busy.append(f"GPU {index} ({len(procs)} processes)")
-        targets[index] = info
+    try:
+        targets, busy = gpus(system)
+    except system.NVMLError as exc:
+        return [unknown(NAME, f"NVML query failed: {exc}")]
     if busy:
         # A GPU in use is never probed, and neither are its neighbours: they share power, cooling and the host.
         status = unknown if ctx.profile == "deep" else ok
@@ -167,6 +155,23 @@ def run(system: sysmod.System, ctx: Context) -> list[Result]:
     for index, info in targets.items():
         results.append(_judge(index, info, figures.get(index) or {}, fleet, ctx, margin, limits))
     return results
+
+
+def gpus(system: sysmod.System) -> tuple[dict[int, dict[str, Any]], list[str]]:
+    """Every GPU NVML sees (handle, bus id, model, UUID, PCIe maxima) and those with processes on them."""
+    nvml = system.nvml
+    targets: dict[int, dict[str, Any]] = {}
+    busy: list[str] = []
+    for index in range(int(nvml.nvmlDeviceGetCount())):
+        h = nvml.nvmlDeviceGetHandleByIndex(index)
+        procs = nvml.nvmlDeviceGetComputeRunningProcesses(h) or []
+        targets[index] = {"handle": h, "bus": bus_id(nvml.nvmlDeviceGetPciInfo(h).busId),
+                          "model": str(nvml.nvmlDeviceGetName(h)), "uuid": str(nvml.nvmlDeviceGetUUID(h)),
+                          "max_gen": _maybe(system, nvml.nvmlDeviceGetMaxPcieLinkGeneration, h),
+                          "max_width": _maybe(system, nvml.nvmlDeviceGetMaxPcieLinkWidth, h)}
+        if procs:
+            busy.append(f"GPU {index} ({len(procs)} processes)")
+    return targets, busy
 
 
 def _due(ctx: Context) -> bool:

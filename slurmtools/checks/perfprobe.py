@@ -230,6 +230,51 @@ class Sampler:
             reasons |= r.get("reasons", 0)
         power = pick("power_mw", max)
         return {"samples": len(rows), "sm_mhz_min": pick("sm_mhz", min),
+                "sm_mhz_median": pick("sm_mhz", lambda v: sorted(v)[len(v) // 2]),
                 "power_w_max": power // 1000 if power else None,
                 "temperature_max": pick("temperature", max), "clocks_event_reasons": reasons,
                 "pcie_gen": pick("pcie_gen", max), "pcie_width": pick("pcie_width", max)}
+
+
+def load(drv: Any, ordinal: int, seconds: float, launch_s: float = 0.1) -> dict[str, Any]:
+    """Keep GPU ORDINAL busy with the FMA kernel for SECONDS of GPU time (launches of about LAUNCH_S each, timed
+    with events; wall time capped at 1.5 x SECONDS + 10 s), for the deep profile's stress. Frees what it took."""
+    t0 = time.monotonic()
+    dev = drv.cuDeviceGet(ordinal)
+    ctx = drv.cuDevicePrimaryCtxRetain(dev)
+    freed: list[tuple[Any, Any]] = []
+    try:
+        drv.cuCtxSetCurrent(ctx)
+        sms = drv.cuDeviceGetAttribute("CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT", dev)
+        stream = drv.cuStreamCreate()
+        start, end = drv.cuEventCreate(), drv.cuEventCreate()
+        freed += [(drv.cuStreamDestroy, stream), (drv.cuEventDestroy, start), (drv.cuEventDestroy, end)]
+        grid = max(1, sms) * BLOCKS_PER_SM
+        out = drv.cuMemAlloc(grid * BLOCK * 4)
+        freed.append((drv.cuMemFree, out))
+        module = drv.cuModuleLoadData(fma_ptx())
+        freed.append((drv.cuModuleUnload, module))
+        fn = drv.cuModuleGetFunction(module, "fma_loop")
+
+        def launch(iters: int) -> float:
+            drv.cuEventRecord(start, stream)
+            drv.cuLaunchKernel(fn, grid, BLOCK, [("u64", out), ("u32", iters)], stream)
+            drv.cuEventRecord(end, stream)
+            drv.cuEventSynchronize(end)
+            return max(float(drv.cuEventElapsedTime(start, end)) / 1000, 1e-9)
+
+        iters = 256
+        busy = launch(iters)
+        iters = int(max(256, min(1 << 24, iters * launch_s / busy)))
+        launches, deadline = 1, t0 + seconds * 1.5 + 10
+        while busy < seconds and time.monotonic() < deadline:
+            busy += launch(iters)
+            launches += 1
+        return {"seconds": round(busy, 3), "launches": launches, "wall_s": round(time.monotonic() - t0, 3)}
+    finally:
+        for free, what in reversed(freed):
+            try:
+                free(what)
+            except Exception:  # noqa: BLE001 - freeing after a failed load: the error that matters is raised
+                pass
+        drv.cuDevicePrimaryCtxRelease(dev)
