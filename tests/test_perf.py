@@ -146,8 +146,12 @@ def test_no_cuda_is_said_not_failed(tmp_path: Path) -> None:
     del snap["cuda"]
     results, _ = probe(tmp_path, snap)
     assert [(r.status, r.reason) for r in results] == [("ok", "no probe: the replayed snapshot has no CUDA figures")]
-    results, _ = probe(tmp_path / "deep", snap, profile="deep")
-    assert [r.status for r in results] == ["unknown"]
+    results, _ = probe(tmp_path / "deep", snap, profile="deep")      # nothing installed: no reason to hold back
+    assert [r.status for r in results] == ["ok"]
+    system = sysmod.System.from_snapshot(node_snapshot(), "t")
+    system.cuda_source = cudadrv.SimulatedDriver([], errors={"cuDeviceGetCount": "CUDA_ERROR_NO_DEVICE"})
+    report = runner.run(cfg_for(tmp_path / "d2"), "deep", node="n1", system=system, persist=False)
+    assert [r.status for r in report.results if r.check == "perf"] == ["unknown"] * 8
 
 
 def test_a_cuda_error_mid_probe_is_unknown_and_everything_is_freed(tmp_path: Path) -> None:

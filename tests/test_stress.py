@@ -71,7 +71,7 @@ def test_a_clock_that_sags_below_the_fleet_median_fails_and_sw_thermal_warns(tmp
     assert [r.status for r in results][:3] == ["ok", "fail", "ok"] and "the profile's 1800" in results[1].reason
 
 
-def test_busy_gpus_or_no_cuda_cannot_vouch(tmp_path: Path) -> None:
+def test_busy_gpus_cannot_vouch_and_no_cuda_holds_nothing_back(tmp_path: Path) -> None:
     snap = node_snapshot()
     snap["nvml"]["devices"][0]["processes"] = [{"pid": 7, "used_mib": 100}]
     results, _ = stress(tmp_path, snap)
@@ -79,4 +79,4 @@ def test_busy_gpus_or_no_cuda_cannot_vouch(tmp_path: Path) -> None:
     snap = node_snapshot()
     del snap["cuda"]
     results, _ = stress(tmp_path / "n", snap)
-    assert [r.status for r in results] == ["unknown"] and "no CUDA figures" in results[0].reason
+    assert [r.status for r in results] == ["ok"] and "no CUDA figures" in results[0].reason

@@ -25,6 +25,7 @@ import threading
 
 from slurmtools.checks import Context, Result, ok, unknown, warn
 from slurmtools.checks import system as sysmod
+from slurmtools.checks.cudadrv import CudaUnavailable
 from slurmtools.checks.gpu import bus_id
 from slurmtools.checks.perfprobe import GPU_IDLE, METRICS, Limits, Sampler, measure
 
@@ -143,9 +144,11 @@ def run(system: sysmod.System, ctx: Context) -> list[Result]:
         return [status(NAME, f"not probed: GPUs in use: {', '.join(busy[:8])}", busy=busy[:16])]
     try:
         drv = system.cuda()
-    except Exception as exc:  # noqa: BLE001 - no cuda-bindings / no libcuda: said, never a drain
+    except CudaUnavailable as exc:   # not installed here: said, and no reason to hold a node back
+        return [ok(NAME, f"no probe: {exc}")]
+    except Exception as exc:  # noqa: BLE001 - the driver failed to start: the deep check cannot vouch
         status = unknown if ctx.profile == "deep" else ok
-        return [status(NAME, f"no probe: {exc}")]
+        return [status(NAME, f"no probe: {type(exc).__name__}: {exc}")]
     limits = Limits(float(s["perf_seconds"]), int(s["perf_memory_mib"]))
     figures = probe_all(system, drv, targets, limits)
     ctx.counters.observe("perf/last_probe", int(ctx.counters.now), 0)
@@ -182,13 +185,19 @@ def _due(ctx: Context) -> bool:
     return last is None or ctx.counters.now - float(last) >= float(ctx.settings["perf_interval"])
 
 
+def cuda_ordinals(drv: Any) -> dict[str, int]:
+    """PCI bus id (0000:3b:00.0) -> CUDA device ordinal: NVML's order and CUDA's need not agree."""
+    return {bus_id(drv.cuDeviceGetPCIBusId(drv.cuDeviceGet(o))): o for o in range(drv.cuDeviceGetCount())}
+
+
 def probe_all(system: sysmod.System, drv: Any, targets: dict[int, dict[str, Any]],
               limits: Limits) -> dict[int, dict[str, Any]]:
     """Probe every target GPU at once (one thread each), NVML sampling them meanwhile. A GPU whose probe
     failed gets {"error": ...}."""
-    ordinals: dict[str, int] = {}
-    for ordinal in range(drv.cuDeviceGetCount()):
-        ordinals[bus_id(drv.cuDeviceGetPCIBusId(drv.cuDeviceGet(ordinal)))] = ordinal
+    try:
+        ordinals = cuda_ordinals(drv)
+    except Exception as exc:  # noqa: BLE001 - CUDA sees no device at all: every GPU's probe failed
+        return {index: {"error": f"{type(exc).__name__}: {exc}"[:300]} for index in targets}
     out: dict[int, dict[str, Any]] = {}
 
     def one(index: int, bus: str) -> None:

@@ -6,8 +6,9 @@ cool. Under load it fails on a HW slowdown, HW thermal slowdown or HW power brak
 sample, or on an SM clock whose median under load sags below the model's reference by more than
 ``perf_clock_margin`` (5 %): the fleet's median SM clock under the probe's load (the published baseline) once the
 fleet has ``perf_min_fleet`` results, else the hardware profile's ``perf_sm_mhz``; with neither, the clock is
-recorded, not judged. A SW thermal slowdown warns. GPUs in use, or no CUDA: `unknown` (a deep check that could
-not stress did not pass).
+recorded, not judged. A SW thermal slowdown warns. GPUs in use, or a CUDA driver that fails to start: `unknown` (a
+deep check that could not stress did not pass); no CUDA installed at all (no `slurmtools[gpu]`, no libcuda, a
+replay without CUDA figures): `ok` with the reason, so a site without the extra keeps its return to service.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ import threading
 
 from slurmtools.checks import Context, Result, fail, ok, unknown, warn
 from slurmtools.checks import system as sysmod
-from slurmtools.checks.gpu import FAIL_REASONS, WARN_REASONS, bus_id
-from slurmtools.checks.perf import gpus, read_fleet
+from slurmtools.checks.cudadrv import CudaUnavailable
+from slurmtools.checks.gpu import FAIL_REASONS, WARN_REASONS
+from slurmtools.checks.perf import cuda_ordinals, gpus, read_fleet
 from slurmtools.checks.perfprobe import Sampler, load
 
 TYPE_CHECKING = False  # typing for the type checker only (docs/performance.md)
@@ -46,14 +48,20 @@ def run(system: sysmod.System, ctx: Context) -> list[Result]:
         return [ok(NAME, "no GPUs to stress")]
     try:
         drv = system.cuda()
-    except Exception as exc:  # noqa: BLE001 - no cuda-bindings / no libcuda: the deep check cannot vouch
-        return [unknown(NAME, f"no stress: {exc}")]
-    ordinals = {}
-    for ordinal in range(drv.cuDeviceGetCount()):
-        ordinals[bus_id(drv.cuDeviceGetPCIBusId(drv.cuDeviceGet(ordinal)))] = ordinal
+    except CudaUnavailable as exc:   # not installed here: said, and no reason to hold a node back
+        return [ok(NAME, f"no stress: {exc}")]
+    except Exception as exc:  # noqa: BLE001 - the driver failed to start: the deep check cannot vouch
+        return [unknown(NAME, f"no stress: {type(exc).__name__}: {exc}")]
+    try:
+        ordinals = cuda_ordinals(drv)
+    except Exception as exc:  # noqa: BLE001 - CUDA sees no device at all: the deep check cannot vouch
+        return [unknown(NAME, f"no stress: {type(exc).__name__}: {exc}")]
     done: dict[int, dict[str, Any]] = {}
 
     def one(index: int, bus: str) -> None:
+        if bus not in ordinals:
+            done[index] = {"error": f"not visible to CUDA ({bus})"}
+            return
         try:
             done[index] = load(drv, ordinals[bus], seconds)
         except Exception as exc:  # noqa: BLE001 - CudaError, a GPU CUDA does not see: that GPU is unknown
