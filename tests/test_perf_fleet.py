@@ -167,3 +167,33 @@ def test_the_report_section_and_the_exporter(world: dict[str, Any]) -> None:
     assert len(d2d) == 32
     assert f'slurmtools_gpu_probe_slow{{gpu="5",model="{MODEL}",node="n3"}} 1.0' in lines
     assert f'slurmtools_gpu_probe_slow{{gpu="0",model="{MODEL}",node="n3"}} 0.0' in lines
+
+
+def test_the_controllers_deep_checks_record_their_probes_too(world: dict[str, Any]) -> None:
+    """The controller runs `slurmtools check --profile deep --json` (here: `cat` of such output, from the real
+    check over SimulatedDriver) on a drained node: its probe results reach the ledger like the health hook's."""
+    import random as rnd
+
+    from slurmtools.controller import safety
+    from slurmtools.controller.engine import Controller
+
+    with_settings(world, "perf_stress_seconds = 0\n")
+    snap = node_snapshot(g5={"d2d_gbps": 0.7})
+    report = runner.run(world["cfg"], "deep", node="n1", system=sysmod.System.from_snapshot(snap, "t"), persist=False)
+    out = world["tmp"] / "deep.json"
+    out.write_text(json.dumps([r.to_dict() for r in report.results] + [{"check": "perf", "status": "ok",
+                                                                          "evidence": {"probe": "not a dict"}}]))
+    path = world["path"]
+    path.write_text(path.read_text().replace("[controller]", f'[controller]\ndeep_check_command = ["cat", "{out}"]'))
+    cfg = world["cfg"] = config.load(path, env={})
+    _, evs = safety.request_drain("n1", "hardware", "XID 79", job_id=7, actor="epilog", cfg=cfg, slurm=world["slurm"])
+    api.record(evs, cfg)
+    api.flush(cfg)
+    c = Controller(cfg, slurm=world["slurm"], rng=rnd.Random(0), recovery=True)
+    rows = c.recover(force=True)
+    assert rows[0]["node"] == "n1"
+    api.flush(cfg)
+    with Session(api.engine_for(cfg)) as s:
+        got = s.execute(select(models.PerfResult.profile, models.PerfResult.gpu_index, models.PerfResult.status)
+                        .order_by(models.PerfResult.gpu_index)).all()
+    assert [tuple(r) for r in got] == [("deep", i, "warn" if i == 5 else "ok") for i in range(8)]

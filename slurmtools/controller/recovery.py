@@ -88,12 +88,27 @@ class Recovering(ControllerBase):
         except OSError as exc:
             return "unknown", {"error": f"cannot run {argv[0]}: {exc}"}
         verdict = {0: "ok", 1: "fail"}.get(proc.returncode, "unknown")
+        perf: list[Any] = []
         try:
             results = json.loads(proc.stdout)
             failed = [r.get("check") for r in results if r.get("status") == "fail"]
+            perf = [r for r in results if isinstance(r, dict) and r.get("check") == "perf"]
         except (ValueError, AttributeError, TypeError):
             failed = []
-        return verdict, {"rc": proc.returncode, "failed": failed, "stderr": proc.stderr[-500:]}
+        return verdict, {"rc": proc.returncode, "failed": failed, "stderr": proc.stderr[-500:], "perf": perf}
+
+    def _perf_events(self, node: str, raw: list[Any], when: float) -> list[Event]:
+        """The deep check's fail-slow probe results, recorded like the health hook's (checks/perfrecord.py)."""
+        from slurmtools.checks import Result
+        from slurmtools.checks.perfrecord import events
+
+        results = []
+        for r in raw:
+            try:
+                results.append(Result.from_dict(r))
+            except (KeyError, TypeError, ValueError):
+                continue        # not ours to trust blindly: what does not parse is left out
+        return events(self.cfg, node, "deep", results, when)
 
     def recover(self, force: bool = False) -> list[dict[str, Any]]:
         """Deep-check nodes under an automatic drain exclusion; resume them after `recovery_passes` passes
@@ -136,6 +151,7 @@ class Recovering(ControllerBase):
                     continue
                 verdict, info_ = (self.deep_check_override or self._deep_check_command)(node)
                 st["last"] = time.time()
+                events += self._perf_events(node, info_.pop("perf", None) or [], st["last"])
                 if verdict == "ok":
                     st["passes"] += 1
                 elif verdict == "fail":

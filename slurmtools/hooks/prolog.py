@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from slurmtools import config
 from slurmtools.checks import FAIL, runner
 from slurmtools.config import this_node
-from slurmtools.ledger.spool import Event, make_key, record_or_report
+from slurmtools.ledger.spool import Event, record_or_report
 
 TYPE_CHECKING = False  # typing for the type checker only: it costs ~7 ms of every prolog (docs/performance.md)
 if TYPE_CHECKING:
@@ -45,33 +45,12 @@ def gate_event(cfg: Any, report: runner.Report, job_id: str | None) -> Event:
 
 
 def perf_events(cfg: Any, report: runner.Report) -> list[Event]:
-    """One `perf` ledger event per probed GPU in a gate's results (checks.Result with a `probe` in evidence)."""
+    """One `perf` ledger event per probed GPU in the report (none on the prolog's path: nothing imported)."""
     if not any(r.check == "perf" for r in report.results):
-        return []       # the prolog's path: no probe, nothing imported
-    from datetime import UTC, datetime
+        return []
+    from slurmtools.checks.perfrecord import events
 
-    from slurmtools.checks.perfprobe import METRICS
-
-    events = []
-    node, when = report.node, report.time
-    stamp = datetime.fromtimestamp(when, UTC)
-    for r in report.results:
-        probe = r.evidence.get("probe") if r.check == "perf" else None
-        if not probe or not probe.get("uuid"):
-            continue
-        during = probe.get("during") or {}
-        data = {"node": node, "time": stamp, "profile": report.profile, "gpu_index": int(r.gpus[0]) if r.gpus else -1,
-                "uuid": str(probe["uuid"]), "model": str(probe.get("model") or ""),
-                "pci_bus_id": probe.get("pci_bus_id"), "status": r.status,
-                **{m: probe.get(m) for m in METRICS}, "sm_mhz_min": during.get("sm_mhz_min"),
-                "power_w_max": during.get("power_w_max"), "clocks_event_reasons": during.get("clocks_event_reasons"),
-                "seconds": probe.get("seconds"),
-                "details": {"during": during, "basis": r.evidence.get("basis"), "reason": r.reason[:500],
-                            "error": probe.get("error")}}
-        events.append(Event("perf", data, cluster=cfg.cluster, time=stamp,
-                            key=make_key("perf", cfg.cluster, node, probe["uuid"], when)))
-    return events
-
+    return events(cfg, report.node, report.profile, report.results, report.time)
 
 def _spool(cfg: Any, events: list[Event], node: str) -> None:
     record_or_report(cfg.get("ledger.spool_dir"), events, "prolog", cfg.node(node)["state_dir"], node)
