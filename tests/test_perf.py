@@ -184,3 +184,16 @@ def test_judgement_units() -> None:
     ptx = perfprobe.fma_ptx().decode()
     assert ptx.count("fma.rn.f32") == perfprobe.FMAS_PER_ITER == cudadrv.SimulatedDriver([]).fmas
     assert perf.packaged_defaults()[MODEL] == H100
+
+
+def test_no_probe_while_a_slurm_job_holds_the_node(tmp_path: Path) -> None:
+    """A job allocated the node (its `extern` step's slurmstepd) but no CUDA process yet: the GPUs are the job's."""
+    snap = node_snapshot()
+    snap["files"]["proc/4242/comm"] = "slurmstepd\n"
+    snap["files"]["proc/17/comm"] = "slurmd\n"
+    results, system = probe(tmp_path, snap)
+    assert [(r.status, r.reason) for r in results] == [
+        ("ok", "not probed: a Slurm job is on the node (1 slurmstepd processes)")]
+    assert system.cuda_source is None
+    results, _ = probe(tmp_path / "deep", snap, profile="deep")
+    assert [r.status for r in results] == ["unknown"]

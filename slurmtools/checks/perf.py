@@ -134,6 +134,11 @@ def run(system: sysmod.System, ctx: Context) -> list[Result]:
     due = _due(ctx)
     if not due:
         return [ok(NAME, f"probed less than {float(s['perf_interval']):g}s ago (perf_interval)")]
+    steps = slurm_steps(system.fs)
+    if steps:
+        # A job holds the node (its GPUs may be idle between steps, or before its first CUDA call): never probe.
+        status = unknown if ctx.profile == "deep" else ok
+        return [status(NAME, f"not probed: a Slurm job is on the node ({steps} slurmstepd processes)")]
     try:
         targets, busy = gpus(system)
     except system.NVMLError as exc:
@@ -158,6 +163,13 @@ def run(system: sysmod.System, ctx: Context) -> list[Result]:
     for index, info in targets.items():
         results.append(_judge(index, info, figures.get(index) or {}, fleet, ctx, margin, limits))
     return results
+
+
+def slurm_steps(fs: sysmod.Fs) -> int:
+    """How many slurmstepd processes run here: one per step of every job on the node (with PrologFlags=Contain
+    the `extern` step exists from allocation on, before the job's first CUDA call)."""
+    return sum(1 for pid in fs.listdir("proc")
+               if pid.isdigit() and (fs.read(f"proc/{pid}/comm") or "").strip() == "slurmstepd")
 
 
 def gpus(system: sysmod.System) -> tuple[dict[int, dict[str, Any]], list[str]]:

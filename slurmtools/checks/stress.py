@@ -19,7 +19,7 @@ from slurmtools.checks import Context, Result, fail, ok, unknown, warn
 from slurmtools.checks import system as sysmod
 from slurmtools.checks.cudadrv import CudaUnavailable
 from slurmtools.checks.gpu import FAIL_REASONS, WARN_REASONS
-from slurmtools.checks.perf import cuda_ordinals, gpus, read_fleet
+from slurmtools.checks.perf import cuda_ordinals, gpus, read_fleet, slurm_steps
 from slurmtools.checks.perfprobe import Sampler, load
 
 TYPE_CHECKING = False  # typing for the type checker only (docs/performance.md)
@@ -38,6 +38,9 @@ def run(system: sysmod.System, ctx: Context) -> list[Result]:
         return [ok(NAME, "no GPUs expected")]
     if system.nvml_init() is not None:
         return [unknown(NAME, "NVML unavailable: no stress")]
+    steps = slurm_steps(system.fs)
+    if steps:
+        return [unknown(NAME, f"not stressed: a Slurm job is on the node ({steps} slurmstepd processes)")]
     try:
         targets, busy = gpus(system)
     except system.NVMLError as exc:

@@ -8,10 +8,11 @@ profile's or packaged figures) with the same margins as the nodes.
 
 A slow GPU, through the safety rails: the first time, a *soft* exclusion of its node (new jobs and retries avoid
 it; ``checks.perf_soft_ttl``) whose evidence asks for a deep check (``deep_check: true``; the controller runs deep
-checks on drained nodes only, so it is the operator's, or the health profile's next probe); ``checks.perf_drain_after`` slow results of the same GPU in a row, a drain through
-`safety.request_drain` (reason ``slurmtools: hardware: fail-slow GPU ...``), with its observe mode, circuit
-breaker and kill switch. Soft exclusions opened by one scan are capped like drains (the breaker's limit over
-the fleet), a node already excluded gets no second one, and observe mode records and opens nothing.
+checks on drained nodes only, so it is the operator's, or the health profile's next probe);
+``checks.perf_drain_after`` slow results of the same GPU in a row, a drain through `safety.request_drain`
+(reason ``slurmtools: hardware: fail-slow GPU ...``), with its observe mode, circuit breaker and kill switch.
+Soft exclusions opened by one scan are capped like drains (the breaker's limit over the fleet), a node already
+excluded gets no second one, and observe mode records and opens nothing.
 """
 
 from __future__ import annotations
