@@ -197,3 +197,11 @@ def test_no_probe_while_a_slurm_job_holds_the_node(tmp_path: Path) -> None:
     assert system.cuda_source is None
     results, _ = probe(tmp_path / "deep", snap, profile="deep")
     assert [r.status for r in results] == ["unknown"]
+
+
+def test_mig_gpus_are_left_alone_and_unsupported_process_lists_are_no_error(tmp_path: Path) -> None:
+    snap = node_snapshot()
+    snap["nvml"]["devices"][7]["mig_mode"] = [1, 1]
+    snap["nvml"]["devices"][6]["processes"] = None          # NVML: not supported on this GPU
+    results, _ = probe(tmp_path, snap)
+    assert [r.gpus for r in results] == [[i] for i in range(7)] and {r.status for r in results} == {"ok"}

@@ -179,7 +179,10 @@ def gpus(system: sysmod.System) -> tuple[dict[int, dict[str, Any]], list[str]]:
     busy: list[str] = []
     for index in range(int(nvml.nvmlDeviceGetCount())):
         h = nvml.nvmlDeviceGetHandleByIndex(index)
-        procs = nvml.nvmlDeviceGetComputeRunningProcesses(h) or []
+        procs = _supported(system, nvml.nvmlDeviceGetComputeRunningProcesses, h) or []
+        mig = _supported(system, nvml.nvmlDeviceGetMigMode, h)
+        if mig and mig[0]:
+            continue            # MIG: CUDA sees the instances, not the GPU; their users own them
         targets[index] = {"handle": h, "bus": bus_id(nvml.nvmlDeviceGetPciInfo(h).busId),
                           "model": str(nvml.nvmlDeviceGetName(h)), "uuid": str(nvml.nvmlDeviceGetUUID(h)),
                           "max_gen": _maybe(system, nvml.nvmlDeviceGetMaxPcieLinkGeneration, h),
@@ -259,6 +262,16 @@ def _judge(index: int, info: dict[str, Any], figs: dict[str, Any], fleet: dict[s
         return warn(NAME, f"{label}: fail-slow: {'; '.join(notes)}", [index], fail_slow=True, **evidence)
     return Result(NAME, "ok", f"{label}: {figures} ({basis if reference else 'no reference yet'})", evidence,
                   gpus=[index])
+
+
+def _supported(system: sysmod.System, call: Any, h: Any) -> Any:
+    """An NVML answer, None where the GPU does not support the query."""
+    try:
+        return call(h)
+    except system.NVMLError as exc:
+        if type(exc).__name__ in ("NVMLError_NotSupported", "NVMLError_FunctionNotFound"):
+            return None
+        raise
 
 
 def _maybe(system: sysmod.System, call: Any, h: Any) -> int:
