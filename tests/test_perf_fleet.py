@@ -197,3 +197,22 @@ def test_the_controllers_deep_checks_record_their_probes_too(world: dict[str, An
         got = s.execute(select(models.PerfResult.profile, models.PerfResult.gpu_index, models.PerfResult.status)
                         .order_by(models.PerfResult.gpu_index)).all()
     assert [tuple(r) for r in got] == [("deep", i, "warn" if i == 5 else "ok") for i in range(8)]
+
+
+def test_an_unwritable_baseline_or_no_slurm_is_said_not_raised(world: dict[str, Any]) -> None:
+    with_settings(world, "")
+    fleet(world["cfg"], slow={("n7", 3): 0.85})
+    path = world["path"]
+    path.write_text(path.read_text().replace(f'perf_baseline_file = "{world["tmp"]}/baseline.json"',
+                                             'perf_baseline_file = "/proc/no/such/baseline.json"'))
+    world["cfg"] = config.load(path, env={})
+
+    class NoSlurm:
+        def nodes(self) -> list[Any]:
+            raise RuntimeError("sinfo not found")
+
+    world["slurm"] = NoSlurm()
+    out = scan(world, T0 + timedelta(hours=1))
+    assert out["baseline_error"].startswith("cannot publish /proc/no/such/baseline.json")
+    assert "sinfo not found" in out["slurm_error"]
+    assert [o["outcome"] for o in out["outcomes"]] == ["soft_excluded"]

@@ -120,7 +120,7 @@ def read_fleet(path: str) -> dict[str, dict[str, Any]]:
 def describe(short: dict[str, Any], basis: str) -> str:
     _kind, what, unit = METRICS[short["metric"]]
     of = {"fleet": "the fleet's median", "profile": "the profile's", "default": "the model's default"}[basis]
-    return f"{what} {short['value']:g} {unit}, {short['shortfall'] * 100:.0f}% below {of} {short['reference']:g}"
+    return f"{what} {short['value']:.4g} {unit}, {short['shortfall'] * 100:.0f}% below {of} {short['reference']:.4g}"
 
 
 # ------------------------------------------------------------------------------------------------ the check

@@ -43,6 +43,9 @@ def perf_scan(record: bool, as_json: bool) -> None:
                 exclusions.publish(cfg, s)
             except OSError as exc:
                 click.echo(f"slurmtools: warning: exclusions not published: {exc}", err=True)
+    for key in ("slurm_error", "baseline_error"):
+        if out.get(key):
+            click.echo(f"slurmtools: warning: {out[key]}", err=True)
     out["events"] = len(out["events"])
     if as_json:
         emit_json(out)

@@ -128,10 +128,18 @@ def scan(cfg: Any, session: Session, *, slurm: Any = None, now: datetime | None 
     fleet, slow = judge(cfg, history)
     out: dict[str, Any] = {"gpus": len(history), "models": fleet, "slow": slow, "events": [], "outcomes": []}
     if record:
-        out["baseline_file"] = publish(cfg, fleet, now)
+        try:
+            out["baseline_file"] = publish(cfg, fleet, now)
+        except OSError as exc:      # the nodes keep the last one they read; the scan still acts
+            out["baseline_error"] = f"cannot publish {cfg.get('checks.perf_baseline_file')}: {exc.strerror or exc}"
         excluded = {x.node for x in exclusions.active(session, cfg.cluster)}
         nodes = {rows[0]["node"] for rows in history.values() if rows}
-        fleet_nodes = len(slurm.nodes()) if slurm is not None else len(nodes)
+        fleet_nodes = len(nodes)
+        if slurm is not None:
+            try:
+                fleet_nodes = max(fleet_nodes, len(slurm.nodes()))
+            except Exception as exc:  # noqa: BLE001 - Slurm unreachable: the fleet is what the ledger saw
+                out["slurm_error"] = f"{type(exc).__name__}: {exc}"[:300]
         out["events"], out["outcomes"] = act(cfg, slow, fleet_nodes=fleet_nodes, excluded=excluded, slurm=slurm,
                                              now=now)
     return out
