@@ -40,6 +40,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "xid_override.action": ("", "none", "restart_app", "investigate", "reset_gpu", "reboot_node", "drain_node"),
     "xid_override.category": ("", "hardware", "driver", "network", "filesystem", "application", "unknown"),
     "xid_override.severity": ("", "info", "warning", "error", "critical"),
+    "hardware_profile.pcie_slow": ("warn", "fail", "off"),
 }
 
 #: Numbers: every number in the schema must be >= 0 unless listed here as (lowest, highest, lowest allowed
@@ -48,6 +49,12 @@ CHOICES: dict[str, tuple[str, ...]] = {
 RANGES: dict[str, tuple[float, float | None, bool]] = {
     "hardware_profile.gpus": (-1, None, True), "hardware_profile.nvlinks_per_gpu": (-1, None, True),
     "hardware_profile.ib_ports": (-1, None, True),
+    "hardware_profile.pcie_min_gen": (0, 7, True), "hardware_profile.pcie_min_width": (0, 32, True),
+    "checks.perf_seconds": (0, 60, False), "checks.perf_memory_mib": (64, 65536, True),
+    "checks.perf_bandwidth_margin": (0, 1, False), "checks.perf_compute_margin": (0, 1, False),
+    "checks.perf_min_fleet": (1, None, True), "checks.perf_window": (0, None, False),
+    "checks.perf_drain_after": (1, None, True), "checks.perf_stress_seconds": (0, 3600, True),
+    "checks.perf_clock_margin": (0, 1, False),
     "safety.max_drain_fraction": (0, 1, True), "controller.backoff_jitter": (0, 1, True),
     "safety.settle": (0, 300, True),
     "slurm.timeout": (0, None, False), "checks.timeout": (0, None, False), "checks.probe_timeout": (0, None, False),

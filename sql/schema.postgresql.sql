@@ -171,6 +171,37 @@ CREATE TABLE nodes (
 	UNIQUE (cluster, name)
 );
 
+CREATE TABLE perf_results (
+	id SERIAL NOT NULL,
+	idempotency_key VARCHAR(64) NOT NULL,
+	cluster VARCHAR(64) NOT NULL,
+	node VARCHAR(255) NOT NULL,
+	time TIMESTAMP WITH TIME ZONE NOT NULL,
+	profile VARCHAR(16) NOT NULL,
+	gpu_index INTEGER NOT NULL,
+	uuid VARCHAR(96) NOT NULL,
+	model VARCHAR(96) NOT NULL,
+	pci_bus_id VARCHAR(32),
+	status VARCHAR(8) NOT NULL,
+	d2d_gbps FLOAT,
+	h2d_gbps FLOAT,
+	d2h_gbps FLOAT,
+	fp32_tflops FLOAT,
+	sm_mhz_min INTEGER,
+	power_w_max INTEGER,
+	clocks_event_reasons BIGINT,
+	seconds FLOAT,
+	details JSON NOT NULL,
+	PRIMARY KEY (id),
+	UNIQUE (idempotency_key)
+);
+
+CREATE INDEX ix_perf_gpu_time ON perf_results (cluster, uuid, time);
+
+CREATE INDEX ix_perf_model_time ON perf_results (model, time);
+
+CREATE INDEX ix_perf_results_node ON perf_results (node);
+
 CREATE TABLE retry_chains (
 	id SERIAL NOT NULL,
 	idempotency_key VARCHAR(64) NOT NULL,

@@ -45,6 +45,48 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     out.write_text(json.dumps(record, indent=1))
 
 
+def _real_gpu() -> str:
+    """Why there is no usable NVIDIA GPU here ("" when there is one): /dev/nvidia0 and NVML must both answer."""
+    import os
+
+    if not os.path.exists("/dev/nvidia0"):
+        return "no /dev/nvidia0"
+    try:
+        from slurmtools.checks.system import import_pynvml
+
+        nvml = import_pynvml()
+        nvml.nvmlInit()
+        try:
+            count = int(nvml.nvmlDeviceGetCount())
+        finally:
+            nvml.nvmlShutdown()
+    except Exception as exc:  # noqa: BLE001 - any failure means: no GPU to test on
+        return f"NVML does not answer ({type(exc).__name__})"
+    return "" if count > 0 else "NVML sees no GPU"
+
+
+_GPU_SKIPPED: list[str] = []
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked `gpu` need a real NVIDIA GPU: where there is none they are skipped, with the reason."""
+    gpu_items = [item for item in items if item.get_closest_marker("gpu")]
+    if not gpu_items:
+        return
+    why = _real_gpu()
+    if why:
+        mark = pytest.mark.skip(reason=f"needs a real NVIDIA GPU: {why} on this machine (not run, not passed)")
+        for item in gpu_items:
+            item.add_marker(mark)
+            _GPU_SKIPPED.append(item.nodeid)
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    if _GPU_SKIPPED:
+        terminalreporter.write_line(f"real-GPU tests (marker `gpu`): {len(_GPU_SKIPPED)} SKIPPED, none run here: "
+                                    f"no NVIDIA GPU ({_real_gpu()})", yellow=True, bold=True)
+
+
 #: The Slurm releases with recorded outputs (tests/data/slurm/<release>/).
 SLURM_RELEASES = sorted(p.parent.name for p in (DATA / "slurm").glob("*/sinfo.json"))
 

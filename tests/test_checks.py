@@ -115,7 +115,7 @@ def test_fake_raises_pynvmls_own_errors() -> None:
 def test_healthy_snapshot_passes_with_and_without_a_profile(tmp_path: Path, hardware: str) -> None:
     report = run_snap(make_cfg(tmp_path, hardware=hardware), healthy())
     assert report.verdict == "ok", [r.to_dict() for r in report.results]
-    assert {r.check for r in report.results} == {"gpu", "nvlink", "infiniband", "host", "filesystems"}
+    assert {r.check for r in report.results} == {"gpu", "nvlink", "infiniband", "pcie", "host", "filesystems"}
 
 
 @pytest.mark.parametrize("name", sorted(FAULTS))

@@ -32,6 +32,9 @@ CHECKS: dict[str, str] = {
     "host": "host",
     "filesystems": "filesystem",
     "commands": "hardware",
+    "pcie": "hardware",
+    "perf": "hardware",
+    "stress": "hardware",
 }
 
 

@@ -21,11 +21,14 @@ def run(system: sysmod.System, ctx: Context) -> list[Result]:
     nvml = system.nvml
     results: list[Result] = []
     links: dict[int, tuple[int, list[int]]] = {}
+    no_nvlink: list[int] = []      # GPUs whose NVML answers "not supported" for every link
     for index in range(int(nvml.nvmlDeviceGetCount())):
         try:
             h = nvml.nvmlDeviceGetHandleByIndex(index)
             uuid = str(nvml.nvmlDeviceGetUUID(h))
             active, down, errors = _links(system, h)
+            if active == 0 and not down and not _supported(system, h):
+                no_nvlink.append(index)
         except system.NVMLError as exc:
             if type(exc).__name__ == "NVMLError_GpuIsLost":
                 results.append(fail(NAME, f"GPU {index}: GPU is lost", [index]))
@@ -37,13 +40,26 @@ def run(system: sysmod.System, ctx: Context) -> list[Result]:
     # Without a profile, the GPUs of one node must at least agree: fewer links than the best GPU is a fault.
     want = expected if expected > 0 else max((a for a, _ in links.values()), default=0)
     for index, (active, down) in links.items():
-        if active < want:
+        if active < want and index in no_nvlink:
+            results.append(fail(NAME, f"GPU {index}: no NVLink visible to NVML on this GPU (expected {want})",
+                                [index], active=0, nvlink_supported=False))
+        elif active < want:
             results.append(fail(NAME, f"GPU {index}: {active} of {want} NVLinks active (down: "
                                       f"{','.join(map(str, down[:8]))})", [index], active=active, down=down))
     total_active = sum(a for a, _ in links.values())
     if not any(r.status != "ok" for r in results):
         results.append(ok(NAME, f"{total_active} NVLinks active, error counters steady", active=total_active))
     return results
+
+
+def _supported(system: sysmod.System, h: object) -> bool:
+    """Does NVML know of any NVLink on this GPU? False where link 0 answers "not supported" (a PCIe GPU,
+    or a VM that does not pass NVLink through): then there are no links to be down."""
+    try:
+        system.nvml.nvmlDeviceGetNvLinkState(h, 0)
+    except system.NVMLError as exc:
+        return type(exc).__name__ != "NVMLError_NotSupported"
+    return True
 
 
 def _links(system: sysmod.System, h: object) -> tuple[int, list[int], dict[str, int]]:

@@ -125,6 +125,8 @@ def run(cfg: Any, profile: str, *, node: str, replay: str | None = None, system:
     threads = [threading.Thread(target=_run_one, args=(n, system, ctx, out), daemon=True, name=f"check-{n}")
                for n in names]
     timeout = float(settings["deep_timeout"] if profile == "deep" else settings["timeout"])
+    if "perf" in names:     # the fail-slow probe: its measurements, CUDA's start-up, and the threads' joins
+        timeout = max(timeout, float(settings["perf_seconds"]) * 3 + 10)
     deadline = time.monotonic() + timeout
     for t in threads:
         t.start()

@@ -27,6 +27,14 @@ DEVICE_FIELDS: dict[str, tuple[str, tuple[int, ...]]] = {
     "clocks_event_reasons": ("nvmlDeviceGetCurrentClocksEventReasons", ()),
     "persistence_mode": ("nvmlDeviceGetPersistenceMode", ()),
     "mig_mode": ("nvmlDeviceGetMigMode", ()),
+    "pcie_gen": ("nvmlDeviceGetCurrPcieLinkGeneration", ()),
+    "pcie_width": ("nvmlDeviceGetCurrPcieLinkWidth", ()),
+    "pcie_max_gen": ("nvmlDeviceGetMaxPcieLinkGeneration", ()),
+    "pcie_max_width": ("nvmlDeviceGetMaxPcieLinkWidth", ()),
+    "pcie_gpu_max_gen": ("nvmlDeviceGetGpuMaxPcieLinkGeneration", ()),
+    "clock_sm_mhz": ("nvmlDeviceGetClockInfo", (sysmod.CLOCK_SM,)),
+    "clock_sm_max_mhz": ("nvmlDeviceGetMaxClockInfo", (sysmod.CLOCK_SM,)),
+    "power_mw": ("nvmlDeviceGetPowerUsage", ()),
 }
 
 
@@ -119,6 +127,8 @@ def collect_files(fs: sysmod.RootFs) -> dict[str, str]:
                 take(f"{base}/{name}")
             for name in ("link_downed", "symbol_error", "link_error_recovery", "port_rcv_errors"):
                 take(f"{base}/counters/{name}")
+        for name in ("current_link_speed", "current_link_width", "max_link_speed", "max_link_width"):
+            take(f"{root}/{dev}/device/{name}")
         for ifname in fs.listdir(f"{root}/{dev}/device/net"):
             take(f"{root}/{dev}/device/net/{ifname}/operstate")
             take(f"{root}/{dev}/device/net/{ifname}/carrier")

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from typing import Any, Protocol
 
 TEMPERATURE_GPU = 0
+CLOCK_SM = 1
 MEMORY_ERROR_TYPE_UNCORRECTED = 1
 VOLATILE_ECC = 0
 NVLINK_ERROR_DL_REPLAY = 0
@@ -240,6 +241,30 @@ class FakeNvml:
             out.append(SimpleNamespace(fieldId=fid, nvmlReturn=ret, value=SimpleNamespace(uiVal=value or 0)))
         return out
 
+    def nvmlDeviceGetClockInfo(self, h: dict[str, Any], clock: int) -> int:
+        return int(self._field("nvmlDeviceGetClockInfo", h, "clock_sm_mhz"))
+
+    def nvmlDeviceGetMaxClockInfo(self, h: dict[str, Any], clock: int) -> int:
+        return int(self._field("nvmlDeviceGetMaxClockInfo", h, "clock_sm_max_mhz"))
+
+    def nvmlDeviceGetPowerUsage(self, h: dict[str, Any]) -> int:
+        return int(self._field("nvmlDeviceGetPowerUsage", h, "power_mw"))
+
+    def nvmlDeviceGetCurrPcieLinkGeneration(self, h: dict[str, Any]) -> int:
+        return int(self._field("nvmlDeviceGetCurrPcieLinkGeneration", h, "pcie_gen"))
+
+    def nvmlDeviceGetCurrPcieLinkWidth(self, h: dict[str, Any]) -> int:
+        return int(self._field("nvmlDeviceGetCurrPcieLinkWidth", h, "pcie_width"))
+
+    def nvmlDeviceGetMaxPcieLinkGeneration(self, h: dict[str, Any]) -> int:
+        return int(self._field("nvmlDeviceGetMaxPcieLinkGeneration", h, "pcie_max_gen"))
+
+    def nvmlDeviceGetMaxPcieLinkWidth(self, h: dict[str, Any]) -> int:
+        return int(self._field("nvmlDeviceGetMaxPcieLinkWidth", h, "pcie_max_width"))
+
+    def nvmlDeviceGetGpuMaxPcieLinkGeneration(self, h: dict[str, Any]) -> int:
+        return int(self._field("nvmlDeviceGetGpuMaxPcieLinkGeneration", h, "pcie_gpu_max_gen"))
+
     def nvmlDeviceGetNvLinkState(self, h: dict[str, Any], link: int) -> int:
         states = self._field("nvmlDeviceGetNvLinkState", h, "nvlink_state")
         if link >= len(states):
@@ -258,9 +283,10 @@ class System(Plain):
     FakeNvml, or None for the real pynvml (imported on first use); ``replay``: the snapshot file."""
 
     def __init__(self, fs: Fs, nvml_source: Any = None, snapshot: dict[str, Any] | None = None,
-                 replay: str = "") -> None:
+                 replay: str = "", cuda_source: Any = None) -> None:
         self.fs = fs
         self.nvml_source = nvml_source
+        self.cuda_source = cuda_source
         self.snapshot = snapshot
         self.replay = replay
         self._nvml: Any = None
@@ -279,6 +305,21 @@ class System(Plain):
     def NVMLError(self) -> type[BaseException]:
         """pynvml's base error, from the NVML in use (looked up only when an `except` clause needs it)."""
         return self.nvml.NVMLError  # type: ignore[no-any-return]
+
+    def cuda(self) -> Any:
+        """The CUDA driver the fail-slow probe calls (checks/cudadrv.py): the given one, a snapshot's simulated
+        one (its ``cuda`` section), or the real driver. Raises `CudaUnavailable` where there is none."""
+        from slurmtools.checks import cudadrv
+
+        if self.cuda_source is not None:
+            return self.cuda_source
+        if self.snapshot is not None:
+            section = self.snapshot.get("cuda")
+            if not isinstance(section, dict) or not isinstance(section.get("devices"), list):
+                raise cudadrv.CudaUnavailable("the replayed snapshot has no CUDA figures")
+            self.cuda_source = cudadrv.SimulatedDriver(section["devices"])
+            return self.cuda_source
+        return cudadrv.Driver()
 
     def nvml_init(self) -> BaseException | None:
         """Initialise NVML once (thread-safe enough: a second init is harmless). The error, or None."""

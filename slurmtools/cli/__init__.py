@@ -29,6 +29,7 @@ from slurmtools.cli.jobs import sbatch_cmd, status_cmd, why_cmd
 from slurmtools.cli.lab import lab_group
 from slurmtools.cli.ledger import ledger_group
 from slurmtools.cli.nodes import nodes_cmd
+from slurmtools.cli.perf import perf_group
 from slurmtools.cli.plugins import plugins_group
 from slurmtools.cli.report import report_cmd
 
@@ -44,5 +45,5 @@ def main(verbose: int) -> None:
 
 for _command in (config_group, nodes_cmd, lab_group, diagnose_cmd, hook_cmd, check_cmd, snapshot_group, sbatch_cmd,
                  status_cmd, why_cmd, exclude_group, ledger_group, controller_group, plugins_group, report_cmd,
-                 exporter_cmd, io_cmd, checkpoint_group, detect_group, install_group, doctor_cmd):
+                 exporter_cmd, io_cmd, checkpoint_group, detect_group, install_group, doctor_cmd, perf_group):
     main.add_command(_command)

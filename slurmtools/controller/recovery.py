@@ -133,14 +133,30 @@ class Recovering(ControllerBase):
         verdict = {0: "ok", 1: "fail"}.get(proc.returncode, "unknown")
         failed: list[Any] = []
         boot: str | None = None
+        perf: list[Any] = []
         try:
             results = json.loads(proc.stdout)
             failed = [r.get("check") for r in results if r.get("status") == "fail"]
             boot = next((str(r["evidence"]["boot_id"]) for r in results if r.get("check") == "host"
                          and isinstance(r.get("evidence"), dict) and r["evidence"].get("boot_id")), None)
+            perf = [r for r in results if isinstance(r, dict) and r.get("check") == "perf"]
         except (ValueError, AttributeError, TypeError):
             pass
-        return verdict, {"rc": proc.returncode, "failed": failed, "boot_id": boot, "stderr": proc.stderr[-500:]}
+        return verdict, {"rc": proc.returncode, "failed": failed, "boot_id": boot, "stderr": proc.stderr[-500:],
+                         "perf": perf}
+
+    def _perf_events(self, node: str, raw: list[Any], when: float) -> list[Event]:
+        """The deep check's fail-slow probe results, recorded like the health hook's (checks/perfrecord.py)."""
+        from slurmtools.checks import Result
+        from slurmtools.checks.perfrecord import events
+
+        results = []
+        for r in raw:
+            try:
+                results.append(Result.from_dict(r))
+            except (KeyError, TypeError, ValueError):
+                continue        # not ours to trust blindly: what does not parse is left out
+        return events(self.cfg, node, "deep", results, when)
 
     def _needs(self, s: Session, node: str, xs: list[models.Exclusion]) -> str | None:
         """"reboot" or "reset" when a node fault on NODE behind its drains XS (the job a drain names, or since the
@@ -200,6 +216,7 @@ class Recovering(ControllerBase):
                     continue
                 verdict, info_ = (self.deep_check_override or self._deep_check_command)(node)
                 st["last"] = time.time()
+                events += self._perf_events(node, info_.pop("perf", None) or [], st["last"])
                 start = min(x.start for x in xs)
                 need = self._needs(s, node, xs)
                 boot = info_.get("boot_id")

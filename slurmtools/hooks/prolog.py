@@ -44,6 +44,14 @@ def gate_event(cfg: Any, report: runner.Report, job_id: str | None) -> Event:
                  cluster=cfg.cluster)
 
 
+def perf_events(cfg: Any, report: runner.Report) -> list[Event]:
+    """One `perf` ledger event per probed GPU in the report (none on the prolog's path: nothing imported)."""
+    if not any(r.check == "perf" for r in report.results):
+        return []
+    from slurmtools.checks.perfrecord import events
+
+    return events(cfg, report.node, report.profile, report.results, report.time)
+
 def _spool(cfg: Any, events: list[Event], node: str) -> None:
     record_or_report(cfg.get("ledger.spool_dir"), events, "prolog", cfg.node(node)["state_dir"], node)
 
@@ -51,7 +59,7 @@ def _spool(cfg: Any, events: list[Event], node: str) -> None:
 def act(cfg: Any, report: runner.Report, *, job_id: str | None, job_gpus: set[int] | None,
         actor: str) -> int:
     """Record the verdict; on failure drain through the safety rails. Returns the hook's exit code."""
-    events = [gate_event(cfg, report, job_id)]
+    events = [gate_event(cfg, report, job_id), *perf_events(cfg, report)]
     if cfg.get("metrics.textfile_dir"):
         from slurmtools.hooks import textfile
 

@@ -146,7 +146,7 @@ def _snapshot_fault(name: str) -> Callable[[Target, str], dict[str, object]]:
 
 #: Snapshot states a lab node can be switched to (`lab inject n3 row-remap-failure`; `healthy` restores).
 SNAPSHOT_FAULTS = ("gpu-missing", "row-remap-failure", "ecc-dbe", "nvlink-down", "ib-port-down", "ib-link-downed",
-                   "thermal-slowdown")
+                   "thermal-slowdown", "pcie-downtrained")
 FAULTS.update({name: _snapshot_fault(name) for name in SNAPSHOT_FAULTS})
 FAULTS["healthy"] = _snapshot_fault("healthy-8xh100")
 

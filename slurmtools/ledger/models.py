@@ -342,3 +342,32 @@ class CheckpointEvent(Base):
     utilisation: Mapped[float | None] = mapped_column(Float)     # of the filesystem's nominal bandwidth
     mountpoint: Mapped[str | None] = mapped_column(Text)
     details: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class PerfResult(Base):
+    """One GPU's fail-slow probe (checks/perf.py): its figures, the readings while it ran, and the node's judgement
+    at the time. Every probe result is recorded: the fleet's medians per model are computed from these."""
+
+    __tablename__ = "perf_results"
+    __table_args__ = (Index("ix_perf_gpu_time", "cluster", "uuid", "time"),
+                      Index("ix_perf_model_time", "model", "time"))
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    idempotency_key: Mapped[str] = _key()
+    cluster: Mapped[str] = mapped_column(String(64))
+    node: Mapped[str] = mapped_column(String(255), index=True)
+    time: Mapped[datetime] = mapped_column()
+    profile: Mapped[str] = mapped_column(String(16))
+    gpu_index: Mapped[int] = mapped_column(Integer)
+    uuid: Mapped[str] = mapped_column(String(96))
+    model: Mapped[str] = mapped_column(String(96))
+    pci_bus_id: Mapped[str | None] = mapped_column(String(32))
+    status: Mapped[str] = mapped_column(String(8))            # ok, warn (fail-slow), unknown (the probe failed)
+    d2d_gbps: Mapped[float | None] = mapped_column(Float)
+    h2d_gbps: Mapped[float | None] = mapped_column(Float)
+    d2h_gbps: Mapped[float | None] = mapped_column(Float)
+    fp32_tflops: Mapped[float | None] = mapped_column(Float)
+    sm_mhz_min: Mapped[int | None] = mapped_column(Integer)
+    power_w_max: Mapped[int | None] = mapped_column(Integer)
+    clocks_event_reasons: Mapped[int | None] = mapped_column(BigInteger)
+    seconds: Mapped[float | None] = mapped_column(Float)
+    details: Mapped[dict[str, Any]] = mapped_column(default=dict)

@@ -295,6 +295,7 @@ BULK: dict[str, Callable[[Connection, list[Event], Seen], None]] = {
     "decision": _bulk(models.ControllerDecision),
     "io": _bulk(models.IoSummary),
     "checkpoint": _bulk(models.CheckpointEvent),
+    "perf": _bulk(models.PerfResult),
 }
 #: Types that update rows the bulk types inserted.
 AFTER: dict[str, Callable[[Connection, Event, Seen], None]] = {"exclusion_end": _exclusion_end}

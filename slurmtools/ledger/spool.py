@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 VERSION = 1
 EVENT_TYPES = frozenset({
     "finding", "attempt", "gate_run", "node_state", "node_event", "exclusion", "exclusion_end",
-    "chain", "decision", "io", "checkpoint",
+    "chain", "decision", "io", "checkpoint", "perf",
 })
 STALE_TMP_S = 3600.0
 #: A spool file larger than this is refused unread (a hook's batch is a few kB).

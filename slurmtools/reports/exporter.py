@@ -33,6 +33,43 @@ COUNTS: list[tuple[tuple[Any, str, str], tuple[str, ...], str]] = [
 LABEL_SQL = {"applied": "CASE WHEN applied THEN 'true' ELSE 'false' END"}
 
 
+#: The fail-slow probe's figures (checks/perf.py), one gauge per figure: metric name -> (ledger column, help).
+PERF_FIGURES = {
+    "slurmtools_gpu_probe_d2d_gbps": ("d2d_gbps", "Device-to-device copy bandwidth, GB/s (read + write)"),
+    "slurmtools_gpu_probe_h2d_gbps": ("h2d_gbps", "Pinned host-to-device copy bandwidth, GB/s"),
+    "slurmtools_gpu_probe_d2h_gbps": ("d2h_gbps", "Pinned device-to-host copy bandwidth, GB/s"),
+    "slurmtools_gpu_probe_fp32_tflops": ("fp32_tflops", "FP32 FMA throughput, TFLOPS"),
+    "slurmtools_gpu_probe_sm_clock_min_mhz": ("sm_mhz_min", "Lowest SM clock seen while the probe ran, MHz"),
+}
+
+
+def perf_families(rows: Any) -> Iterator[Any]:
+    """Each GPU's latest fail-slow probe result (labels: node, GPU index, model; bounded by the fleet's GPUs)."""
+    cols = ", ".join(c for c, _ in PERF_FIGURES.values())
+    latest = rows(f"""SELECT p.node, p.gpu_index, p.model, p.status, p.time, {cols} FROM perf_results p
+                      WHERE p.cluster = :cluster AND p.status != 'unknown' AND p.id = (
+                          SELECT MAX(q.id) FROM perf_results q WHERE q.cluster = p.cluster AND q.uuid = p.uuid
+                          AND q.status != 'unknown') ORDER BY p.node, p.gpu_index""")
+    labels = ["node", "gpu", "model"]
+    figures = [GaugeMetricFamily(name, text, labels=labels) for name, (_c, text) in PERF_FIGURES.items()]
+    slow = GaugeMetricFamily("slurmtools_gpu_probe_slow", "1 if the GPU's latest probe was judged fail-slow on its "
+                             "node", labels=labels)
+    when = GaugeMetricFamily("slurmtools_gpu_probe_timestamp_seconds", "When the GPU was last probed (Unix time)",
+                             labels=labels)
+    for node, gpu, model, status, at, *values in latest:
+        key = [str(node), str(gpu), str(model)]
+        for family, value in zip(figures, values, strict=True):
+            if value is not None:
+                family.add_metric(key, float(value))
+        slow.add_metric(key, 1.0 if status == "warn" else 0.0)
+        ts = _ts(at)
+        if ts is not None:
+            when.add_metric(key, ts)
+    yield from figures
+    yield slow
+    yield when
+
+
 class LedgerCollector(Collector):
     def __init__(self, cfg: Any, engine: Engine, slurm: Any = None) -> None:
         self.cfg = cfg
@@ -104,6 +141,7 @@ class LedgerCollector(Collector):
             yield verdict
             yield duration
             yield when
+            yield from perf_families(rows)
             for family, labels, table in COUNTS:
                 metric = family[0](family[1], family[2], labels=list(labels))
                 cols = ", ".join(LABEL_SQL.get(c, c) for c in labels)

@@ -139,6 +139,10 @@ def text(report: dict[str, Any]) -> str:
                       fmt(s["queue_share"], "%"), fmt(s["gbytes_per_s_median"], " GB/s")] for s in ck["scale"]]
             out += ["   " + x for x in _table(srows, ["nodes", "saves", "queue/WRITE", "RTT/WRITE", "queue share",
                                                       "GB/s per node"])]
+    if "gpu_perf" in report:
+        from slurmtools.reports import gpuperf
+
+        out += gpuperf.text(report["gpu_perf"], _table, fmt)
     return "\n".join(out) + "\n"
 
 

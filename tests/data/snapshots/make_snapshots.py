@@ -32,6 +32,9 @@ def healthy() -> dict[str, Any]:
             "temperature": 33 + i % 3, "clocks_event_reasons": 1, "persistence_mode": 1, "mig_mode": [0, 0],
             "memory_used_mib": 0, "processes": [], "recovery_action": 0,
             "nvlink_state": [1] * NVLINKS, "nvlink_counters": [[0, 0, 0] for _ in range(NVLINKS)],
+            # idle: NVML's clock event reason 0x1 (GPU idle), link trained down to Gen1 to save power
+            "pcie_gen": 1, "pcie_width": 16, "pcie_max_gen": 5, "pcie_max_width": 16, "pcie_gpu_max_gen": 5,
+            "clock_sm_mhz": 345, "clock_sm_max_mhz": 1980, "power_mw": 71000 + 1000 * i,
         })
     files: dict[str, str] = {}
     for bus in BUS:
@@ -43,6 +46,8 @@ def healthy() -> dict[str, Any]:
     for n in range(8):
         files.update(port(f"mlx5_{n}", "InfiniBand", "400 Gb/sec (4X NDR)"))
     files.update(port("mlx5_8", "Ethernet", "200 Gb/sec (4X HDR)"))
+    for n in range(9):      # ConnectX-7 (Gen5 x16) for InfiniBand, a ConnectX-6 (Gen4 x16) for RoCE
+        files.update(nic_link(f"mlx5_{n}", "32.0 GT/s PCIe" if n < 8 else "16.0 GT/s PCIe", "16"))
     files["sys/class/infiniband/mlx5_8/device/net/eth0/operstate"] = "up\n"
     files["sys/class/infiniband/mlx5_8/device/net/eth0/carrier"] = "1\n"
     files["proc/meminfo"] = ("MemTotal:       2113481216 kB\nMemFree:        1987654320 kB\n"
@@ -62,6 +67,13 @@ def port(dev: str, layer: str, rate: str, state: str = "4: ACTIVE", phys: str = 
     for counter in ("link_downed", "symbol_error", "link_error_recovery", "port_rcv_errors"):
         out[f"{base}/counters/{counter}"] = "0\n"
     return out
+
+
+def nic_link(dev: str, speed: str, width: str, max_speed: str = "", max_width: str = "") -> dict[str, str]:
+    base = f"sys/class/infiniband/{dev}/device"
+    return {f"{base}/current_link_speed": speed + "\n", f"{base}/current_link_width": width + "\n",
+            f"{base}/max_link_speed": (max_speed or speed) + "\n",
+            f"{base}/max_link_width": (max_width or width) + "\n"}
 
 
 def variants() -> dict[str, dict[str, Any]]:
@@ -92,6 +104,9 @@ def variants() -> dict[str, dict[str, Any]]:
     snap = variant("thermal-slowdown", "GPU 1 HW thermal slowdown at 91 C")
     snap["nvml"]["devices"][1]["clocks_event_reasons"] = 0x48
     snap["nvml"]["devices"][1]["temperature"] = 91
+    snap = variant("pcie-downtrained", "GPU 4 trained at PCIe x8 (of x16); mlx5_3 at Gen4 (of Gen5)")
+    snap["nvml"]["devices"][4]["pcie_width"] = 8
+    snap["files"].update(nic_link("mlx5_3", "16.0 GT/s PCIe", "16", "32.0 GT/s PCIe", "16"))
     return out
 
 
