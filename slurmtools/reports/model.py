@@ -1,0 +1,131 @@
+"""The checkpoint-interval model (docs/reports.md#checkpoint-advice): expected goodput of a job that computes for
+TAU seconds, writes a checkpoint of DELTA seconds, and after each interruption pays RESTART seconds and redoes the
+work since its last complete checkpoint, with interruptions arriving at rate 1/M (Daly 2006, exact for a Poisson
+process); Young's and Daly's closed forms; the interval that maximises it and the range within a share of the best;
+and an exact Poisson confidence interval for a failure rate. Pure Python, no database."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+class ModelError(ValueError):
+    """The model's inputs make no sense (a cost or a time to interrupt that is not a finite positive number)."""
+
+
+def _check(delta: float, restart: float, mtti: float) -> None:
+    for name, v, low in (("checkpoint cost", delta, 0.0), ("restart cost", restart, 0.0), ("MTTI", mtti, 0.0)):
+        if not math.isfinite(v) or v < low or (name == "MTTI" and v <= 0):
+            raise ModelError(f"{name} must be a finite number {'> 0' if name == 'MTTI' else '>= 0'} (got {v!r})")
+
+
+def goodput(tau: float, delta: float, restart: float, mtti: float) -> float:
+    """Expected share of wall time spent on useful work (0..1), Daly's exact model for exponential interruptions:
+    wall time per segment of TAU useful seconds = M·e^(R/M)·(e^((TAU+DELTA)/M) − 1)."""
+    _check(delta, restart, mtti)
+    if tau <= 0 or not math.isfinite(tau):
+        return 0.0
+    x = (tau + delta) / mtti
+    if x > 700 or restart / mtti > 700:     # e^x overflows: the job practically never finishes a segment
+        return 0.0
+    return tau / (mtti * math.exp(restart / mtti) * math.expm1(x))
+
+
+def young(delta: float, mtti: float) -> float:
+    """Young (1974): √(2·δ·M)."""
+    return math.sqrt(2.0 * delta * mtti)
+
+
+def daly(delta: float, mtti: float) -> float:
+    """Daly (2006), the higher-order estimate: √(2δM)·[1 + ⅓·√(δ/2M) + (1/9)·(δ/2M)] − δ for δ < 2M, else M."""
+    if delta >= 2.0 * mtti:
+        return mtti
+    r = delta / (2.0 * mtti)
+    return math.sqrt(2.0 * delta * mtti) * (1.0 + math.sqrt(r) / 3.0 + r / 9.0) - delta
+
+
+def best(delta: float, restart: float, mtti: float) -> float:
+    """The TAU that maximises goodput(): golden-section search on log TAU (the function is unimodal in TAU)."""
+    _check(delta, restart, mtti)
+    if delta == 0:
+        return 0.0      # free checkpoints: checkpoint continuously (the caller bounds it from below)
+    lo, hi = math.log(max(delta, mtti) * 1e-6), math.log(mtti * 20.0)
+    g = (math.sqrt(5.0) - 1.0) / 2.0
+    a, b = hi - g * (hi - lo), lo + g * (hi - lo)
+    fa, fb = goodput(math.exp(a), delta, restart, mtti), goodput(math.exp(b), delta, restart, mtti)
+    for _ in range(200):
+        if hi - lo < 1e-9:
+            break
+        if fa < fb:
+            lo, a, fa = a, b, fb
+            b = lo + g * (hi - lo)
+            fb = goodput(math.exp(b), delta, restart, mtti)
+        else:
+            hi, b, fb = b, a, fa
+            a = hi - g * (hi - lo)
+            fa = goodput(math.exp(a), delta, restart, mtti)
+    return math.exp((lo + hi) / 2.0)
+
+
+def within(tau_best: float, share: float, delta: float, restart: float, mtti: float) -> tuple[float, float]:
+    """The intervals whose goodput is at least (1 − SHARE) × the best's, as (shortest, longest), by bisection on
+    each side of TAU_BEST."""
+    target = goodput(tau_best, delta, restart, mtti) * (1.0 - share)
+
+    def edge(inside: float, outside: float) -> float:
+        for _ in range(100):
+            mid = math.sqrt(inside * outside)
+            if goodput(mid, delta, restart, mtti) >= target:
+                inside = mid
+            else:
+                outside = mid
+        return inside
+
+    return edge(tau_best, tau_best * 1e-6), edge(tau_best, tau_best * 1e6)
+
+
+@dataclass(frozen=True)
+class Advice:
+    interval_s: float
+    goodput: float
+    range_s: tuple[float, float]
+    young_s: float
+    daly_s: float
+
+
+def advise(delta: float, restart: float, mtti: float, share: float = 0.01, floor_s: float = 1.0) -> Advice:
+    """The advised interval (the model's optimum, at least FLOOR_S), its goodput and the range within SHARE."""
+    tau = max(best(delta, restart, mtti), floor_s)
+    lo, hi = within(tau, share, delta, restart, mtti)
+    return Advice(tau, goodput(tau, delta, restart, mtti), (lo, hi), young(delta, mtti), daly(delta, mtti))
+
+
+def _poisson_cdf(k: int, lam: float) -> float:
+    """P(X <= K) for X ~ Poisson(LAM), summed in log space (no overflow for large K or LAM)."""
+    if lam <= 0:
+        return 1.0
+    terms = [i * math.log(lam) - lam - math.lgamma(i + 1) for i in range(k + 1)]
+    top = max(terms)
+    return min(1.0, math.exp(top) * sum(math.exp(t - top) for t in terms))
+
+
+def poisson_interval(k: int, conf: float = 0.95) -> tuple[float, float]:
+    """Exact (Garwood) confidence interval of a Poisson mean from K observed events: the means under which K or
+    fewer (resp. K or more) events are as unlikely as (1 − CONF)/2. Bisection on the Poisson CDF."""
+    a = (1.0 - conf) / 2.0
+
+    def solve(f: object, lo: float, hi: float) -> float:
+        assert callable(f)
+        for _ in range(80):
+            mid = (lo + hi) / 2.0
+            if f(mid):
+                lo = mid
+            else:
+                hi = mid
+        return (lo + hi) / 2.0
+
+    upper_limit = 10.0 * (k + 10)
+    upper = solve(lambda lam: _poisson_cdf(k, lam) > a, 0.0, upper_limit)
+    lower = 0.0 if k == 0 else solve(lambda lam: 1.0 - _poisson_cdf(k - 1, lam) < a, 0.0, upper_limit)
+    return lower, upper
