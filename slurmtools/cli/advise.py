@@ -98,13 +98,16 @@ def _published(cfg: Any, gpus: int) -> Any:
 @click.option("--checkpoint-cost", help="Seconds to write a checkpoint (e.g. 5m): replaces the ledger's.")
 @click.option("--restart-cost", help="Seconds from interruption to computing again (e.g. 10m): replaces the "
                                      "ledger's.")
+@click.option("--weibull-shape", type=click.FloatRange(0.1, 20), help="Shape of the gaps between interruptions "
+              "(1: exponential; below 1: bursts): replaces the fit to the ledger's gaps.")
 @click.option("--interval", "current", help="The interval the job uses now (e.g. 1h), to compare.")
 @click.option("--simulate", is_flag=True, help="Also check the advice by Monte Carlo with the recorded "
                                                "distributions (a few seconds).")
 @click.option("--json", "as_json", is_flag=True)
 def checkpoint_cmd(nodes: int | None, gpus: int | None, gpus_per_node: int | None, job: int | None, user: str | None,
                    partition: str | None, since: str, mtti: str | None, checkpoint_cost: str | None,
-                   restart_cost: str | None, current: str | None, simulate: bool, as_json: bool) -> None:
+                   restart_cost: str | None, weibull_shape: float | None, current: str | None, simulate: bool,
+                   as_json: bool) -> None:
     """The checkpoint interval that maximises the expected goodput of a job of this size (Young/Daly with the
     restart cost, on the ledger's figures), the goodput there and the range of intervals within 1 % of it."""
     import getpass
@@ -135,6 +138,8 @@ def checkpoint_cmd(nodes: int | None, gpus: int | None, gpus_per_node: int | Non
         inp.checkpoint = advice.override(inp.checkpoint, over["delta"], "--checkpoint-cost")
         inp.restart = advice.override(inp.restart, over["r"], "--restart-cost")
         inp.current = advice.override(inp.current, over["cur"], "--interval")
+        if weibull_shape is not None:
+            inp.weibull = advice.Figure(weibull_shape, "option --weibull-shape", 0)
         out = advice.compose(inp, gpus=n_gpus, nodes=nodes)
         if simulate:
             out["simulation"] = advice.check_by_simulation(out, inp)
@@ -166,6 +171,7 @@ def render(a: dict[str, Any]) -> str:
         lines.append(f"    advice at the interval's ends: {fd(x)} to {fd(y) if y else 'n/a'}")
     lines += [f"  checkpoint cost = {fd(a['checkpoint_cost_s'])}  [{a['checkpoint_cost_from']}]",
               f"  restart cost R = {fd(a['restart_cost_s'])}  [{a['restart_cost_from']}]",
+              f"  gaps between interruptions: Weibull shape {a['failure_shape']:g}  [{a['failure_shape_from']}]",
               f"  Young: {fd(a['young_s'])}, Daly: {fd(a['daly_s'])}; model: {a['model']}"]
     s = a.get("simulation")
     if s:

@@ -55,6 +55,8 @@ class Inputs:
     current: Figure = field(default_factory=Figure)
     #: Fleet inter-failure gaps divided by their mean: the shape of the ledger's own distribution.
     shape: list[float] = field(default_factory=list)
+    #: The Weibull shape of the gaps: given (an option, the published summary), else fitted to SHAPE, else 1.
+    weibull: Figure = field(default_factory=Figure)
     notes: list[str] = field(default_factory=list)
 
 
@@ -228,7 +230,8 @@ def compose(inp: Inputs, *, gpus: int, nodes: int | None, share: float = 0.01) -
         notes.append("restart cost assumed: no recovery or load recorded")
     mv, dv, rv = m.value, d.value, r.value
     assert rv is not None
-    a = model.advise(dv, rv, mv, share)
+    k, k_from = _weibull(inp)
+    a = model.advise(dv, rv, mv, share, shape=k)
     out: dict[str, Any] = {
         "gpus": gpus, "nodes": nodes,
         "interval_s": round(a.interval_s, 1), "goodput": round(a.goodput, 5),
@@ -239,17 +242,29 @@ def compose(inp: Inputs, *, gpus: int, nodes: int | None, share: float = 0.01) -
         "checkpoint_cost_s": round(dv, 3), "checkpoint_cost_from": d.source, "checkpoint_cost_n": d.n,
         "restart_cost_s": round(rv, 3), "restart_cost_from": r.source, "restart_cost_n": r.n,
         "current_interval_s": None, "current_interval_from": inp.current.source or None, "goodput_at_current": None,
-        "model": "Daly 2006: exponential interruptions; goodput = tau / (M e^(R/M) (e^((tau+delta)/M) - 1))",
+        "failure_shape": round(k, 3), "failure_shape_from": k_from,
+        "model": ("Daly 2006: exponential interruptions; goodput = tau / (M e^(R/M) (e^((tau+delta)/M) - 1))"
+                  if k == 1.0 else f"renewal: Weibull({k:.2f}) gaps of mean M; goodput = (tau/M) "
+                                   "sum_j S(R + j (tau + delta))"),
         "notes": notes,
     }
     if m.interval:   # the advice at each end of M's interval: how much the uncertainty moves it
         out["interval_at_mtti_interval_s"] = [
-            None if not math.isfinite(x) else round(model.advise(dv, rv, x, share).interval_s, 1)
+            None if not math.isfinite(x) else round(model.advise(dv, rv, x, share, shape=k).interval_s, 1)
             for x in m.interval]
     if inp.current.value is not None:
         out["current_interval_s"] = round(inp.current.value, 1)
-        out["goodput_at_current"] = round(model.goodput(inp.current.value, dv, rv, mv), 5)
+        out["goodput_at_current"] = round(model.goodput(inp.current.value, dv, rv, mv, k), 5)
     return out
+
+
+def _weibull(inp: Inputs) -> tuple[float, str]:
+    if inp.weibull.value is not None:
+        return inp.weibull.value, inp.weibull.source
+    if len(inp.shape) >= MIN_GAPS:
+        k = model.fit_weibull_shape(inp.shape)
+        return k, f"ledger: maximum-likelihood fit to {len(inp.shape)} gaps between the fleet's failure incidents"
+    return 1.0, f"exponential assumed (fewer than {MIN_GAPS} recorded gaps between failure incidents, or none read)"
 
 
 def _interval(iv: tuple[float, float] | None) -> list[float | None] | None:
@@ -281,6 +296,7 @@ def check_by_simulation(advice: dict[str, Any], inp: Inputs, *, replicas: int = 
 def summary(inp: Inputs, scope: Scope, generated: datetime) -> dict[str, Any]:
     """What `advise publish` writes: the rate per GPU-hour behind M (not M: the size is the job's), δ and R."""
     m = inp.mtti
+    k, k_from = _weibull(inp)
     return {"cluster": scope.cluster, "generated_epoch": generated.timestamp(),
             "gpu_seconds_per_interruption": None if m.value is None else m.value * _GPUS_REF,
             "gpu_seconds_interval": None if m.interval is None else [
@@ -288,7 +304,7 @@ def summary(inp: Inputs, scope: Scope, generated: datetime) -> dict[str, Any]:
             "mtti_from": m.source, "mtti_n": m.n,
             "checkpoint_cost_s": inp.checkpoint.value, "checkpoint_cost_from": inp.checkpoint.source,
             "restart_cost_s": inp.restart.value, "restart_cost_from": inp.restart.source,
-            "gpus_per_node": scope.gpus_per_node}
+            "failure_shape": k, "failure_shape_from": k_from, "gpus_per_node": scope.gpus_per_node}
 
 
 #: gather() is run for this many GPUs when publishing; M scales as 1/GPUs, so M x GPUs is per-GPU seconds.
@@ -308,10 +324,13 @@ def from_summary(data: Any, gpus: int) -> Inputs:
                                                                                           or 0),
                           interval=None if ends is None or ends[0] is None else
                           (ends[0] / gpus, ends[1] / gpus if ends[1] is not None else math.inf))
-    for key, name in (("checkpoint_cost_s", "checkpoint"), ("restart_cost_s", "restart")):
+    for key, name in (("checkpoint_cost_s", "checkpoint"), ("restart_cost_s", "restart"), ("failure_shape",
+                                                                                          "weibull")):
         v = _num(data.get(key))
         if v is not None:
-            setattr(inp, name, Figure(v, f"published: {str(data.get(key.replace('_s', '_from'), ''))[:300]}", 0))
+            src = str(data.get(key.removesuffix("_s") + "_from", ""))[:300]
+            if name != "weibull" or 0.1 <= v <= 20:
+                setattr(inp, name, Figure(v, f"published: {src}", 0))
     return inp
 
 
