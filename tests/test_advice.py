@@ -154,6 +154,12 @@ def test_ledger_projection_by_job_size_and_a_jobs_own_history(tmp_path: Path) ->
     assert inp.mtti.source.startswith("ledger: 6 interruptions")
     assert inp.checkpoint.value == pytest.approx(30.0) and "job 1001" in inp.checkpoint.source
     assert inp.current.value == pytest.approx(1000.0) and inp.current.n == 3
+    from slurmtools.reports.build import build_report
+
+    proj = build_report(engine, _scope(), sections=("mttf",))["mttf"]
+    p64 = next(p for p in proj["projected"] if p["gpus"] == 64)     # the report's projection: the same M
+    assert p64["mttf_h"] * H == pytest.approx(inp.mtti.value, rel=1e-5) and proj["note"] is None
+    assert p64["mttf_h_low"] < p64["mttf_h"] < p64["mttf_h_high"]
     out = advice.compose(inp, gpus=64, nodes=8)
     assert out["current_interval_s"] == 1000.0
     assert out["goodput_at_current"] < out["goodput"]

@@ -19,17 +19,15 @@ from typing import Any
 from sqlalchemy import Engine
 
 from slurmtools.reports import chains, incidents, model
+from slurmtools.reports.incidents import CONFIDENCE, MIN_INTERRUPTIONS
 from slurmtools.reports.scope import Scope, Sql
 
-#: The least number of interruptions a rate is projected from (fewer: the projection is refused).
-MIN_INTERRUPTIONS = 3
 #: The least number of recorded saves (loads, recoveries) a user's or partition's figure rests on.
 MIN_SAMPLES = 3
 #: Inter-failure gaps needed before the ledger's own distribution is used by the simulation.
 MIN_GAPS = 20
 #: Any duration beyond this (ten years) is treated as a mistake.
 MAX_SECONDS = 10 * 365 * 86400.0
-CONFIDENCE = 0.95
 
 
 class AdviceError(ValueError):

@@ -63,9 +63,13 @@ def text(report: dict[str, Any]) -> str:
                 f"   {m['interruptions']:,} interruptions in {fmt(m['gpu_hours'])} GPU-hours of {m['attempts']:,} "
                 f"attempts: {fmt(m['interruptions_per_gpu_hour'])} per GPU-hour"
                 + (f" ({m['note']})" if m["note"] else "")]
-        sizes = [[f"{p['gpus']:,} GPUs", dur(p["mttf_h"] * 3600 if p["mttf_h"] is not None else None)]
+        def h(x: float | None) -> str:
+            return dur(x * 3600 if x is not None else None)
+
+        sizes = [[f"{p['gpus']:,} GPUs", h(p["mttf_h"]), f"{h(p.get('mttf_h_low'))} .. "
+                  f"{h(p.get('mttf_h_high')) if p.get('mttf_h_high') is not None else 'unbounded'}"]
                  for p in m["projected"]]
-        out += ["   " + x for x in _table(sizes, ["job size", "MTTF"])]
+        out += ["   " + x for x in _table(sizes, ["job size", "MTTF", f"{m.get('confidence', 0.95):.0%} interval"])]
     if "mttr" in report:
         t = report["mttr"]
         out += ["", "3. MTTR (out of service -> back in service, per failure incident)",
