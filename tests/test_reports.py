@@ -257,3 +257,46 @@ def test_exporter_counts_ledger_rows_by_label(tmp_path: Path) -> None:
                    'status="done"} 1.0',
                    'slurmtools_findings_total{category="hardware",kind="xid",severity="critical"} 5.0'):
         assert sample in lines, sample
+
+
+def test_gpus_per_node_from_slurm_gres_then_the_ledger_then_the_config(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo's fleet line said 4 nodes x 8 GPUs on nodes with 4 each: the count comes from Slurm's GRES of each
+    node, is kept in the ledger for a report run where Slurm cannot be reached, and the configuration is last."""
+    from slurmtools import config
+    from slurmtools.reports import gpus
+    from slurmtools.slurm.types import NodeInfo
+
+    assert [gpus.gres_gpus(g) for g in ("gpu:4", "gpu:a100:4(S:0-1)", "gpu:a100:2,gpu:h100:2(S:0,1)",
+                                        "gpu:1080:2", "", "mps:100", "shard:8,gpu:1", "(null)")] == [
+        4, 4, 4, 2, 0, 0, 1, 0]
+    assert gpus.gres_gpus("gpu:" + "9" * 5000) == 0 and gpus.gres_gpus(",gpu:1" * 10000) == 682   # bounded
+    url = f"sqlite:///{tmp_path}/l.db"
+    engine = make_engine(url)
+    fill(engine)
+    lab = [NodeInfo(name=f"n{i}", state="idle", gres="gpu:4") for i in range(1, 5)]
+    assert gpus.gpus_per_node(engine, CLUSTER, lab, 8) == (4.0, "Slurm GRES: 16 GPUs on 4 nodes")
+    gpn, source = gpus.gpus_per_node(engine, CLUSTER, None, 8)          # Slurm unreachable: the ledger's copy
+    assert gpn == 4.0 and source.startswith("ledger: Slurm GRES as read") and "16 GPUs on 4 nodes" in source
+    assert gpus.gpus_per_node(engine, "other", None, 8) == (8.0, "configuration (reports.gpus_per_node)")
+    mixed = [NodeInfo(name="a", state="idle", gres="gpu:8"), NodeInfo(name="b", state="idle", gres="gpu:h100:4")]
+    assert gpus.gpus_per_node(engine, CLUSTER, mixed, 8)[0] == 6.0
+    # through the CLI: this cluster's Slurm answers with 4 GPUs per node; --gpus-per-node still wins
+    monkeypatch.setenv("SLURMTOOLS_LEDGER_URL", url)
+    monkeypatch.setenv("SLURM_CLUSTER_NAME", CLUSTER)
+    config.reset()
+
+    class FakeSlurm:
+        def nodes(self) -> list[NodeInfo]:
+            return lab
+
+    monkeypatch.setattr("slurmtools.slurm.get_client", lambda cfg=None: FakeSlurm())
+    base = ["report", "--since", "2026-01-01T00:00:00+00:00", "--until", "2026-01-11T00:00:00+00:00",
+            "--nodes", "10", "--json"]
+    data = json.loads(CliRunner().invoke(main, base).output)
+    assert (data["fleet"]["gpus_per_node"], data["fleet"]["gpus"]) == (4, 40)
+    assert data["fleet"]["gpus_per_node_from"] == "Slurm GRES: 16 GPUs on 4 nodes"
+    down_h = (10798 + 3600 + 2400 + 2 * 86400 + 3600 + 3599) / 3600
+    assert data["failures"]["mtbf_gpu_hours"] == pytest.approx((2400 - down_h) * 4 / 6, abs=1e-2)
+    data = json.loads(CliRunner().invoke(main, [*base, "--gpus-per-node", "8"]).output)
+    assert (data["fleet"]["gpus_per_node"], data["fleet"]["gpus_per_node_from"]) == (8, "option --gpus-per-node")

@@ -101,9 +101,11 @@ def fleet(sql: Sql, scope: Scope) -> dict[str, Any]:
     seen = sql.one("SELECT COUNT(*) AS n FROM nodes WHERE cluster = :cluster", {"cluster": scope.cluster})
     known = int(seen.get("n") or 0)
     nodes = scope.nodes or known
-    return {"nodes": nodes, "nodes_in_ledger": known, "gpus_per_node": scope.gpus_per_node,
-            "gpus": nodes * scope.gpus_per_node, "window_h": round(scope.hours, 3),
-            "nodes_from": "option" if scope.nodes else "ledger"}
+    gpn = scope.gpus_per_node
+    return {"nodes": nodes, "nodes_in_ledger": known, "gpus_per_node": int(gpn) if gpn == int(gpn) else gpn,
+            "gpus": round(nodes * gpn), "window_h": round(scope.hours, 3),
+            "nodes_from": "option" if scope.nodes else "ledger",
+            "gpus_per_node_from": scope.extra.get("gpus_per_node_from", "scope")}
 
 
 def failures(sql: Sql, scope: Scope, params: dict[str, Any], fl: dict[str, Any]) -> dict[str, Any]:

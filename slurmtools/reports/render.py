@@ -40,8 +40,9 @@ def text(report: dict[str, Any]) -> str:
     r, fl = report["report"], report["fleet"]
     out = [f"slurmtools report: cluster {r['cluster']}, {r['since']} .. {r['until']} ({r['window_h']:,.0f} h)"
            + (f", partition {r['partition']}" if r["partition"] else ""),
-           f"fleet: {fl['nodes']:,} nodes x {fl['gpus_per_node']} GPUs ({fl['nodes_from']}; "
-           f"{fl['nodes_in_ledger']:,} in the ledger); database {r['database']}, {r['seconds']:.2f} s"]
+           f"fleet: {fl['nodes']:,} nodes x {fl['gpus_per_node']:g} GPUs (nodes: {fl['nodes_from']}, "
+           f"{fl['nodes_in_ledger']:,} in the ledger; GPUs per node: {fl.get('gpus_per_node_from', 'n/a')}); "
+           f"database {r['database']}, {r['seconds']:.2f} s"]
     out += [f"note: {n}" for n in report["notes"]]
     if "failures" in report:
         f = report["failures"]
