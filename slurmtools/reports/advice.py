@@ -91,7 +91,7 @@ def gather(engine: Engine, scope: Scope, *, gpus: int, prefix: str = "slurmtools
             conn.exec_driver_sql("PRAGMA query_only=OFF")   # temporary tables only; main stays read-only
         params = incidents.prepare(sql, scope, prefix)
         out.mtti = _mtti(sql, scope, params, gpus)
-        out.shape = _shape(sql, params)
+        out.shape = fleet_shape(sql, params)
         level = _level(sql, scope, params, job, user)
         out.checkpoint = _costs(sql, params, "save", level)
         chains.prepare(sql, scope, params)
@@ -122,7 +122,8 @@ def _mtti(sql: Sql, scope: Scope, params: dict[str, Any], gpus: int) -> Figure:
     return Figure(None, f"too little data: {thin}, {n} fleet failure incident(s); give --mtti", hits + n)
 
 
-def _shape(sql: Sql, params: dict[str, Any]) -> list[float]:
+def fleet_shape(sql: Sql, params: dict[str, Any]) -> list[float]:
+    """The gaps between the fleet's failure incidents (st_failures) divided by their mean; [] below MIN_GAPS."""
     starts = [float(r["s"]) for r in sql.rows(
         "SELECT s FROM st_failures WHERE s >= :e0 AND s < :e1 ORDER BY s", params)]
     gaps = [b - a for a, b in itertools.pairwise(starts) if b > a]

@@ -142,7 +142,37 @@ def text(report: dict[str, Any]) -> str:
                       fmt(s["queue_share"], "%"), fmt(s["gbytes_per_s_median"], " GB/s")] for s in ck["scale"]]
             out += ["   " + x for x in _table(srows, ["nodes", "saves", "queue/WRITE", "RTT/WRITE", "queue share",
                                                       "GB/s per node"])]
+    if "whatif" in report:
+        out += _whatif(report["whatif"])
     return "\n".join(out) + "\n"
+
+
+def _whatif(w: dict[str, Any]) -> list[str]:
+    out = ["", "9. What if (per job size, finished retry chains; each figure's assumption below)"]
+    rows, why = [], []
+    for x in w["sizes"]:
+        a = x["advised"]
+        nodes = f"{x['nodes_from']}" + (f"-{x['nodes_to']}" if x["nodes_to"] != x["nodes_from"] else "") \
+            if x["nodes_to"] is not None else f">={x['nodes_from']}"
+        if a["goodput"] is None:
+            why.append(f"   (a) n/a for {nodes} nodes: {a['why']}")
+        rows.append([nodes, str(x["chains"]), fmt(x["goodput"], "%"), fmt(x["lost_work_share"], "%"),
+                     fmt(x["recovery_share"], "%"), fmt(x["checkpoint_share"], "%"),
+                     fmt(a["goodput"], "%") + (f" (every {dur(a['interval_s'])})" if a["goodput"] is not None
+                                               else ""),
+                     fmt(x["recovery_at_target"]["goodput"], "%"),
+                     fmt(x["lemons_excluded"]["goodput"], "%") + f" ({x['lemons_excluded']['interruptions_avoided']})"])
+    if rows:
+        out += ["   " + x for x in _table(rows, ["nodes", "chains", "goodput", "lost work", "recovery",
+                                                 "checkpoints", "(a) advised interval",
+                                                 f"(b) recovery {dur(w['recovery_target_s'])}",
+                                                 "(c) lemons out"])]
+        out += why
+    else:
+        out.append("   no finished retry chains in the window")
+    lem = ", ".join(x["node"] for x in w["lemons"]) or "none"
+    out += [f"   top lemon nodes: {lem}"] + [f"   assumes ({k}): {v}" for k, v in w["assumes"].items()]
+    return out
 
 
 def _flat(prefix: str, value: Any, rows: list[tuple[str, str, Any]], section: str) -> None:
