@@ -231,3 +231,27 @@ def test_cli_checkpoint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
                            ([], "--nodes N or --gpus N", 2)):
         res = runner.invoke(main, ["advise", "checkpoint", *bad])
         assert res.exit_code == code and msg in res.output and "Traceback" not in res.output, (bad, res.output)
+
+
+def test_cli_publish_writes_what_the_wrapper_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    url = f"sqlite:///{tmp_path}/l.db"
+    fill(make_engine(url))
+    monkeypatch.setenv("SLURMTOOLS_LEDGER_URL", url)
+    monkeypatch.setenv("SLURM_CLUSTER_NAME", CLUSTER)
+    config.reset()
+    out = tmp_path / "advice.json"
+    res = CliRunner().invoke(main, ["advise", "publish", "-o", str(out), "--since", "2025-12-31"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(out.read_text())
+    assert data["cluster"] == CLUSTER and data["mtti_from"].startswith("fallback") and data["checkpoint_cost_s"] > 0
+    assert oct(out.stat().st_mode & 0o777) == "0o644"
+    # a user without the database: the published figures, and a note saying so
+    monkeypatch.setenv("SLURMTOOLS_LEDGER_URL", "postgresql+psycopg://nobody@127.0.0.1:1/none")
+    cfg_file = tmp_path / "c.toml"
+    cfg_file.write_text(f'[advise]\ndata_file = "{out}"\n')
+    monkeypatch.setenv("SLURMTOOLS_CONFIG", str(cfg_file))
+    config.reset()
+    res = CliRunner().invoke(main, ["advise", "checkpoint", "--nodes", "8", "--json"])
+    assert res.exit_code == 0, res.output
+    got = json.loads(res.output)
+    assert got["mtti_from"].startswith("published:") and any("could not be read" in n for n in got["notes"])
