@@ -141,12 +141,11 @@ def _advised(r: dict[str, Any], total: dict[str, float], gpus: float, mttf: dict
 def _lemons(sql: Sql, params: dict[str, Any]) -> list[tuple[str, float]]:
     """(node, epoch of its first lemon exclusion in play) for the top lemon nodes, most failure incidents first."""
     rows = sql.rows(f"""
-        SELECT x.node, MIN({sql.epoch('x.start')}) AS s,
-               (SELECT COUNT(*) FROM st_failures f WHERE f.node = x.node) AS n
-        FROM exclusions x
+        SELECT x.node, MIN({sql.epoch('x.start')}) AS s, MAX(COALESCE(f.n, 0)) AS n
+        FROM exclusions x LEFT JOIN (SELECT node, COUNT(*) AS n FROM st_failures GROUP BY node) f ON f.node = x.node
         WHERE x.cluster = :cluster AND substr(x.reason, 1, {len(params['pfx_lemon'])}) = :pfx_lemon
           AND x.start < :t1 AND (x."end" IS NULL OR x."end" >= :t0)
-        GROUP BY x.node ORDER BY n DESC, x.node LIMIT {TOP_LEMONS}""", params)
+        GROUP BY x.node ORDER BY MAX(COALESCE(f.n, 0)) DESC, x.node LIMIT {TOP_LEMONS}""", params)
     return [(str(r["node"]), float(r["s"])) for r in rows]
 
 
