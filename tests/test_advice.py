@@ -56,6 +56,13 @@ def test_poisson_interval_is_garwoods() -> None:
     for k, lo, hi in ((0, 0.0, 3.689), (1, 0.0253, 5.572), (3, 0.619, 8.767), (10, 4.795, 18.39)):
         got = model.poisson_interval(k)
         assert got[0] == pytest.approx(lo, abs=2e-3) and got[1] == pytest.approx(hi, abs=2e-3)
+    # beyond 200 events, the chi-square form: its bounds still leave 2.5 % on each side by the exact Poisson sums
+    from slurmtools.reports.model import poisson_cdf
+
+    for k in (250, 3000):
+        lo, hi = model.poisson_interval(k)
+        assert poisson_cdf(k, hi) == pytest.approx(0.025, abs=5e-4)
+        assert 1.0 - poisson_cdf(k - 1, lo) == pytest.approx(0.025, abs=5e-4)
 
 
 def test_simulation_agrees_with_the_formula_under_its_own_assumptions() -> None:

@@ -152,7 +152,7 @@ def advise(delta: float, restart: float, mtti: float, share: float = 0.01, floor
     return Advice(tau, goodput(tau, delta, restart, mtti, shape), (lo, hi), young(delta, mtti), daly(delta, mtti))
 
 
-def _poisson_cdf(k: int, lam: float) -> float:
+def poisson_cdf(k: int, lam: float) -> float:
     """P(X <= K) for X ~ Poisson(LAM), summed in log space (no overflow for large K or LAM)."""
     if lam <= 0:
         return 1.0
@@ -163,8 +163,19 @@ def _poisson_cdf(k: int, lam: float) -> float:
 
 def poisson_interval(k: int, conf: float = 0.95) -> tuple[float, float]:
     """Exact (Garwood) confidence interval of a Poisson mean from K observed events: the means under which K or
-    fewer (resp. K or more) events are as unlikely as (1 − CONF)/2. Bisection on the Poisson CDF."""
+    fewer (resp. K or more) events are as unlikely as (1 − CONF)/2. Bisection on the Poisson CDF up to K = 200;
+    beyond, the same bounds as chi-square quantiles (χ²(2K)/2, χ²(2K+2)/2) by Wilson and Hilferty's cube-root
+    approximation, within 1e-4 relative there (the exact sum would cost K terms per step)."""
     a = (1.0 - conf) / 2.0
+    if k > 200:
+        from statistics import NormalDist
+
+        z = NormalDist().inv_cdf(1.0 - a)
+
+        def chi2(p_z: float, nu: float) -> float:
+            return nu * (1.0 - 2.0 / (9.0 * nu) + p_z * math.sqrt(2.0 / (9.0 * nu))) ** 3
+
+        return chi2(-z, 2.0 * k) / 2.0, chi2(z, 2.0 * k + 2.0) / 2.0
 
     def solve(f: object, lo: float, hi: float) -> float:
         assert callable(f)
@@ -177,6 +188,6 @@ def poisson_interval(k: int, conf: float = 0.95) -> tuple[float, float]:
         return (lo + hi) / 2.0
 
     upper_limit = 10.0 * (k + 10)
-    upper = solve(lambda lam: _poisson_cdf(k, lam) > a, 0.0, upper_limit)
-    lower = 0.0 if k == 0 else solve(lambda lam: 1.0 - _poisson_cdf(k - 1, lam) < a, 0.0, upper_limit)
+    upper = solve(lambda lam: poisson_cdf(k, lam) > a, 0.0, upper_limit)
+    lower = 0.0 if k == 0 else solve(lambda lam: 1.0 - poisson_cdf(k - 1, lam) < a, 0.0, upper_limit)
     return lower, upper

@@ -7,6 +7,7 @@ Reads st_chain_attempts (chains.prepare) and st_failures (incidents.prepare)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from slurmtools.reports import model
@@ -90,8 +91,14 @@ def whatif(sql: Sql, scope: Scope, params: dict[str, Any], mttf: dict[str, Any])
                          AND kind = 'save' AND seconds IS NOT NULL AND seconds >= 0 AND time >= :t0 AND time < :t1""",
                       params)
         total["ckpt"], total["saves"] = float(row.get("ckpt") or 0), float(row.get("saves") or 0)
-    shape = fleet_shape(sql, params)
-    k = model.fit_weibull_shape(shape) if shape else 1.0
+    k: list[float] = []        # the fleet's Weibull shape, fitted once, only when an advised figure needs it
+
+    def shape() -> float:
+        if not k:
+            gaps = fleet_shape(sql, params)
+            k.append(model.fit_weibull_shape(gaps) if gaps else 1.0)
+        return k[0]
+
     out = []
     for r in rows:
         b = int(r["bucket"])
@@ -112,14 +119,15 @@ def whatif(sql: Sql, scope: Scope, params: dict[str, Any], mttf: dict[str, Any])
         size["lemons_excluded"] = {"goodput": _r(ratio(useful, wall - gone_lost - gone_rec)),
                                    "interruptions_avoided": n_av, "lost_work_avoided_s": round(gone_lost, 1),
                                    "recovery_avoided_s": round(gone_rec, 1)}
-        size["advised"] = _advised(r, total, sizes.get(b, b) * scope.gpus_per_node, mttf, k)
+        size["advised"] = _advised(r, total, sizes.get(b, b) * scope.gpus_per_node, mttf, shape)
         out.append(size)
-    return {"sizes": out, "assumes": ASSUMES, "recovery_target_s": target, "failure_shape": round(k, 3),
+    return {"sizes": out, "assumes": ASSUMES, "recovery_target_s": target,
+            "failure_shape": round(k[0], 3) if k else None,
             "lemons": [{"node": n, "lemon_since": iso(s)} for n, s in lemons]}
 
 
 def _advised(r: dict[str, Any], total: dict[str, float], gpus: float, mttf: dict[str, Any],
-             shape: float) -> dict[str, Any]:
+             fitted: Callable[[], float]) -> dict[str, Any]:
     saves, recs = float(r["saves"] or 0), float(r["recoveries"] or 0)
     delta = float(r["ckpt"] or 0) / saves if saves else (total["ckpt"] / total["saves"] if total["saves"] else None)
     if delta is None:
@@ -130,6 +138,7 @@ def _advised(r: dict[str, Any], total: dict[str, float], gpus: float, mttf: dict
     if fig is None or fig.value is None:
         return {"goodput": None, "why": f"too few interruptions to project M ({mttf.get('interruptions', 0)} in "
                                         f"section 2; at least {mttf.get('min_interruptions', 3)})"}
+    shape = fitted()
     try:
         a = model.advise(max(delta, 1e-3), restart, fig.value, shape=shape)
     except model.ModelError as exc:
