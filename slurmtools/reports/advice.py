@@ -133,6 +133,11 @@ def fleet_shape(sql: Sql, params: dict[str, Any]) -> list[float]:
     return [g / mean for g in gaps]
 
 
+def _plain(text: str) -> str:
+    """TEXT for a message: printable ASCII, at most 64 characters."""
+    return "".join(c if " " <= c <= "~" else "?" for c in text[:64])
+
+
 def _level(sql: Sql, scope: Scope, params: dict[str, Any], job: int | None,
            user: str | None) -> list[tuple[str, str, dict[str, Any]]]:
     """The filters tried in turn for the recorded costs: the job's own, the user's, the partition's, the cluster's."""
@@ -141,11 +146,12 @@ def _level(sql: Sql, scope: Scope, params: dict[str, Any], job: int | None,
     if job is not None:
         out.append((f"job {job}", f"{base} AND c.job_id = :job", {"job": job}))
     if user:
-        out.append((f"user {user}", f"{base} AND c.job_id IN (SELECT a.job_id FROM job_attempts a WHERE "
+        out.append((f"user {_plain(user)}", f"{base} AND c.job_id IN (SELECT a.job_id FROM job_attempts a WHERE "
                                     'a.cluster = :cluster AND a."user" = :user)', {"user": user}))
     if scope.partition:
-        out.append((f"partition {scope.partition}", f"{base} AND c.job_id IN (SELECT a.job_id FROM job_attempts a "
-                                                    "WHERE a.cluster = :cluster AND a.partition = :partition)", {}))
+        out.append((f"partition {_plain(scope.partition)}",
+                    f"{base} AND c.job_id IN (SELECT a.job_id FROM job_attempts a "
+                    "WHERE a.cluster = :cluster AND a.partition = :partition)", {}))
     out.append((f"cluster {scope.cluster}", base, {}))
     return out
 
