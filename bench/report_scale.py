@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import resource
 import statistics
 import time
 from collections.abc import Iterator
@@ -200,7 +201,9 @@ def main() -> int:
            "report_s": {"median": round(statistics.median(times), 2), "runs": [round(t, 2) for t in times]},
            "sections_s": last["report"]["timings_s"], "failures": last["failures"]["failures"],
            "attempts_in_mttf": last["mttf"]["attempts"], "chains": last["goodput"]["chains"],
-           "manual_chains": last["retries"]["manual"]["chains"]}
+           "manual_chains": last["retries"]["manual"]["chains"],
+           "whatif_sizes": len(last.get("whatif", {}).get("sizes", [])),
+           "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
     print(json.dumps(out, indent=2))
     if args.explain and engine.dialect.name == "postgresql":
         with engine.connect() as conn:

@@ -33,6 +33,7 @@ CHOICES: dict[str, tuple[str, ...]] = {
     "slurm.backend": ("auto", "cli", "pyslurm"),
     "general.log_level": ("debug", "info", "warning", "error"),
     "controller.retry_on": ("node", "any"),
+    "advise.sbatch": ("off", "print", "export"),
     "plugins.partition_defaults.retry_on": ("node", "any"),
     "partition_defaults.retry_on": ("node", "any"),
     "plugins.partition_defaults.open_mode": ("", "append", "truncate"),
@@ -70,6 +71,7 @@ RANGES: dict[str, tuple[float, float | None, bool]] = {
     "partition_defaults.max_retries": (0, 1000, True), "controller.max_retries": (0, 1000, True),
     "controller.retry_limit": (0, 1000, True),
     "reports.gpus_per_node": (1, 1024, True), "reports.multi_node_min": (1, None, True),
+    "reports.recovery_target": (0, None, False), "advise.sbatch_min_nodes": (1, None, True),
     "io.max_mounts": (1, 1000, True),
 }
 

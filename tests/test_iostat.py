@@ -8,6 +8,7 @@ import json
 import random
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -73,7 +74,8 @@ def test_a_cut_file_gives_an_error_or_the_same_numbers(path: Path) -> None:
 
 
 @pytest.mark.parametrize("garble, message", [
-    ("\t\t\tREAD: 34096 34096 0 7103096 1792122744 2272 464840", "expected 8 or 9 counters"),
+    ("\t\t\tREAD: 34096 34096 0 7103096 1792122744 2272 464840", "expected 9 counters (RPC iostats version 1.1)"),
+    ("\t\t\tREAD: 34096 34096 0 7103096 1792122744 2272 464840 467945", "expected 9 counters"),
     ("\t\t\tREAD: 34096 34096 0 7103x96 1792122744 2272 464840 467945 0", "expected numbers"),
     ("\t\t\tREAD: -5 34096 0 7103096 1792122744 2272 464840 467945 0", "negative"),
     ("\txprt:\ttcp 940 0 2 0 1", "needs at least 10 fields"),
@@ -357,3 +359,130 @@ def test_node_exporter_serves_each_mount_under_node_exporters_names(tmp_path: Pa
     cfg.data["io"]["mountstats"] = str(tmp_path / "missing")
     up = next(f for f in MountstatsCollector(cfg).collect() if f.name == "slurmtools_mountstats_up")
     assert up.samples[0].value == 0.0
+
+
+PROCFS_NFS40 = DATA / "procfs-nfs40-fixture-26231.txt"
+
+
+def test_procfs_fixture_bytes_by_position_and_a_wrapped_queue_time() -> None:
+    """prometheus/procfs's fixture (NFSv4.0, age 13968 s): `bytes: 1207640230 0 0 0 1210214218 0 295483 0` is 1.2 GB
+    read by the application (normal reads) and 1.21 GB from the server; ACCESS's queue counter 18446743919241604546
+    (2^64 - 154467947070) is a time sum that went negative: missing, and said so, not 6.3 million s per op."""
+    (m,) = mountstats.parse(PROCFS_NFS40.read_text())
+    assert (m.fstype, m.statvers, m.rpc_version, m.age) == ("nfs4", "1.1", "1.0", 13968)
+    assert m.bytes == {"normal_read": 1207640230, "normal_write": 0, "direct_read": 0, "direct_write": 0,
+                       "server_read": 1210214218, "server_write": 0, "read_pages": 295483, "write_pages": 0}
+    assert "queue_ms" not in m.ops["ACCESS"] and m.ops["ACCESS"]["rtt_ms"] == 1667369447
+    assert m.notes == ["line 19: ACCESS: queue_ms 18446743919241604546 is a wrapped 64-bit value: treated as missing"]
+    r = rates.since_mount(m)
+    assert r["read_bytes"] == 1207640230 and r["write_bytes"] == 0
+    assert r["read_MBps"] == pytest.approx(1207640230 / 13968 / 1e6)
+    assert r["wire_read_MBps"] == pytest.approx(1210292152 / 13968 / 1e6)      # READ's bytes received
+    assert r["ops"]["ACCESS"]["queue_ms"] is None
+    assert r["ops"]["ACCESS"]["rtt_ms"] == pytest.approx(1667369447 / 2927395007)
+    assert r["transport"]["sends"] == 6428 and r["transport"]["mean_in_flight"] == pytest.approx(12154 / 6428)
+    assert r["missing"] == m.notes and r["verdict"]["limit"] == "server_or_network"
+
+
+def _nfsiostat(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    """nfs-utils' `mountstats iostat -f FILE` output (recorded): per mount, ops/s, rpc bklog, read and write rows."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    lines = path.read_text().splitlines()
+    cur: dict[str, Any] = {}
+    for i, line in enumerate(lines):
+        if line.endswith(":") and " mounted on " in line:
+            dev, mnt = line[:-1].split(" mounted on ", 1)
+            cur = out.setdefault((dev, mnt), {})
+        elif line.strip() == "ops/s       rpc bklog":
+            cur["ops_s"], cur["bklog"] = (float(x) for x in lines[i + 1].split())
+        elif line.startswith(("read:", "write:")):
+            v = lines[i + 1].replace("(", " ").replace(")", " ").replace("%", " ").split()
+            # ops/s kB/s kB/op retrans (pct) rtt exe queue [errors (pct)]
+            cur[line.split(":")[0]] = {"ops_s": float(v[0]), "kb_s": float(v[1]), "kb_op": float(v[2]),
+                                       "retrans": int(v[3]), "rtt": float(v[5]), "exe": float(v[6]),
+                                       "queue": float(v[7]), "errors": int(v[8]) if len(v) > 8 else None}
+    return out
+
+
+NFSIOSTAT = sorted((DATA / "nfsiostat").glob("*.txt"))
+
+
+@pytest.mark.parametrize("recorded", NFSIOSTAT, ids=[p.name for p in NFSIOSTAT])
+def test_averages_since_the_mount_match_nfsiostat(recorded: Path) -> None:
+    """Every figure nfsiostat prints for a mount, against ours from the same file (it rounds to 3 decimals)."""
+    want = _nfsiostat(recorded)
+    mounts = mountstats.parse((DATA / recorded.name).read_text())
+    assert want and len(want) == len({m.key for m in mounts})
+
+    def near(x: float) -> Any:
+        return pytest.approx(x, abs=1.5e-3)
+
+    for m in {m.key: m for m in mounts}.values():     # a mount listed twice: nfsiostat keeps the last, as here
+        w, r = want[(m.device, m.mountpoint)], rates.since_mount(m)
+        if len(m.transports) == 1:     # nfsiostat keeps one xprt line's counters; with nconnect we sum them all
+            assert r["transport"]["sends_per_s"] == near(w["ops_s"])
+        for op in ("read", "write"):
+            o, x = r["ops"].get(op.upper()), w[op]
+            if o is None:
+                assert x["ops_s"] == 0.0 and x["kb_s"] == 0.0
+                continue
+            assert (o["ops_per_s"], o["ops_per_s"] * o["kb_per_op"], o["kb_per_op"]) == (
+                near(x["ops_s"]), near(x["kb_s"]), near(x["kb_op"]))
+            assert (o["rtt_ms"], o["execute_ms"], o["queue_ms"]) == (near(x["rtt"]), near(x["exe"]), near(x["queue"]))
+            assert o["retransmissions"] == x["retrans"]
+            if x["errors"] is not None:
+                assert o["errors"] == x["errors"]
+
+
+@pytest.mark.parametrize("line, message", [
+    ("\tage:\t-5", "age: '-5' is not a number of seconds >= 0"),
+    ("\tage:\t" + "9" * 4000, "is not a mount's age"),
+    ("\tage:\tsoon", "age: 'soon'"),
+])
+def test_a_bad_age_is_one_line(line: str, message: str, tmp_path: Path) -> None:
+    """F11 (issue 30): a negative or 4,000-digit age gave a traceback in `slurmtools io`."""
+    text = PROCFS_NFS40.read_text().replace("\tage:\t13968", line)
+    with pytest.raises(mountstats.MountstatsError, match="line 7: age: "):
+        mountstats.parse(text)
+    f = tmp_path / "ms"
+    f.write_text(text)
+    res = CliRunner().invoke(main, ["io", "--mountstats", str(f)])
+    assert res.exit_code == 2 and message in res.output and len(res.output.strip().splitlines()) == 1
+    assert "Traceback" not in res.output
+
+
+def test_huge_counters_are_missing_not_figures(tmp_path: Path) -> None:
+    """F11: 4,000-digit counters in the per-op, bytes and xprt lines become missing values with a note each (the
+    rest of the mount stays usable); nothing overflows, in JSON or text."""
+    huge = "7" * 4000
+    text = PROCFS_NFS40.read_text()
+    text = text.replace("READ: 1298 1298 0 207680 1210292152 6 79386 79407",
+                        f"READ: 1298 1298 0 207680 1210292152 {huge} 79386 79407")
+    text = text.replace("bytes:\t1207640230 0 0 0", f"bytes:\t{huge} 0 0 0")
+    text = text.replace("tcp 832 0 1 0 11 6428 6428 0 12154", f"tcp 832 0 1 0 11 {huge} 6428 0 12154")
+    (m,) = mountstats.parse(text)
+    assert "normal_read" not in m.bytes and "queue_ms" not in m.ops["READ"] and "sends" not in m.transports[0]
+    assert len(m.notes) == 4 and all("not a 64-bit counter: treated as missing" in n for n in m.notes[:3])
+    assert "(4000 digits)" in m.notes[0] and len(m.notes[0]) < 200
+    r = rates.since_mount(m)
+    assert r["read_bytes"] is None and r["read_MBps"] is None and r["ops"]["READ"]["queue_ms"] is None
+    assert r["transport"]["sends"] is None and r["verdict"]["limit"] is None
+    assert "times missing" in r["verdict"]["why"] or "missing" in r["verdict"]["why"]
+    f = tmp_path / "ms"
+    f.write_text(text)
+    for args in ([], ["--json"]):
+        res = CliRunner().invoke(main, ["io", "--mountstats", str(f), *args])
+        assert res.exit_code == 0 and "Traceback" not in res.output, res.output
+    assert "missing: line 14" in CliRunner().invoke(main, ["io", "--mountstats", str(f)]).output
+
+
+def test_wrapped_counter_between_two_readings_is_missing() -> None:
+    """A window whose reading holds a wrapped value: that op's time is missing, the other figures are not."""
+    text = PROCFS_NFS40.read_text()
+    (b,) = mountstats.parse(text)
+    (c,) = mountstats.parse(text.replace("READ: 1298 1298 0 207680", "READ: 1398 1398 0 207680")
+                            .replace("ACCESS: 2927395007 2927394995", "ACCESS: 2927395017 2927395005"))
+    r = rates.window(b, c, 10.0)
+    assert (r["ops"]["READ"]["ops"], r["ops"]["ACCESS"]["ops"]) == (100, 10)
+    assert r["ops"]["ACCESS"]["queue_ms"] is None and r["ops"]["READ"]["queue_ms"] == 0.0
+    assert r["ops"]["ACCESS"]["retransmissions"] == 0 and r["missing"] == c.notes

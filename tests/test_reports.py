@@ -85,8 +85,17 @@ def test_mttr_and_projected_mttf(report: dict[str, Any]) -> None:
     m = report["mttf"]
     # job 100: two 1-hour attempts on 2 nodes x 8 GPUs; the first ended NODE_FAIL
     assert (m["attempts"], m["interruptions"]) == (2, 1) and m["gpu_hours"] == pytest.approx(32.0)
-    assert {p["gpus"]: p["mttf_h"] for p in m["projected"]} == pytest.approx(
-        {8: 4.0, 64: 0.5, 512: 0.0625, 1024: 0.03125, 16384: 32 / 16384}, abs=1e-6)
+    # one interruption is too few to project from (the demo's `0.0 s` for 16,384 GPUs): no MTTF, only the exact
+    # 95 % interval of the rate, 0.0253 to 5.572 interruptions in 32 GPU-hours
+    assert all(p["mttf_h"] is None for p in m["projected"]) and "too few to project" in m["note"]
+    from slurmtools.reports.model import poisson_interval
+
+    lo, hi = poisson_interval(1)
+    assert [p["gpus"] for p in m["projected"]] == [8, 64, 512, 1024, 16384]
+    for p in m["projected"]:
+        assert (p["mttf_h_low"], p["mttf_h_high"]) == pytest.approx((32 / hi / p["gpus"], 32 / lo / p["gpus"]),
+                                                                    rel=1e-5, abs=1e-6)
+    assert "interval" in render.text(report) and "unbounded" not in render.text(report)
 
 
 def test_goodput_buckets(report: dict[str, Any]) -> None:
@@ -248,3 +257,111 @@ def test_exporter_counts_ledger_rows_by_label(tmp_path: Path) -> None:
                    'status="done"} 1.0',
                    'slurmtools_findings_total{category="hardware",kind="xid",severity="critical"} 5.0'):
         assert sample in lines, sample
+
+
+def test_gpus_per_node_from_slurm_gres_then_the_ledger_then_the_config(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The demo's fleet line said 4 nodes x 8 GPUs on nodes with 4 each: the count comes from Slurm's GRES of each
+    node, is kept in the ledger for a report run where Slurm cannot be reached, and the configuration is last."""
+    from slurmtools import config
+    from slurmtools.reports import gpus
+    from slurmtools.slurm.types import NodeInfo
+
+    assert [gpus.gres_gpus(g) for g in ("gpu:4", "gpu:a100:4(S:0-1)", "gpu:a100:2,gpu:h100:2(S:0,1)",
+                                        "gpu:1080:2", "", "mps:100", "shard:8,gpu:1", "(null)")] == [
+        4, 4, 4, 2, 0, 0, 1, 0]
+    assert gpus.gres_gpus("gpu:" + "9" * 5000) == 0 and gpus.gres_gpus(",gpu:1" * 10000) == 682   # bounded
+    url = f"sqlite:///{tmp_path}/l.db"
+    engine = make_engine(url)
+    fill(engine)
+    lab = [NodeInfo(name=f"n{i}", state="idle", gres="gpu:4") for i in range(1, 5)]
+    assert gpus.gpus_per_node(engine, CLUSTER, lab, 8) == (4.0, "Slurm GRES: 16 GPUs on 4 nodes")
+    gpn, source = gpus.gpus_per_node(engine, CLUSTER, None, 8)          # Slurm unreachable: the ledger's copy
+    assert gpn == 4.0 and source.startswith("ledger: Slurm GRES as read") and "16 GPUs on 4 nodes" in source
+    assert gpus.gpus_per_node(engine, "other", None, 8) == (8.0, "configuration (reports.gpus_per_node)")
+    mixed = [NodeInfo(name="a", state="idle", gres="gpu:8"), NodeInfo(name="b", state="idle", gres="gpu:h100:4")]
+    assert gpus.gpus_per_node(engine, CLUSTER, mixed, 8)[0] == 6.0
+    # through the CLI: this cluster's Slurm answers with 4 GPUs per node; --gpus-per-node still wins
+    monkeypatch.setenv("SLURMTOOLS_LEDGER_URL", url)
+    monkeypatch.setenv("SLURM_CLUSTER_NAME", CLUSTER)
+    config.reset()
+
+    class FakeSlurm:
+        def nodes(self) -> list[NodeInfo]:
+            return lab
+
+    monkeypatch.setattr("slurmtools.slurm.get_client", lambda cfg=None: FakeSlurm())
+    base = ["report", "--since", "2026-01-01T00:00:00+00:00", "--until", "2026-01-11T00:00:00+00:00",
+            "--nodes", "10", "--json"]
+    data = json.loads(CliRunner().invoke(main, base).output)
+    assert (data["fleet"]["gpus_per_node"], data["fleet"]["gpus"]) == (4, 40)
+    assert data["fleet"]["gpus_per_node_from"] == "Slurm GRES: 16 GPUs on 4 nodes"
+    down_h = (10798 + 3600 + 2400 + 2 * 86400 + 3600 + 3599) / 3600
+    assert data["failures"]["mtbf_gpu_hours"] == pytest.approx((2400 - down_h) * 4 / 6, abs=1e-2)
+    data = json.loads(CliRunner().invoke(main, [*base, "--gpus-per-node", "8"]).output)
+    assert (data["fleet"]["gpus_per_node"], data["fleet"]["gpus_per_node_from"]) == (8, "option --gpus-per-node")
+
+
+def test_whatif_worked_by_hand(tmp_path: Path) -> None:
+    """Section 9 on a chain whose figures are worked out by hand: job 700 on 8 nodes saves at 1,000 s and 2,000 s
+    (30 s each), a node fails at 3,600 s; the retry starts 600 s later, saves once, completes after 3,000 s. Node
+    c3 gets a lemon exclusion two days after the failure."""
+    from datetime import timedelta
+
+    from sqlalchemy.orm import Session
+
+    from slurmtools.ledger import models
+    from slurmtools.reports import model
+    from slurmtools.reports.advice import mtti_from_rate
+
+    from .reports_data import _t, attempt, checkpoint
+
+    engine = make_engine(f"sqlite:///{tmp_path}/l.db")
+    fill(engine)
+    c = _t(3 * DAY)
+    sec = lambda x: c + timedelta(seconds=x)   # noqa: E731
+    events = [attempt(700, 0, c, c, sec(3600), "NODE_FAIL", "c[1-8]"),
+              attempt(700, 1, sec(3600), sec(4200), sec(7200), "COMPLETED", "c[1-8]"),
+              checkpoint("c1", 700, sec(1000), 30.0), checkpoint("c1", 700, sec(2000), 30.0),
+              checkpoint("c1", 700, sec(5200), 30.0),
+              exclusion("c3", sec(3600 + 2 * 86400), None, "slurmtools: lemon: lemon node: 3 faults", "controller"),
+              # two more interrupted multi-node attempts outside any chain: 4 interruptions, enough to project M
+              attempt(800, 0, c, c, sec(3600), "NODE_FAIL", "d[1-2]"), attempt(801, 0, c, c, sec(3600), "NODE_FAIL",
+                                                                                 "d[3-4]")]
+    with engine.begin() as conn:
+        ship.store(conn, events)
+    with Session(engine) as s:
+        s.add(models.RetryChain(idempotency_key="c7", cluster=CLUSTER, root_job_id=700, user="alice", created=c,
+                                max_retries=2, status="completed", retries_used=1))
+        s.commit()
+    r = build_report(engine, scope(extra={"recovery_target_s": 60.0}))
+    w = next(x for x in r["whatif"]["sizes"] if x["nodes_from"] == 8)
+    assert (w["chains"], w["attempts"], w["interruptions"], w["nodes_to"]) == (1, 2, 1, 31)
+    # wall = 3,600 + 3,000 run + 600 recovery; lost = 3,600 - 2,030 (the end of the last save); saves 90 s
+    assert (w["wall_s"], w["lost_work_s"], w["recovery_s"], w["checkpoint_s"], w["useful_s"]) == (
+        7200.0, 1570.0, 600.0, 90.0, 4940.0)
+    assert w["goodput"] == pytest.approx(4940 / 7200, abs=1e-4)
+    assert (w["lost_work_share"], w["recovery_share"], w["checkpoint_share"]) == pytest.approx(
+        (1570 / 7200, 600 / 7200, 90 / 7200), abs=1e-4)
+    assert w["recovery_at_target"]["goodput"] == pytest.approx(4940 / (6600 + 60), abs=1e-4)
+    lem = w["lemons_excluded"]          # the failed attempt ran on c3 within the week before its lemon exclusion
+    assert (lem["interruptions_avoided"], lem["lost_work_avoided_s"], lem["recovery_avoided_s"]) == (1, 1570.0, 600.0)
+    assert lem["goodput"] == pytest.approx(4940 / (7200 - 1570 - 600), abs=1e-4)
+    assert "c3" in [x["node"] for x in r["whatif"]["lemons"]]
+    m = r["mttf"]
+    assert m["interruptions"] == 4
+    mtti = mtti_from_rate(4, m["gpu_hours"], 64)
+    assert mtti is not None and mtti.value is not None
+    adv = w["advised"]
+    want = model.advise(30.0, 600.0, mtti.value)
+    assert (adv["checkpoint_cost_s"], adv["restart_cost_s"]) == (30.0, 600.0)
+    assert adv["mtti_s"] == pytest.approx(mtti.value, abs=0.1) and adv["interval_s"] == pytest.approx(
+        want.interval_s, abs=0.1) and adv["goodput"] == pytest.approx(want.goodput, abs=1e-4)
+    # every figure says what it assumes; the text and CSV show the section
+    assert set(r["whatif"]["assumes"]) == {"today", "advised", "recovery_at_target", "lemons_excluded"}
+    text = render.text(r)
+    assert "9. What if" in text and "8-31" in text
+    rows = list(csv.DictReader(io.StringIO(render.csv_text(r))))
+    assert any(x["section"] == "whatif" and x["metric"].endswith("lemons_excluded.goodput") for x in rows)
+    small = next(x for x in r["whatif"]["sizes"] if x["nodes_from"] == 1)       # job 300: no saves recorded
+    assert small["advised"]["goodput"] is not None and small["lost_work_s"] == 540.0

@@ -107,3 +107,46 @@ def test_active_exclusions_skip_expired_and_survive_a_missing_file(tmp_path: Pat
     (tmp_path / "x.json").unlink()                      # never published yet (a new site): the normal empty state
     assert sbatch.active_exclusions(C()) == []
     assert capsys.readouterr().err == ""
+
+
+def test_checkpoint_advice_line_and_export(tmp_path: Path, world: dict[str, object]) -> None:
+    """Jobs of >= advise.sbatch_min_nodes (8) get one line from the published summary; `export` puts the interval
+    into the job's environment; `off`, small jobs, a missing file give nothing; a bad file gives one line."""
+    import json
+
+    from slurmtools.reports import model
+
+    cfg = world["cfg"]
+    summary = tmp_path / "advice.json"
+    # one interruption every 6 h on 512 GPUs = 512 x 6 h GPU-seconds per interruption; 5-minute saves, 10-min restarts
+    summary.write_text(json.dumps({"gpu_seconds_per_interruption": 512 * 6 * 3600.0, "checkpoint_cost_s": 300.0,
+                                   "restart_cost_s": 600.0, "mtti_from": "test", "mtti_n": 12}))
+    settings = {"advise.data_file": str(summary), "advise.sbatch": "print"}
+
+    class C:
+        def get(self, key: str) -> object:
+            return settings[key] if key in settings else cfg.get(key)  # type: ignore[attr-defined]
+
+    line, env = sbatch.checkpoint_advice(C(), build(["-N", "64", "--gpus-per-node=8", "x.sh"]), None)
+    assert line is not None and env == {}
+    tau = model.best(300.0, 600.0, 6 * 3600.0)
+    assert "checkpoint every 56m" in line and f"{model.goodput(tau, 300, 600, 6 * 3600) * 100:.1f}%" in line
+    line, env = sbatch.checkpoint_advice(C(), build(["--nodes=64-128", "x.sh"]), "export")
+    assert env == {"SLURMTOOLS_CHECKPOINT_INTERVAL": str(round(tau))} and line
+    line, env = sbatch.checkpoint_advice(C(), build(["-N", "64", "--export=NONE", "x.sh"]), "export")
+    assert env == {} and line is not None and "not exported" in line
+    assert sbatch.checkpoint_advice(C(), build(["-N", "4", "x.sh"]), None) == (None, {})      # below 8 nodes
+    assert sbatch.checkpoint_advice(C(), build(["-N", "64", "x.sh"]), "off") == (None, {})
+    settings["advise.sbatch"] = "off"
+    assert sbatch.checkpoint_advice(C(), build(["-N", "64", "x.sh"]), None) == (None, {})
+    with pytest.raises(sbatch.WrapperError, match="--advice must be one of"):
+        sbatch.checkpoint_advice(C(), build(["-N", "64", "x.sh"]), "loud")
+    settings["advise.sbatch"] = "print"
+    summary.write_text("{not json")
+    line, env = sbatch.checkpoint_advice(C(), build(["-N", "64", "x.sh"]), None)
+    assert line is not None and line.startswith("slurmtools sbatch: no checkpoint advice (") and env == {}
+    summary.unlink()
+    assert sbatch.checkpoint_advice(C(), build(["-N", "64", "x.sh"]), None) == (None, {})
+    script = tmp_path / "job.sh"       # the size from the script's own #SBATCH lines
+    script.write_text("#!/bin/sh\n#SBATCH --nodes=16\necho\n")
+    assert build([str(script)]).size["nodes"] == "16"

@@ -2,7 +2,7 @@
 
 One module per command group (`config`, `nodes`, `lab`, `diagnose`, `check` + `snapshot` + `hook`,
 `jobs` for sbatch/status/why, `exclude`, `ledger`, `controller`, `plugins`, `report`, `exporter`, `io`,
-`checkpoint`, `detect`, `install`, `doctor`), all sharing `common`
+`checkpoint`, `detect`, `install`, `doctor`, `advise`), all sharing `common`
 (configuration, `--json` output, one-line errors, a ledger session). This module only registers them;
 nothing imports back from it. Commands import their heavy modules lazily, so `--help` stays quick.
 """
@@ -14,6 +14,7 @@ import logging
 import click
 
 from slurmtools import __version__
+from slurmtools.cli.advise import advise_group
 from slurmtools.cli.check import check_cmd, hook_cmd, snapshot_group
 from slurmtools.cli.checkpoint import checkpoint_group
 from slurmtools.cli.config import config_group
@@ -45,5 +46,6 @@ def main(verbose: int) -> None:
 
 for _command in (config_group, nodes_cmd, lab_group, diagnose_cmd, hook_cmd, check_cmd, snapshot_group, sbatch_cmd,
                  status_cmd, why_cmd, exclude_group, ledger_group, controller_group, plugins_group, report_cmd,
-                 exporter_cmd, io_cmd, checkpoint_group, detect_group, install_group, doctor_cmd, perf_group):
+                 exporter_cmd, io_cmd, checkpoint_group, detect_group, install_group, doctor_cmd, perf_group,
+                 advise_group):
     main.add_command(_command)

@@ -47,7 +47,10 @@ def io_cmd(files: tuple[str, ...], seconds: float | None, mount: str | None, int
     if interval <= 0:
         fail("--interval must be more than 0")
     if len(files) == 1:
-        results = [rates.since_mount(m) for m in _pick(_load(files[0]), mount)]
+        try:
+            results = [rates.since_mount(m) for m in _pick(_load(files[0]), mount)]
+        except ValueError as exc:
+            fail(f"{files[0]}: {exc}")
         what = f"averages since each mount was made ({files[0]})"
     else:
         if files:
@@ -70,21 +73,32 @@ def io_cmd(files: tuple[str, ...], seconds: float | None, mount: str | None, int
         _print(r)
 
 
+def _f(value: Any, spec: str) -> str:
+    """VALUE formatted by SPEC, or `n/a` right-aligned to the same width when it is missing."""
+    if value is None:
+        width = "".join(c for c in spec.split(".")[0] if c.isdigit())
+        return format("n/a", f">{width}" if width else "")
+    return format(value, spec)
+
+
 def _print(r: dict[str, Any]) -> None:
     t, v = r["transport"], r["verdict"]
     echo(f"\n{r['device']} on {r['mount']} ({r['fstype']}, vers={r['vers']}, {t['proto']} x{t['connections']})")
-    echo(f"  read {r['read_MBps']:.3g} MB/s, write {r['write_MBps']:.3g} MB/s "
-         f"(on the wire {r['wire_read_MBps']:.3g} / {r['wire_write_MBps']:.3g})")
+    echo(f"  read {_f(r['read_MBps'], '.3g')} MB/s, write {_f(r['write_MBps'], '.3g')} MB/s "
+               f"(on the wire {_f(r['wire_read_MBps'], '.3g')} / {_f(r['wire_write_MBps'], '.3g')})")
     echo(f"  {'op':<12} {'ops/s':>10} {'kB/op':>8} {'rtt ms':>8} {'queue ms':>9} {'exec ms':>8} {'retrans':>8}")
     busiest = sorted((n for n in r["ops"] if n not in ("READ", "WRITE")), key=lambda n: -r["ops"][n]["ops"])[:6]
     for name in ("READ", "WRITE", *busiest):
         o = r["ops"].get(name)
         if o:
-            echo(f"  {name:<12} {o['ops_per_s']:>10.1f} {o['kb_per_op']:>8.1f} {o['rtt_ms']:>8.2f} "
-                 f"{o['queue_ms']:>9.2f} {o['execute_ms']:>8.2f} {o['retransmissions']:>8}")
+            echo(f"  {name:<12} {_f(o['ops_per_s'], '>10.1f')} {_f(o['kb_per_op'], '>8.1f')} "
+                       f"{_f(o['rtt_ms'], '>8.2f')} {_f(o['queue_ms'], '>9.2f')} {_f(o['execute_ms'], '>8.2f')} "
+                       f"{_f(o['retransmissions'], '>8')}")
     if t["mean_in_flight"] is not None:
-        echo(f"  transport: {t['sends_per_s']:.1f} sends/s, {t['mean_in_flight']:.1f} requests in flight, "
-             f"backlog {t['mean_backlog']:.1f}, slot table {t['max_slots'] or '?'}")
+        echo(f"  transport: {_f(t['sends_per_s'], '.1f')} sends/s, {t['mean_in_flight']:.1f} requests in "
+                   f"flight, backlog {_f(t['mean_backlog'], '.1f')}, slot table {t['max_slots'] or '?'}")
+    for note in r.get("missing", []):
+        echo(f"  missing: {note}")
     if v["limit"]:
         echo(f"  limit: {v['limit']}: {v['why']}")
         for a in v["advice"]:

@@ -16,7 +16,8 @@ from slurmtools.textsafe import clean
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
 def sbatch_cmd(argv: tuple[str, ...]) -> None:
     """sbatch with exclusions, automatic retries and a checkpoint signal: `slurmtools sbatch [sbatch options]
-    [--max-retries N] [--retry-on node|any] [--checkpoint-signal SIG] [--checkpoint-grace SECONDS] script
+    [--max-retries N] [--retry-on node|any] [--checkpoint-signal SIG] [--checkpoint-grace SECONDS]
+    [--advice off|print|export] script
     [args...]`. Everything else goes to sbatch unchanged; the job id is printed as sbatch prints it."""
     import os
     import subprocess
@@ -46,9 +47,12 @@ def sbatch_cmd(argv: tuple[str, ...]) -> None:
         grace = int(ours["checkpoint-grace"]) if "checkpoint-grace" in ours else None
         plan = sbatch.build(rest, ask=RetryAsk(retries, on), excluded=sbatch.active_exclusions(cfg),
                             ckpt_signal=ours.get("checkpoint-signal"), ckpt_grace=grace, sbatch=exe, value_opts=opts)
+        hint, env = sbatch.checkpoint_advice(cfg, plan, ours.get("advice"))
     except (sbatch.WrapperError, ValueError) as exc:
         fail(str(exc))
-    proc = subprocess.run(plan.argv, capture_output=True, text=True)
+    if hint:
+        click.echo(hint, err=True)
+    proc = subprocess.run(plan.argv, capture_output=True, text=True, env={**os.environ, **env} if env else None)
     sys.stdout.write(proc.stdout)
     sys.stderr.write(proc.stderr)
     if proc.returncode != 0:

@@ -22,7 +22,7 @@ FORMATS = ("text", "json", "csv", "html")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write to FILE, not stdout.")
 @click.option("--section", "sections", multiple=True, metavar="S",
               help="Only these sections (repeatable): failures, mttf, mttr, goodput, concentration, retries, "
-                   "detection, checkpoints.")
+                   "detection, checkpoints, whatif.")
 @click.option("--nodes", type=click.IntRange(min=1), help="Nodes in the fleet (default: reports.nodes, else the "
                                                           "nodes the ledger knows).")
 @click.option("--gpus-per-node", type=click.IntRange(min=1), help="GPUs per node (default: reports.gpus_per_node).")
@@ -58,6 +58,11 @@ def report_cmd(since: str, until: str, cluster: str | None, partition: str | Non
         fail(str(exc), 1)
     except Exception as exc:  # noqa: BLE001 - a clear message, not a traceback
         fail(f"ledger database unavailable: {str(exc).strip().splitlines()[0]}", 1)
+    scope.extra["recovery_target_s"] = float(cfg.get("reports.recovery_target"))
+    if gpus_per_node:
+        scope.extra["gpus_per_node_from"] = "option --gpus-per-node"
+    else:
+        scope.gpus_per_node, scope.extra["gpus_per_node_from"] = _gpus_per_node(cfg, scope.cluster)
     try:
         engine = make_engine(cfg.get("ledger.url"), readonly=True)   # a long read never holds SQLite's write lock
         data = build_report(engine, scope, prefix=cfg.get("general.reason_prefix"),
@@ -97,3 +102,19 @@ def report_cmd(since: str, until: str, cluster: str | None, partition: str | Non
     except OSError as exc:
         fail(f"cannot write {output}: {exc.strerror}", 1)
     echo(f"wrote {output}", err=True)
+
+
+def _gpus_per_node(cfg: object, cluster: str) -> tuple[float, str]:
+    """Slurm's GRES of each node (this cluster's Slurm only), else the ledger's last reading, else the config."""
+    from slurmtools.ledger import api
+    from slurmtools.reports.gpus import gpus_per_node
+
+    nodes = None
+    if cluster == cfg.cluster:  # type: ignore[attr-defined]
+        try:
+            from slurmtools.slurm import get_client
+
+            nodes = get_client(cfg).nodes()
+        except Exception:  # noqa: BLE001 - Slurm not reachable from here: the ledger's copy, or the configuration
+            nodes = None
+    return gpus_per_node(api.engine_for(cfg), cluster, nodes, float(cfg.get("reports.gpus_per_node")))  # type: ignore[attr-defined]

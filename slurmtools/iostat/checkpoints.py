@@ -49,19 +49,20 @@ def mount_counters(mount: Any) -> dict[str, Any]:
     for op in ("READ", "WRITE"):
         st = mount.ops.get(op)
         if st:
-            out[op] = {k: int(st.get(k, 0)) for k in ("ops", "queue_ms", "rtt_ms", "execute_ms")}
+            out[op] = {k: int(st[k]) for k in ("ops", "queue_ms", "rtt_ms", "execute_ms") if k in st}
     return out
 
 
 def rpc_window(begin: dict[str, Any] | None, end: dict[str, Any] | None, op: str) -> dict[str, Any]:
     """Mean queue time, RTT and execute time per READ or WRITE RPC between two marks on one mount."""
     a, b = (begin or {}).get(op), (end or {}).get(op)
-    if not a or not b:
+    if not a or not b or "ops" not in a or "ops" not in b:
         return {}
     ops = int(b["ops"]) - int(a["ops"])
     if ops <= 0:
         return {"rpcs": max(ops, 0)}
-    per = {k: (int(b[k]) - int(a[k])) / ops for k in ("queue_ms", "rtt_ms", "execute_ms")}
+    per = {k: (int(b[k]) - int(a[k])) / ops if k in a and k in b else None     # missing: a wrapped counter
+           for k in ("queue_ms", "rtt_ms", "execute_ms")}
     return {"rpcs": ops, "queue_ms_per_op": per["queue_ms"], "rtt_ms_per_op": per["rtt_ms"],
             "execute_ms_per_op": per["execute_ms"]}
 

@@ -92,11 +92,12 @@ def summary(r: dict[str, Any]) -> dict[str, Any]:
     data_ops = [r["ops"][o] for o in ("READ", "WRITE") if o in r["ops"]]
     v = r["verdict"]
     return {"mountpoint": r["mount"], "device": r["device"], "seconds": r["seconds"],
-            "read_bytes": int(r["read_bytes"]), "write_bytes": int(r["write_bytes"]),
+            "read_bytes": int(r["read_bytes"] or 0), "write_bytes": int(r["write_bytes"] or 0),
             "read_ops": int(r["ops"].get("READ", {}).get("ops", 0)),
             "write_ops": int(r["ops"].get("WRITE", {}).get("ops", 0)),
             "rtt_ms": v.get("rtt_ms"), "queue_ms": v.get("queue_ms"),
-            "retransmissions": int(sum(o["retransmissions"] for o in data_ops)),
+            "retransmissions": int(sum(o["retransmissions"] or 0 for o in data_ops)),
             "mean_backlog": r["transport"].get("mean_backlog"), "limit": v.get("limit"),
             "details": {"fstype": r["fstype"], "vers": r["vers"], "transport": r["transport"],
-                        "read_MBps": r["read_MBps"], "write_MBps": r["write_MBps"], "why": v.get("why")}}
+                        "read_MBps": r["read_MBps"], "write_MBps": r["write_MBps"], "why": v.get("why"),
+                        "missing": r.get("missing") or []}}

@@ -128,7 +128,8 @@ def families(mounts: list[Any]) -> Iterator[Any]:
             if not st.get("ops"):
                 continue
             for f, fam in ops.items():
-                fam.add_metric([*base, op], float(st.get(f, 0)) * OPERATIONS[f][2])
+                if f in st:     # a wrapped or garbage counter is left out, not exported as 0
+                    fam.add_metric([*base, op], float(st[f]) * OPERATIONS[f][2])
     yield age
     yield from by.values()
     yield from tr.values()

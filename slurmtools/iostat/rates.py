@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from slurmtools.iostat.mountstats import Mount
+from slurmtools.iostat.mountstats import BYTES_FIELDS, OP_FIELDS, XPRT_COUNTERS, Mount
 
 DATA_OPS = ("READ", "WRITE")
 #: What to look at when the client's RPC queue is the limit, each with where it is documented.
@@ -41,10 +41,19 @@ RTT_ADVICE = [
 ]
 
 
-def _delta(after: int | None, before: int | None) -> int:
+def _delta(after: int | None, before: int | None) -> int | None:
+    """AFTER − BEFORE; None when either is missing (mountstats.parse leaves out a wrapped or garbage value)."""
     if after is None or before is None:
-        return 0
+        return None
     return after - before if after >= before else after        # a counter that went back: the mount was remade
+
+
+def _per(num: int | None, den: int | float | None) -> float | None:
+    return None if num is None or not den else num / den
+
+
+def _sum(values: list[int | None]) -> int | None:
+    return None if any(v is None for v in values) else sum(v for v in values if v is not None)
 
 
 def window(before: Mount, after: Mount, seconds: float) -> dict[str, Any]:
@@ -53,52 +62,63 @@ def window(before: Mount, after: Mount, seconds: float) -> dict[str, Any]:
         raise ValueError("the readings must be taken at least a moment apart")
     ops: dict[str, dict[str, float | None]] = {}
     for name, now in after.ops.items():
-        was = before.ops.get(name, {})
-        d = {k: _delta(now.get(k), was.get(k, 0)) for k in now}
-        if not d.get("ops"):
-            continue
+        was = before.ops.get(name)
+        d = {k: _delta(now.get(k), was.get(k) if was is not None else 0) for k in OP_FIELDS}
         n = d["ops"]
-        ops[name] = {"ops": n, "ops_per_s": n / seconds, "rtt_ms": d["rtt_ms"] / n, "queue_ms": d["queue_ms"] / n,
-                     "execute_ms": d["execute_ms"] / n, "retransmissions": max(0, d["trans"] - n),
-                     "timeouts": d["timeouts"], "errors": d.get("errors", 0),
-                     "kb_per_op": (d["bytes_sent"] + d["bytes_recv"]) / n / 1024}
+        if not n:
+            continue
+        sent, recv, trans = d["bytes_sent"], d["bytes_recv"], d["trans"]
+        ops[name] = {"ops": n, "ops_per_s": n / seconds, "rtt_ms": _per(d["rtt_ms"], n),
+                     "queue_ms": _per(d["queue_ms"], n), "execute_ms": _per(d["execute_ms"], n),
+                     "retransmissions": None if trans is None else max(0, trans - n),
+                     "timeouts": d["timeouts"], "errors": d["errors"] if "errors" in now else 0,
+                     "kb_per_op": None if sent is None or recv is None else (sent + recv) / n / 1024}
     t_now, t_was = after.transport_totals(), before.transport_totals()
     sends = _delta(t_now.get("sends"), t_was.get("sends"))
     transport = {"connections": len(after.transports), "proto": after.transports[0]["proto"] if after.transports
-                 else None, "sends": sends, "sends_per_s": sends / seconds,
-                 "mean_in_flight": _delta(t_now.get("req_u"), t_was.get("req_u")) / sends if sends else None,
-                 "mean_backlog": _delta(t_now.get("bklog_u"), t_was.get("bklog_u")) / sends if sends else None,
+                 else None, "sends": sends, "sends_per_s": _per(sends, seconds),
+                 "mean_in_flight": _per(_delta(t_now.get("req_u"), t_was.get("req_u")), sends),
+                 "mean_backlog": _per(_delta(t_now.get("bklog_u"), t_was.get("bklog_u")), sends),
                  "max_slots": t_now.get("max_slots"),
                  "bad_xids": _delta(t_now.get("bad_xids"), t_was.get("bad_xids")),
                  "reconnects": _delta(t_now.get("connect_count"), t_was.get("connect_count"))}
     b_now, b_was = after.bytes, before.bytes
-    app_read = sum(_delta(b_now.get(k), b_was.get(k)) for k in ("normal_read", "direct_read"))
-    app_write = sum(_delta(b_now.get(k), b_was.get(k)) for k in ("normal_write", "direct_write"))
-    wire_read = _delta(after.ops.get("READ", {}).get("bytes_recv"), before.ops.get("READ", {}).get("bytes_recv"))
-    wire_write = _delta(after.ops.get("WRITE", {}).get("bytes_sent"), before.ops.get("WRITE", {}).get("bytes_sent"))
+    app_read = _sum([_delta(b_now.get(k), b_was.get(k)) for k in ("normal_read", "direct_read")])
+    app_write = _sum([_delta(b_now.get(k), b_was.get(k)) for k in ("normal_write", "direct_write")])
+    wire_read = _delta(after.ops.get("READ", {}).get("bytes_recv"), before.ops.get("READ", {}).get("bytes_recv", 0))
+    wire_write = _delta(after.ops.get("WRITE", {}).get("bytes_sent"),
+                        before.ops.get("WRITE", {}).get("bytes_sent", 0))
     result = {"mount": after.mountpoint, "device": after.device, "fstype": after.fstype,
               "vers": after.opts.get("vers"), "seconds": seconds,
               "read_bytes": app_read, "write_bytes": app_write,
-              "read_MBps": app_read / seconds / 1e6, "write_MBps": app_write / seconds / 1e6,
-              "wire_read_MBps": wire_read / seconds / 1e6, "wire_write_MBps": wire_write / seconds / 1e6,
-              "ops": ops, "transport": transport}
+              "read_MBps": _per(app_read, seconds * 1e6), "write_MBps": _per(app_write, seconds * 1e6),
+              "wire_read_MBps": _per(wire_read, seconds * 1e6), "wire_write_MBps": _per(wire_write, seconds * 1e6),
+              "ops": ops, "transport": transport, "missing": list(after.notes)}
     result["verdict"] = verdict(result)
     return result
 
 
 def since_mount(mount: Mount) -> dict[str, Any]:
-    """One reading: the averages since the mount was made (`age` seconds ago)."""
-    empty = Mount(device=mount.device, mountpoint=mount.mountpoint, fstype=mount.fstype, opts=mount.opts,
-                  transports=[{"proto": t["proto"]} for t in mount.transports])
-    return window(empty, mount, float(mount.age or 1))
+    """One reading: the averages since the mount was made (`age` seconds ago; 1 s for a mount just made, as
+    nfsiostat does). Every counter started at zero then. Raises ValueError when the age is missing."""
+    if mount.age is None:
+        raise ValueError(f"{mount.mountpoint}: no `age:` line: the averages since the mount need it")
+    zero = Mount(device=mount.device, mountpoint=mount.mountpoint, fstype=mount.fstype, opts=mount.opts,
+                 bytes=dict.fromkeys(BYTES_FIELDS, 0),
+                 transports=[{"proto": t["proto"], **dict.fromkeys(XPRT_COUNTERS, 0)} for t in mount.transports])
+    return window(zero, mount, float(mount.age or 1))
 
 
 def verdict(result: dict[str, Any]) -> dict[str, Any]:
     """Which part limits the mount's data operations in this window, and what to look at."""
-    data = [result["ops"][o] for o in DATA_OPS if o in result["ops"]]
+    data = [result["ops"][o] for o in DATA_OPS if o in result["ops"]
+            and result["ops"][o]["queue_ms"] is not None and result["ops"][o]["rtt_ms"] is not None]
     n = sum(float(o["ops"] or 0) for o in data)
+    unusable = [o for o in DATA_OPS if o in result["ops"] and result["ops"][o] not in data]
     if not n:
-        return {"limit": None, "why": "no READ or WRITE in the window", "advice": []}
+        why = ("the READ/WRITE times are missing (" + ", ".join(unusable) + ")") if unusable else \
+            "no READ or WRITE in the window"
+        return {"limit": None, "why": why, "advice": []}
     queue = sum(float(o["queue_ms"] or 0) * float(o["ops"] or 0) for o in data) / n
     rtt = sum(float(o["rtt_ms"] or 0) * float(o["ops"] or 0) for o in data) / n
     retrans = sum(int(o["retransmissions"] or 0) for o in data)
@@ -116,4 +136,6 @@ def verdict(result: dict[str, Any]) -> dict[str, Any]:
                    advice=RTT_ADVICE)
     if retrans:
         out["why"] += f"; {retrans} retransmissions (lost replies or a slow server)"
+    if unusable:
+        out["why"] += f"; {', '.join(unusable)} left out (times missing)"
     return out

@@ -155,6 +155,7 @@ class Plan:
     exclude: list[str]
     script: str | None = None
     checkpoint: dict[str, Any] | None = None   # {"signal": "USR1", "grace": 120}: the controller's evacuation
+    size: dict[str, str] = field(default_factory=dict)   # the job's nodes, gpus, gpus-per-node, export as asked
 
 
 def build(user_argv: Sequence[str], *, ask: RetryAsk | None, excluded: Sequence[str], ckpt_signal: str | None,
@@ -215,13 +216,18 @@ def build(user_argv: Sequence[str], *, ask: RetryAsk | None, excluded: Sequence[
         if given("signal"):
             raise WrapperError("--checkpoint-signal and sbatch's own --signal both set: use one")
         added.append(f"--signal=B:{ckpt_signal}@{int(ckpt_grace or 120)}")
+    size = {k: (p.values.get(k) or p.values.get(alias) or d.values.get(k) or d.values.get(alias) or [""])[-1]
+            for k, alias in (("nodes", "N"), ("gpus", "G"), ("gpus-per-node", "gpus-per-node"),
+                             ("export", "export"))}
     return Plan([sbatch, *flat(options), *added, *p.script_and_args], added, ask, exclude,
                 None if "wrap" in p.values else script,
-                {"signal": ckpt_signal, "grace": int(ckpt_grace or 120)} if ckpt_signal else None)
+                {"signal": ckpt_signal, "grace": int(ckpt_grace or 120)} if ckpt_signal else None,
+                {k: v for k, v in size.items() if v})
 
 
 #: Our own options (each takes a value), taken out of the option part of the command line.
-OURS = {"max-retries", "retry-on", "checkpoint-signal", "checkpoint-grace"}
+OURS = {"max-retries", "retry-on", "checkpoint-signal", "checkpoint-grace", "advice"}
+ADVICE_MODES = ("off", "print", "export")
 
 
 def take_ours(argv: Sequence[str], short_v: frozenset[str], long_v: frozenset[str]) -> tuple[dict[str, str],
@@ -307,3 +313,48 @@ def record_submission(cfg: Any, job_id: int, plan: Plan, user_argv: Sequence[str
     except OSError:
         return None
     return path
+
+
+def _leading_int(text: str) -> int | None:
+    """`8` -> 8, `8-16` -> 8, `a100:4` -> 4 (a GRES count is its last field); None for anything else."""
+    head = text.split("-")[0] if ":" not in text else text.rsplit(":", 1)[1]
+    head = head.strip()
+    return int(head) if head.isascii() and head.isdigit() and len(head) <= 9 else None
+
+
+def checkpoint_advice(cfg: Any, plan: Plan, mode: str | None) -> tuple[str | None, dict[str, str]]:
+    """One line of `slurmtools advise checkpoint` for a job of advise.sbatch_min_nodes nodes or more, from the
+    published summary (the wrapper runs as the user, without the database), and the environment to export
+    (MODE `export`: advise.env_var = the interval in whole seconds). (None, {}) when off, small, or unknown."""
+    mode = mode or str(cfg.get("advise.sbatch"))
+    if mode not in ADVICE_MODES:
+        raise WrapperError(f"--advice must be one of {', '.join(ADVICE_MODES)} (got {mode[:20]!r})")
+    nodes = _leading_int(plan.size.get("nodes", ""))
+    if mode == "off" or nodes is None or nodes < int(cfg.get("advise.sbatch_min_nodes")):
+        return None, {}
+    gpus = _leading_int(plan.size.get("gpus", ""))
+    if gpus is None:
+        gpn = _leading_int(plan.size.get("gpus-per-node", "")) or int(cfg.get("reports.gpus_per_node"))
+        gpus = nodes * gpn
+    from slurmtools.reports import advice, model
+
+    path = str(cfg.get("advise.data_file"))
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.loads(fh.read(1_000_000))
+        out = advice.compose(advice.from_summary(data, gpus), gpus=gpus, nodes=nodes)
+    except FileNotFoundError:
+        return None, {}
+    except (OSError, ValueError, advice.AdviceError, model.ModelError) as exc:
+        why = str(exc).splitlines()[0][:200] if str(exc) else exc.__class__.__name__
+        return f"slurmtools sbatch: no checkpoint advice ({why})", {}
+    env: dict[str, str] = {}
+    line = "slurmtools sbatch: " + advice.hint(out)
+    if mode == "export":
+        var = str(cfg.get("advise.env_var"))
+        export = plan.size.get("export", "")
+        if export and export.split(",")[0].upper() not in ("ALL", ""):
+            line += f" ({var} not exported: --export={export[:40]} does not pass the environment)"
+        else:
+            env[var] = str(round(out["interval_s"]))
+    return line, env

@@ -8,12 +8,12 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from slurmtools.reports import chains, checkpoints, gpuperf, incidents, quality
+from slurmtools.reports import chains, checkpoints, gpuperf, incidents, quality, whatif
 from slurmtools.reports.scope import Scope, Sql, iso
 
 #: Section names, in the order a report shows them.
 SECTIONS = ("failures", "mttf", "mttr", "goodput", "concentration", "retries", "detection", "checkpoints",
-            "gpu_perf")
+            "gpu_perf", "whatif")
 
 
 class ReportError(RuntimeError):
@@ -40,7 +40,7 @@ def build_report(engine: Engine, scope: Scope, *, prefix: str = "slurmtools:",
                 conn.exec_driver_sql("SET LOCAL jit = off")
             params = incidents.prepare(sql, scope, prefix)
             timings["incidents"] = time.monotonic() - t0
-            if {"goodput", "retries"} & set(sections) or charts:
+            if {"goodput", "retries", "whatif"} & set(sections) or charts:
                 t = time.monotonic()
                 chains.prepare(sql, scope, params)
                 timings["chains"] = time.monotonic() - t
@@ -55,6 +55,8 @@ def build_report(engine: Engine, scope: Scope, *, prefix: str = "slurmtools:",
                 "detection": lambda: quality.quality(sql, scope, params),
                 "checkpoints": lambda: checkpoints.checkpoints(sql, scope, params),
                 "gpu_perf": lambda: gpuperf.gpu_perf(sql, scope, params),
+                "whatif": lambda: whatif.whatif(sql, scope, params,
+                                                out.get("mttf") or incidents.projected(sql, scope, params)),
             }
             for name in SECTIONS:
                 if name in sections:
@@ -122,4 +124,6 @@ def _is_empty(name: str, s: dict[str, Any]) -> bool:
         return checkpoints.is_empty(s)
     if name == "gpu_perf":
         return gpuperf.is_empty(s)
+    if name == "whatif":
+        return whatif.is_empty(s)
     return bool(not s["drains_by_actor"] and not s["decisions"] and s["confirmed"] + s["refuted"] == 0)

@@ -25,7 +25,8 @@ def _attempts(sql: Sql, scope: Scope) -> str:
              jobs AS (SELECT ch.id AS chain_id, ch.root_job_id AS job_id, ch.created FROM ch
                       UNION SELECT j.chain_id, j.job_id, ch.created FROM chain_jobs j JOIN ch ON ch.id = j.chain_id
                       WHERE j.cluster = :cluster),
-             att AS (SELECT jobs.chain_id, a.job_id, a.restart_count, a.state, {ep('a.start_time')} AS s,
+             att AS (SELECT jobs.chain_id, a.job_id, a.restart_count, a.state, a.node_count, a.nodes,
+                            {ep('a.start_time')} AS s,
                             {ep('a.end_time')} AS e, {ep('jobs.created')} AS created_e,
                             {ep('a.submit_time')} AS sub
                      FROM jobs JOIN job_attempts a ON a.cluster = :cluster AND a.job_id = jobs.job_id

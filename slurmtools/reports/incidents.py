@@ -11,7 +11,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from slurmtools.reports.model import poisson_interval
 from slurmtools.reports.scope import INFRA, Scope, Sql, iso, ratio
+
+#: The fewest interruptions a projected MTTF is computed from (fewer: only the interval, and a note).
+MIN_INTERRUPTIONS = 3
+CONFIDENCE = 0.95
 
 CATEGORY_PARAMS = {f"pfx_{c}": c for c in INFRA}
 
@@ -96,9 +101,11 @@ def fleet(sql: Sql, scope: Scope) -> dict[str, Any]:
     seen = sql.one("SELECT COUNT(*) AS n FROM nodes WHERE cluster = :cluster", {"cluster": scope.cluster})
     known = int(seen.get("n") or 0)
     nodes = scope.nodes or known
-    return {"nodes": nodes, "nodes_in_ledger": known, "gpus_per_node": scope.gpus_per_node,
-            "gpus": nodes * scope.gpus_per_node, "window_h": round(scope.hours, 3),
-            "nodes_from": "option" if scope.nodes else "ledger"}
+    gpn = scope.gpus_per_node
+    return {"nodes": nodes, "nodes_in_ledger": known, "gpus_per_node": int(gpn) if gpn == int(gpn) else gpn,
+            "gpus": round(nodes * gpn), "window_h": round(scope.hours, 3),
+            "nodes_from": "option" if scope.nodes else "ledger",
+            "gpus_per_node_from": scope.extra.get("gpus_per_node_from", "scope")}
 
 
 def failures(sql: Sql, scope: Scope, params: dict[str, Any], fl: dict[str, Any]) -> dict[str, Any]:
@@ -187,12 +194,27 @@ def projected(sql: Sql, scope: Scope, params: dict[str, Any]) -> dict[str, Any]:
     n, hits = int(row.get("n") or 0), int(row.get("hits") or 0)
     gpu_h = round(float(row.get("gpu_h") or 0.0), 6)
     rate = ratio(hits, gpu_h)
+    # the exact (Garwood) interval of the rate; the projection itself only from enough interruptions
+    lo, hi = poisson_interval(hits, CONFIDENCE) if gpu_h > 0 else (0.0, math.inf)
+    enough = hits >= MIN_INTERRUPTIONS
+
+    def mttf(r: float | None, g: int) -> float | None:
+        return _round(1.0 / (r * g), 6) if r and math.isfinite(r) else None
+
+    note = None
+    if not n:
+        note = "no multi-node attempts with run times"
+    elif not enough:
+        note = (f"{hits} interruption(s) in {gpu_h:.3g} GPU-hours: too few to project from (at least "
+                f"{MIN_INTERRUPTIONS}); only the {CONFIDENCE:.0%} interval is shown")
     return {"attempts": n, "gpu_hours": round(gpu_h, 3), "interruptions": hits,
             "interruptions_per_gpu_hour": None if rate is None else float(f"{rate:.6g}"),
-            "min_nodes": scope.multi_node_min,
-            "projected": [{"gpus": g, "mttf_h": _round(ratio(1.0, rate * g) if rate else None, 6)}
+            "min_nodes": scope.multi_node_min, "min_interruptions": MIN_INTERRUPTIONS, "confidence": CONFIDENCE,
+            "projected": [{"gpus": g, "mttf_h": mttf(rate, g) if enough else None,
+                           "mttf_h_low": mttf(hi / gpu_h, g) if gpu_h > 0 else None,
+                           "mttf_h_high": mttf(lo / gpu_h, g) if gpu_h > 0 else None}
                           for g in scope.projected_gpus],
-            "note": None if hits else ("no interruptions observed" if n else "no multi-node attempts with run times")}
+            "note": note}
 
 
 def concentration(sql: Sql, scope: Scope, params: dict[str, Any], fl: dict[str, Any]) -> dict[str, Any]:

@@ -42,8 +42,9 @@ def text(report: dict[str, Any]) -> str:
     r, fl = report["report"], report["fleet"]
     out = [f"slurmtools report: cluster {r['cluster']}, {r['since']} .. {r['until']} ({r['window_h']:,.0f} h)"
            + (f", partition {r['partition']}" if r["partition"] else ""),
-           f"fleet: {fl['nodes']:,} nodes x {fl['gpus_per_node']} GPUs ({fl['nodes_from']}; "
-           f"{fl['nodes_in_ledger']:,} in the ledger); database {r['database']}, {r['seconds']:.2f} s"]
+           f"fleet: {fl['nodes']:,} nodes x {fl['gpus_per_node']:g} GPUs (nodes: {fl['nodes_from']}, "
+           f"{fl['nodes_in_ledger']:,} in the ledger; GPUs per node: {fl.get('gpus_per_node_from', 'n/a')}); "
+           f"database {r['database']}, {r['seconds']:.2f} s"]
     out += [f"note: {n}" for n in report["notes"]]
     if "failures" in report:
         f = report["failures"]
@@ -65,9 +66,13 @@ def text(report: dict[str, Any]) -> str:
                 f"   {m['interruptions']:,} interruptions in {fmt(m['gpu_hours'])} GPU-hours of {m['attempts']:,} "
                 f"attempts: {fmt(m['interruptions_per_gpu_hour'])} per GPU-hour"
                 + (f" ({m['note']})" if m["note"] else "")]
-        sizes = [[f"{p['gpus']:,} GPUs", dur(p["mttf_h"] * 3600 if p["mttf_h"] is not None else None)]
+        def h(x: float | None) -> str:
+            return dur(x * 3600 if x is not None else None)
+
+        sizes = [[f"{p['gpus']:,} GPUs", h(p["mttf_h"]), f"{h(p.get('mttf_h_low'))} .. "
+                  f"{h(p.get('mttf_h_high')) if p.get('mttf_h_high') is not None else 'unbounded'}"]
                  for p in m["projected"]]
-        out += ["   " + x for x in _table(sizes, ["job size", "MTTF"])]
+        out += ["   " + x for x in _table(sizes, ["job size", "MTTF", f"{m.get('confidence', 0.95):.0%} interval"])]
     if "mttr" in report:
         t = report["mttr"]
         out += ["", "3. MTTR (out of service -> back in service, per failure incident)",
@@ -143,7 +148,37 @@ def text(report: dict[str, Any]) -> str:
         from slurmtools.reports import gpuperf
 
         out += gpuperf.text(report["gpu_perf"], _table, fmt)
+    if "whatif" in report:
+        out += _whatif(report["whatif"])
     return "\n".join(out) + "\n"
+
+
+def _whatif(w: dict[str, Any]) -> list[str]:
+    out = ["", "9. What if (per job size, finished retry chains; each figure's assumption below)"]
+    rows, why = [], []
+    for x in w["sizes"]:
+        a = x["advised"]
+        nodes = f"{x['nodes_from']}" + (f"-{x['nodes_to']}" if x["nodes_to"] != x["nodes_from"] else "") \
+            if x["nodes_to"] is not None else f">={x['nodes_from']}"
+        if a["goodput"] is None:
+            why.append(f"   (a) n/a for {nodes} nodes: {a['why']}")
+        rows.append([nodes, str(x["chains"]), fmt(x["goodput"], "%"), fmt(x["lost_work_share"], "%"),
+                     fmt(x["recovery_share"], "%"), fmt(x["checkpoint_share"], "%"),
+                     fmt(a["goodput"], "%") + (f" (every {dur(a['interval_s'])})" if a["goodput"] is not None
+                                               else ""),
+                     fmt(x["recovery_at_target"]["goodput"], "%"),
+                     fmt(x["lemons_excluded"]["goodput"], "%") + f" ({x['lemons_excluded']['interruptions_avoided']})"])
+    if rows:
+        out += ["   " + x for x in _table(rows, ["nodes", "chains", "goodput", "lost work", "recovery",
+                                                 "checkpoints", "(a) advised interval",
+                                                 f"(b) recovery {dur(w['recovery_target_s'])}",
+                                                 "(c) lemons out"])]
+        out += why
+    else:
+        out.append("   no finished retry chains in the window")
+    lem = ", ".join(x["node"] for x in w["lemons"]) or "none"
+    out += [f"   top lemon nodes: {lem}"] + [f"   assumes ({k}): {v}" for k, v in w["assumes"].items()]
+    return out
 
 
 def _flat(prefix: str, value: Any, rows: list[tuple[str, str, Any]], section: str) -> None:

@@ -25,7 +25,7 @@ class Scope:
     partition: str | None = None
     #: Nodes in the fleet (0: the nodes the ledger knows for this cluster).
     nodes: int = 0
-    gpus_per_node: int = 8
+    gpus_per_node: float = 8
     #: Out-of-service periods on one node closer than this many seconds are one incident.
     merge_gap_s: float = 600.0
     #: An incident's cause: the first infrastructure finding on its node this long before it opened.
