@@ -154,7 +154,7 @@ def text(report: dict[str, Any]) -> str:
 
 
 def _whatif(w: dict[str, Any]) -> list[str]:
-    out = ["", "9. What if (per job size, finished retry chains; each figure's assumption below)"]
+    out = ["", "10. What if (per job size, finished retry chains; each figure's assumption below)"]
     rows, why = [], []
     for x in w["sizes"]:
         a = x["advised"]
