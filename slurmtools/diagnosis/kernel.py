@@ -16,7 +16,7 @@ import re
 import shutil
 import subprocess
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 from slurmtools.diagnosis.findings import ACTIONS, SEVERITIES, Finding
 from slurmtools.diagnosis.handlers import HANDLERS, plain
@@ -57,8 +57,8 @@ def match_line(line: Line, ctx: dict[str, Any] | None = None,
         else:
             continue
         m = rule.pattern.search(text)
-        if m:
-            return rule, HANDLERS.get(rule.handler or "", plain)(rule, m, line, ctx)
+        if m:   # RE2's match has the group/groupdict/start/end the handlers read
+            return rule, HANDLERS.get(rule.handler or "", plain)(rule, cast("re.Match[str]", m), line, ctx)
     return None
 
 

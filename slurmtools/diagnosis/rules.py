@@ -1,7 +1,8 @@
 """The diagnosis rules as data: the packaged `data/diagnosis_rules.toml` plus a site's `[[diagnosis.rules]]`.
 
 One rule per message family: the literals a line must contain (the prefilter's keywords are derived from them,
-never kept by hand), a Python regex searched in the message (after stamps and prefixes), the verdict
+never kept by hand), a regular expression in RE2 syntax searched in the message (after the envelope: stamps,
+host, tags), run by google-re2 in time linear in the line (no lookaround, no backreferences), the verdict
 (kind, category, action, severity) or a named verdict function, and optional grouping (`group`, `role`,
 `within`: header + detail lines make one event) and rate (`rate = "10/1h"`: corrected errors become a
 warning above that many events on one device in the job's window). Every rule carries `examples`: lines it
@@ -17,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 from slurmtools.diagnosis.findings import ACTIONS, CATEGORIES, NODE_ACTIONS, SEVERITIES
 
@@ -39,6 +40,34 @@ MAX_RULES = 1000
 
 class RuleError(ValueError):
     """A rule is invalid; the message names the rule and the field."""
+
+
+class Match(Protocol):
+    def group(self, *names: int | str) -> Any: ...
+    def groupdict(self) -> dict[str, str | None]: ...
+    def start(self, group: int | str = 0) -> int: ...
+    def end(self, group: int | str = 0) -> int: ...
+
+
+class Pattern(Protocol):
+    """A compiled rule pattern: google-re2's (linear time in the text; what every rule runs on)."""
+
+    def search(self, text: str, pos: int = ..., endpos: int = ...) -> Match | None: ...
+
+
+def linear(source: str) -> Pattern:
+    """SOURCE compiled by RE2 (a DFA/NFA simulation: time linear in the text whatever the pattern, so a hostile
+    line or a careless site pattern cannot backtrack). Raises ValueError with RE2's reason when RE2 cannot take
+    the pattern (lookaround, backreferences, possessive quantifiers, or a pattern too big)."""
+    import re2  # lazy: the prolog and most epilogs never compile a rule
+
+    options = re2.Options()
+    options.log_errors = False          # the reason goes into the error, not to stderr
+    try:
+        return re2.compile(source, options)  # type: ignore[no-any-return]
+    except re2.error as exc:
+        reason = exc.args[0] if exc.args else exc
+        raise ValueError(reason.decode("utf-8", "replace") if isinstance(reason, bytes) else str(reason)) from None
 
 
 @dataclass
@@ -64,12 +93,12 @@ class Rule:
     doc: str = ""
     index: int = 0
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
-    _compiled: re.Pattern[str] | None = field(default=None, repr=False)
+    _compiled: Pattern | None = field(default=None, repr=False)
 
     @property
-    def pattern(self) -> re.Pattern[str]:
+    def pattern(self) -> Pattern:
         if self._compiled is None:
-            self._compiled = re.compile(self.source)
+            self._compiled = linear(self.source)
         return self._compiled
 
 
@@ -110,10 +139,16 @@ def compile_rule(raw: dict[str, Any], where: str, index: int = 0, *, check: bool
     literals = tuple(raw["literals"])
     if not all(isinstance(lit, str) and len(lit) >= 2 and "\n" not in lit for lit in literals):
         raise RuleError(f"{where}: rule {name!r}: literals must be strings of 2 or more characters")
+    pattern: Pattern | None
     try:
-        pattern: re.Pattern[str] | None = re.compile(raw["pattern"])
-    except re.error as exc:
-        raise RuleError(f"{where}: rule {name!r}: pattern is not a valid regular expression: {exc}") from None
+        pattern = linear(raw["pattern"])
+    except ValueError as exc:
+        try:
+            re.compile(raw["pattern"])
+        except re.error as py_exc:
+            raise RuleError(f"{where}: rule {name!r}: pattern is not a valid regular expression: {py_exc}") from None
+        raise RuleError(f"{where}: rule {name!r}: pattern cannot run in linear time (RE2 syntax: no lookaround, "
+                        f"no backreferences): {exc}") from None
     if raw.get("rate"):
         try:
             parse_rate(raw["rate"])
@@ -140,7 +175,7 @@ def compile_rule(raw: dict[str, Any], where: str, index: int = 0, *, check: bool
     return rule
 
 
-def _rule(raw: dict[str, Any], index: int, pattern: re.Pattern[str] | None) -> Rule:
+def _rule(raw: dict[str, Any], index: int, pattern: Pattern | None) -> Rule:
     return Rule(name=str(raw["name"]), kind=raw["kind"], literals=tuple(raw["literals"]), source=raw["pattern"],
                 category=raw.get("category", "unknown"), action=raw.get("action", "investigate"),
                 severity=raw.get("severity", "warning"), handler=raw.get("handler"), trust=raw.get("trust", "kernel"),
