@@ -11,7 +11,7 @@ from typing import Any, cast
 
 from slurmtools.diagnosis.findings import Finding
 from slurmtools.diagnosis.handlers import HANDLERS, plain
-from slurmtools.diagnosis.lines import MAX_LINE, Line
+from slurmtools.diagnosis.lines import MAX_LINE, Line, normalise
 from slurmtools.diagnosis.rules import RuleSet, ruleset
 
 
@@ -19,8 +19,12 @@ def scan(lines: list[str], rs: RuleSet | None = None, ctx: dict[str, Any] | None
     rs = rs or ruleset()
     job_rules = [r for r in rs.rules if r.trust == "job"]
     out: list[Finding] = []
+    literals = {lit for rule in job_rules for lit in rule.literals}
     for number, raw in enumerate(lines, start=1):
         text = raw.rstrip("\r\n")[:MAX_LINE].strip()
+        if not any(lit in text for lit in literals):
+            continue
+        text = normalise(text).message    # without its envelope (rank tags, stamps, a shipper's JSON)
         for rule in job_rules:
             if not any(lit in text for lit in rule.literals):
                 continue

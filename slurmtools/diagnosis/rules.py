@@ -18,9 +18,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from slurmtools.diagnosis.findings import ACTIONS, CATEGORIES, NODE_ACTIONS, SEVERITIES
+
+if TYPE_CHECKING:
+    from slurmtools.diagnosis.prefilter import Prefilter
 
 #: `trust` of a rule: kernel (the kernel's own message, anchored at its prefix), syslog (a daemon's line,
 #: forgeable with logger(1)), job (what a job prints). Findings of the last two never drain, whatever their action.
@@ -162,7 +165,7 @@ def compile_rule(raw: dict[str, Any], where: str, index: int = 0, *, check: bool
                         f"job: give it trust = \"syslog\" or an action that is not {rule.action}")
     if not 1 <= rule.within <= 1000:
         raise RuleError(f"{where}: rule {name!r}: within must be 1..1000 lines")
-    from slurmtools.diagnosis.lines import normalise
+    from slurmtools.diagnosis.lines import MAX_LINE, normalise
 
     for example in rule.examples:
         if not isinstance(example, str):
@@ -170,7 +173,7 @@ def compile_rule(raw: dict[str, Any], where: str, index: int = 0, *, check: bool
         if not any(lit in example for lit in literals):
             raise RuleError(f"{where}: rule {name!r}: example {example!r} holds none of the literals {list(literals)}"
                             " (the prefilter would never pass it)")
-        if not rule.pattern.search(normalise(example).message):
+        if not rule.pattern.search(normalise(example[:MAX_LINE]).message):
             raise RuleError(f"{where}: rule {name!r}: pattern does not match its example {example!r}")
     return rule
 
@@ -250,17 +253,18 @@ class RuleSet:
     def __init__(self, rules: list[Rule]) -> None:
         self.rules = rules
         self.keywords: tuple[bytes, ...] = tuple(sorted({prefilter_key(lit) for r in rules for lit in r.literals}))
-        self._any_keyword: re.Pattern[bytes] | None = None
+        self._prefilter: Prefilter | None = None
         self.task_rules = [r for r in rules if r.anchor == "task" or r.trust != "kernel"]
         self.groups = {r.group for r in rules if r.group}
 
     @property
-    def any_keyword(self) -> re.Pattern[bytes]:
-        """The prefilter as one regex over bytes (the Python path, for windows under GREP_MIN_BYTES)."""
-        if self._any_keyword is None:
-            self._any_keyword = re.compile(b"|".join(re.escape(k) for k in sorted(self.keywords, key=len,
-                                                                                   reverse=True)))
-        return self._any_keyword
+    def prefilter(self) -> Prefilter:
+        """The one-pass prefilter over these rules' keywords and the subsystems' tags (`prefilter`)."""
+        if self._prefilter is None:
+            from slurmtools.diagnosis.prefilter import Prefilter
+
+            self._prefilter = Prefilter(self.keywords)
+        return self._prefilter
 
     @classmethod
     def build(cls, raws: list[dict[str, Any]], where: str = "rules", *, check: bool = True) -> RuleSet:

@@ -1,0 +1,201 @@
+"""The scan's prefilter: which lines of a buffer can matter, found in one pass over the raw bytes.
+
+A line is a candidate when it holds a rule's keyword (each literal's suffix from its rarest byte: `rules.
+prefilter_key`), or a failure word (`subsystems.ERROR_WORDS`, any case) together with a subsystem's tag
+(`subsystems.TAG_LITERALS`): a hardware failure no rule knows yet. No other line is ever decoded.
+
+Engines, the first that applies: Hyperscan (PyPI `hyperscan`, x86_64; Vectorscan is its ARM port) on buffers of
+`HYPERSCAN_MIN_BYTES` or more: one SIMD pass for every keyword and failure word, reporting each candidate line
+once at its end (`KEYWORD[^\\n]*\\n`), so Python sees only candidate lines; GNU `grep -F` (one per CPU) on buffers
+of `GREP_MIN_BYTES` or more where Hyperscan is missing; a Python regex otherwise. All give the same lines
+(tests/test_diagnosis_engine.py forces each).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from typing import Any
+
+from slurmtools.diagnosis.subsystems import ERROR_WORDS, TAG_LITERALS
+
+#: Hyperscan (compiling its database takes ~0.1 s) on buffers of this size or more; `None` turns it off.
+HYPERSCAN_MIN_BYTES: int | None = 4 << 20
+#: Without Hyperscan, GNU grep -F from this size (about 10x the Python regex's throughput).
+GREP_MIN_BYTES = 4 << 20
+
+_TAGS = tuple(t.encode() for t in TAG_LITERALS)
+_WORDS = tuple(w.encode() for w in ERROR_WORDS)
+_TAG_RE = re.compile(b"|".join(re.escape(t) for t in sorted(_TAGS, key=len, reverse=True)))
+_WORD_RE = re.compile(b"|".join(re.escape(w) for w in _WORDS), re.I)
+
+
+class Prefilter:
+    """The candidate lines of a buffer for one rule set's keywords."""
+
+    def __init__(self, keywords: tuple[bytes, ...]) -> None:
+        self.keywords = keywords
+        ordered = sorted(set(keywords), key=len, reverse=True)
+        self._keyword_re = re.compile(b"|".join(re.escape(k) for k in ordered))
+        self._any_re = re.compile(b"(?P<kw>" + b"|".join(re.escape(k) for k in ordered) + b")|" + _TAG_RE.pattern)
+        self._hs: Any = None
+
+    def wanted(self, line: bytes) -> bool:
+        """Whether LINE is a candidate (the rule every engine applies)."""
+        return self._keyword_re.search(line) is not None or (
+            _TAG_RE.search(line) is not None and _WORD_RE.search(line) is not None)
+
+    def spans(self, data: bytes) -> Iterator[tuple[int, int, int]]:
+        """(line number, start, stop) of every candidate line, in order: data[start:stop] is the line without
+        its newline; line numbers are 1-based."""
+        if HYPERSCAN_MIN_BYTES is not None and len(data) >= HYPERSCAN_MIN_BYTES:
+            found = self._hyperscan(data)
+            if found is not None:
+                yield from found
+                return
+        if len(data) >= GREP_MIN_BYTES:
+            rows = _grep(data, self.keywords + _TAGS)
+            if rows is not None:
+                yield from ((number, start, stop) for number, start, stop in rows
+                            if self.wanted(data[start:stop]))
+                return
+        number, counted_to = 1, 0
+        count = data.count
+        for start, stop in self._python(data):
+            number += count(b"\n", counted_to, start)
+            counted_to = start
+            yield number, start, stop
+
+    def _python(self, data: bytes) -> Iterator[tuple[int, int]]:
+        pos, end = 0, len(data)
+        search = self._any_re.search
+        while pos < end:
+            m = search(data, pos)
+            if not m:
+                return
+            start = data.rfind(b"\n", 0, m.start()) + 1
+            stop = data.find(b"\n", m.end())
+            stop = end if stop < 0 else stop
+            if m.lastgroup == "kw" or self.wanted(data[start:stop]):
+                yield start, stop
+            pos = stop + 1
+
+    def _hyperscan(self, data: bytes) -> Iterator[tuple[int, int, int]] | None:
+        db = self._database()
+        if db is None:
+            return None
+        stops: list[int] = [-1]
+        kinds: list[int] = [0]
+
+        def on_match(ident: int, _from: int, to: int, _flags: int, offset: int) -> None:
+            stop = offset + to - 1        # the line's newline
+            if stop == stops[-1]:         # the line's other pattern, reported at the same newline
+                if ident == 0:
+                    kinds[-1] = 0
+                return
+            stops.append(stop)
+            kinds.append(ident)
+
+        db.scan(data, match_event_handler=on_match, context=0)
+        tail = data.rfind(b"\n") + 1
+        if tail < len(data):                  # a last line without its newline
+            db.scan(data[tail:] + b"\n", match_event_handler=on_match, context=tail)
+        return self._lines(data, stops, kinds)
+
+    @staticmethod
+    def _lines(data: bytes, stops: list[int], kinds: list[int]) -> Iterator[tuple[int, int, int]]:
+        number, counted_to = 1, 0
+        rfind, count, tagged = data.rfind, data.count, _TAG_RE.search
+        for i in range(1, len(stops)):
+            stop = stops[i]
+            start = rfind(b"\n", 0, stop) + 1
+            if kinds[i] and tagged(data, start, stop) is None:
+                continue                          # a failure word without a subsystem's tag
+            number += count(b"\n", counted_to, start)
+            counted_to = start
+            yield number, start, stop
+
+    def _database(self) -> Any:
+        if self._hs is None:
+            self._hs = False
+            try:
+                import hyperscan  # type: ignore[import-not-found,unused-ignore]
+            except ImportError:
+                return None
+            # each a line's rest to its newline: one report per candidate line, at its end
+            keywords = b"(?:" + b"|".join(re.escape(k) for k in sorted(set(self.keywords))) + rb")[^\n]*\n"
+            words = b"(?:" + b"|".join(re.escape(w) for w in _WORDS) + rb")[^\n]*\n"
+            db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+            try:
+                db.compile(expressions=[keywords, words], ids=[0, 1], elements=2,
+                           flags=[0, hyperscan.HS_FLAG_CASELESS])
+            except hyperscan.error:
+                return None
+            self._hs = db
+        return self._hs or None
+
+
+def _grep(data: bytes, keywords: tuple[bytes, ...]) -> list[tuple[int, int, int]] | None:
+    """Lines holding a keyword through `grep -a -n -F`, one grep per CPU (at most 4) on line-aligned parts of the
+    buffer, each reading from and writing to an in-memory file: [(number, start, stop)], or None if grep is
+    missing or fails (then Python does it)."""
+    grep = shutil.which("grep") or ("/bin/grep" if os.access("/bin/grep", os.X_OK) else None)
+    if grep is None or not hasattr(os, "memfd_create"):
+        return None
+    parts = max(1, min(os.cpu_count() or 1, 4, len(data) // max(GREP_MIN_BYTES, 1 << 20)))
+    bounds = [0]
+    for i in range(1, parts):
+        cut = data.find(b"\n", len(data) * i // parts)
+        if cut < 0 or cut + 1 <= bounds[-1]:
+            break
+        bounds.append(cut + 1)
+    bounds.append(len(data))
+    argv = [grep, "-a", "-b", "-n", "-F", "-e", b"\n".join(keywords).decode("utf-8", "replace")]
+    fds: list[int] = []
+    procs: list[tuple[subprocess.Popen[bytes], int]] = []
+    try:
+        view = memoryview(data)
+        for i in range(len(bounds) - 1):
+            fd_in, fd_out = os.memfd_create("slurmtools-scan-in"), os.memfd_create("slurmtools-scan-out")
+            fds += [fd_in, fd_out]
+            part, written = view[bounds[i]:bounds[i + 1]], 0
+            while written < len(part):
+                written += os.write(fd_in, part[written:])
+            os.lseek(fd_in, 0, os.SEEK_SET)
+            procs.append((subprocess.Popen(argv, stdin=fd_in, stdout=fd_out, stderr=subprocess.DEVNULL,
+                                           env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"}), fd_out))
+        offsets = [0]      # the parts' first line numbers, counted while the greps run
+        for i in range(len(bounds) - 2):
+            offsets.append(offsets[-1] + data.count(b"\n", bounds[i], bounds[i + 1]))
+        rows: list[tuple[int, int, int]] = []
+        for i, (proc, fd_out) in enumerate(procs):
+            if proc.wait(timeout=120) not in (0, 1):
+                return None
+            size = os.lseek(fd_out, 0, os.SEEK_END)
+            os.lseek(fd_out, 0, os.SEEK_SET)
+            chunks, left = [], size
+            while left > 0:
+                chunk = os.read(fd_out, min(left, 1 << 26))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                left -= len(chunk)
+            for row in b"".join(chunks).split(b"\n"):
+                number, _, rest = row.partition(b":")
+                offset, sep, text = rest.partition(b":")
+                if sep:
+                    start = bounds[i] + int(offset)
+                    rows.append((offsets[i] + int(number), start, start + len(text)))
+        return rows
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return None
+    finally:
+        for proc, _ in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        for fd in fds:
+            os.close(fd)
