@@ -112,19 +112,19 @@ def scan(data: bytes, ctx: dict[str, Any] | None = None) -> tuple[list[Finding],
     stamp: str | None = None
     if data.startswith((b"__CURSOR=", b"__REALTIME_TIMESTAMP=")):
         data = export_to_json(data)           # journalctl -o export: one JSON record per line
+    find = data.find
     for number, start, stop in rs.prefilter.spans(data):
-        raw = data[start:stop]
-        close = raw.find(b"] ", 1, 24) if raw[:1] == b"[" else -1
-        if close > 0 and b"+" not in raw[1:close]:   # `[  123.456789] message`: the commonest form, no regex
-            key = raw[close + 2:close + 2 + MAX_LINE]
+        close = find(b"] ", start + 1, start + 24) if data[start:start + 1] == b"[" else -1
+        if close > 0 and find(b"+", start + 1, close) < 0:   # `[  123.456789] message`: the commonest form
+            key = data[close + 2:min(stop, close + 2 + MAX_LINE)]
             try:
-                mono = float(raw[1:close])
+                mono = float(data[start + 1:close])
             except ValueError:
-                close, mono = -1, None
+                close = -1
         else:
             close = -1
         if close < 0:
-            line = normalise(raw.decode("utf-8", "replace").replace("\x00", ""), number)
+            line = normalise(data[start:stop].decode("utf-8", "replace").replace("\x00", ""), number)
             mono, stamp, key = line.mono, line.stamp, line.message
         plan = memo.get(key)
         if plan is None:
@@ -163,7 +163,7 @@ def scan(data: bytes, ctx: dict[str, Any] | None = None) -> tuple[list[Finding],
         found = aggs.get(agg_key)
         if found is None:
             if close > 0:
-                stamp = raw[1:close].decode().strip()
+                stamp = data[start + 1:close].decode().strip()
             found = aggs[agg_key] = dataclasses.replace(template, line=number, time=stamp,
                                                         details=dict(template.details))
             rules_of[id(found)] = rule
