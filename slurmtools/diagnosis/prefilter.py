@@ -13,6 +13,7 @@ of `GREP_MIN_BYTES` or more where Hyperscan is missing; a Python regex otherwise
 
 from __future__ import annotations
 
+import heapq
 import os
 import re
 import shutil
@@ -57,10 +58,13 @@ class Prefilter:
                 yield from found
                 return
         if len(data) >= GREP_MIN_BYTES:
-            rows = _grep(data, self.keywords + _TAGS)
-            if rows is not None:
-                yield from ((number, start, stop) for number, start, stop in rows
-                            if self.wanted(data[start:stop]))
+            grepped = _grep(data, [(self.keywords, False), (_WORDS, True)])
+            if grepped is not None:
+                keyword_rows, word_rows = grepped
+                with_keyword = {number for number, _, _ in keyword_rows}
+                tagged = [row for row in word_rows
+                          if row[0] not in with_keyword and _TAG_RE.search(data, row[1], row[2]) is not None]
+                yield from heapq.merge(keyword_rows, tagged)
                 return
         number, counted_to = 1, 0
         count = data.count
@@ -71,7 +75,7 @@ class Prefilter:
 
     def _python(self, data: bytes) -> Iterator[tuple[int, int]]:
         pos, end = 0, len(data)
-        search = self._any_re.search
+        search, keyword, word = self._any_re.search, self._keyword_re.search, _WORD_RE.search
         while pos < end:
             m = search(data, pos)
             if not m:
@@ -79,7 +83,8 @@ class Prefilter:
             start = data.rfind(b"\n", 0, m.start()) + 1
             stop = data.find(b"\n", m.end())
             stop = end if stop < 0 else stop
-            if m.lastgroup == "kw" or self.wanted(data[start:stop]):
+            # a keyword; or a tag (this hit) with a failure word; or a keyword that begins after the tag does
+            if m.lastgroup == "kw" or word(data, start, stop) or keyword(data, m.start() + 1, stop):
                 yield start, stop
             pos = stop + 1
 
@@ -138,10 +143,11 @@ class Prefilter:
         return self._hs or None
 
 
-def _grep(data: bytes, keywords: tuple[bytes, ...]) -> list[tuple[int, int, int]] | None:
-    """Lines holding a keyword through `grep -a -n -F`, one grep per CPU (at most 4) on line-aligned parts of the
-    buffer, each reading from and writing to an in-memory file: [(number, start, stop)], or None if grep is
-    missing or fails (then Python does it)."""
+def _grep(data: bytes, jobs: list[tuple[tuple[bytes, ...], bool]]) -> list[list[tuple[int, int, int]]] | None:
+    """For each job (literals, ignore case): the lines holding one of its literals, through `grep -a -b -n -F`,
+    every job's greps running at once, one per CPU (at most 4) on line-aligned parts of the buffer, each reading
+    from and writing to an in-memory file: [[(number, start, stop)] per job], or None if grep is missing or fails
+    (then Python does it)."""
     grep = shutil.which("grep") or ("/bin/grep" if os.access("/bin/grep", os.X_OK) else None)
     if grep is None or not hasattr(os, "memfd_create"):
         return None
@@ -153,25 +159,32 @@ def _grep(data: bytes, keywords: tuple[bytes, ...]) -> list[tuple[int, int, int]
             break
         bounds.append(cut + 1)
     bounds.append(len(data))
-    argv = [grep, "-a", "-b", "-n", "-F", "-e", b"\n".join(keywords).decode("utf-8", "replace")]
     fds: list[int] = []
-    procs: list[tuple[subprocess.Popen[bytes], int]] = []
+    procs: list[tuple[int, int, subprocess.Popen[bytes], int]] = []   # (job, part, grep, its output)
     try:
         view = memoryview(data)
+        inputs = []
         for i in range(len(bounds) - 1):
-            fd_in, fd_out = os.memfd_create("slurmtools-scan-in"), os.memfd_create("slurmtools-scan-out")
-            fds += [fd_in, fd_out]
+            fd_in = os.memfd_create("slurmtools-scan-in")
+            fds.append(fd_in)
             part, written = view[bounds[i]:bounds[i + 1]], 0
             while written < len(part):
                 written += os.write(fd_in, part[written:])
-            os.lseek(fd_in, 0, os.SEEK_SET)
-            procs.append((subprocess.Popen(argv, stdin=fd_in, stdout=fd_out, stderr=subprocess.DEVNULL,
-                                           env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"}), fd_out))
+            inputs.append(fd_in)
+        for j, (literals, ignore_case) in enumerate(jobs):
+            argv = [grep, "-a", "-b", "-n", "-F", *(["-i"] if ignore_case else []),
+                    "-e", b"\n".join(literals).decode("utf-8", "replace")]
+            for i, fd_in in enumerate(inputs):
+                fd_out = os.memfd_create("slurmtools-scan-out")
+                fd_read = os.open(f"/proc/self/fd/{fd_in}", os.O_RDONLY)   # its own offset: greps share the part
+                fds += [fd_out, fd_read]
+                procs.append((j, i, subprocess.Popen(argv, stdin=fd_read, stdout=fd_out, stderr=subprocess.DEVNULL,
+                                                     env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"}), fd_out))
         offsets = [0]      # the parts' first line numbers, counted while the greps run
         for i in range(len(bounds) - 2):
             offsets.append(offsets[-1] + data.count(b"\n", bounds[i], bounds[i + 1]))
-        rows: list[tuple[int, int, int]] = []
-        for i, (proc, fd_out) in enumerate(procs):
+        out: list[list[tuple[int, int, int]]] = [[] for _ in jobs]
+        for j, i, proc, fd_out in procs:
             if proc.wait(timeout=120) not in (0, 1):
                 return None
             size = os.lseek(fd_out, 0, os.SEEK_END)
@@ -188,12 +201,12 @@ def _grep(data: bytes, keywords: tuple[bytes, ...]) -> list[tuple[int, int, int]
                 offset, sep, text = rest.partition(b":")
                 if sep:
                     start = bounds[i] + int(offset)
-                    rows.append((offsets[i] + int(number), start, start + len(text)))
-        return rows
+                    out[j].append((offsets[i] + int(number), start, start + len(text)))
+        return out
     except (OSError, ValueError, subprocess.TimeoutExpired):
         return None
     finally:
-        for proc, _ in procs:
+        for _, _, proc, _ in procs:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
