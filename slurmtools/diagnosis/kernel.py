@@ -18,6 +18,7 @@ from typing import Any, cast
 from slurmtools.diagnosis.findings import ACTIONS, SEVERITIES, Finding
 from slurmtools.diagnosis.handlers import HANDLERS, plain
 from slurmtools.diagnosis.lines import MAX_LINE, TASK_FIRST, Line, export_to_json, normalise
+from slurmtools.diagnosis.prefilter import TAG_PATTERN
 from slurmtools.diagnosis.rules import Rule, RuleSet, ruleset
 
 __all__ = ["MAX_LINE", "TASK_FIRST", "Line", "iter_lines", "match_line", "normalise", "scan"]
@@ -100,7 +101,7 @@ def scan(data: bytes, ctx: dict[str, Any] | None = None) -> tuple[list[Finding],
     ctx = ctx or {}
     rs: RuleSet = ctx.get("ruleset") or ruleset()
     ctx["ruleset"] = rs
-    memo: dict[bytes | str, tuple[int, str, Rule | None, Finding | None]] = {}
+    memo: dict[bytes | str, tuple[int, str, Rule | None, Finding | None, tuple[str, bytes | str]]] = {}
     aggs: dict[tuple[str, bytes | str], Finding] = {}
     rules_of: dict[int, Rule] = {}
     open_events: dict[str, list[Any]] = {}     # group -> [event, line of its last member, `once` rules seen]
@@ -112,8 +113,14 @@ def scan(data: bytes, ctx: dict[str, Any] | None = None) -> tuple[list[Finding],
     stamp: str | None = None
     if data.startswith((b"__CURSOR=", b"__REALTIME_TIMESTAMP=")):
         data = export_to_json(data)           # journalctl -o export: one JSON record per line
-    find = data.find
-    for number, start, stop in rs.prefilter.spans(data):
+    find, rfind, count, tagged = data.find, data.rfind, data.count, TAG_PATTERN.search
+    number, counted_to = 1, 0
+    for stop, kind in zip(*rs.prefilter.candidates(data), strict=True):
+        start = rfind(b"\n", 0, stop) + 1
+        if kind and tagged(data, start, stop) is None:
+            continue                                  # a failure word without a subsystem's tag
+        number += count(b"\n", counted_to, start)
+        counted_to = start
         close = find(b"] ", start + 1, start + 24) if data[start:start + 1] == b"[" else -1
         if close > 0 and find(b"+", start + 1, close) < 0:   # `[  123.456789] message`: the commonest form
             key = data[close + 2:min(stop, close + 2 + MAX_LINE)]
@@ -128,7 +135,8 @@ def scan(data: bytes, ctx: dict[str, Any] | None = None) -> tuple[list[Finding],
             mono, stamp, key = line.mono, line.stamp, line.message
         plan = memo.get(key)
         if plan is None:
-            plan = _plan(key, ctx, rs)
+            step, message, rule, template = _plan(key, ctx, rs)
+            plan = (step, message, rule, template, (rule.name if rule else "", key))
             if len(memo) < MEMO_MAX:
                 memo[key] = plan
         if mono is not None:
@@ -140,7 +148,7 @@ def scan(data: bytes, ctx: dict[str, Any] | None = None) -> tuple[list[Finding],
             elif first_mono is None:
                 first_mono = mono
             last_mono = mono
-        step, message, rule, template = plan
+        step, message, rule, template, agg_key = plan
         if step == SKIP:
             continue
         if step == BOOT:
@@ -159,7 +167,6 @@ def scan(data: bytes, ctx: dict[str, Any] | None = None) -> tuple[list[Finding],
                 continue
         if template is None:
             continue
-        agg_key = (rule.name, key)
         found = aggs.get(agg_key)
         if found is None:
             if close > 0:
