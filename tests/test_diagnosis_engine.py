@@ -124,12 +124,20 @@ ENVELOPES = [   # (line, stamp, mono, host): every way the same kernel message r
     ("[  123.456789,5] {m}", "123.456789", 123.456789, None),      # OPAL/skiboot console
     ("0: [  123.456789] {m}", "123.456789", 123.456789, None),     # srun --label
     ("[1,0]<stderr>: {m}", None, None, None),                      # Open MPI --tag-output
+    ("1768125121.123456 gpu017 kernel: {m}", "1768125121.123456", None, "gpu017"),   # journalctl -o short-unix
+    ("Sun 2026-01-11 09:52:01 UTC gpu017 kernel: {m}", "Sun 2026-01-11 09:52:01 UTC", None, "gpu017"),  # short-full
+    ("<134>Jan  1 09:52:01 gpu017 kernel: {m}", "Jan  1 09:52:01", None, "gpu017"),
+    ("[  123.456789 <    0.000023>] {m}", "123.456789", 123.456789, None),                # dmesg -d
+    ('2026-01-11T09:52:01Z {{host="gpu017", job="kernel"}} {m}', "2026-01-11T09:52:01Z", None, None),  # logcli
     ('{{"_TRANSPORT":"kernel","MESSAGE":"{m}","_HOSTNAME":"gpu017","_SOURCE_MONOTONIC_TIMESTAMP":"123456789",'
      '"__REALTIME_TIMESTAMP":"1768125121000000"}}', "1768125121000000", 123.456789, "gpu017"),
     ('{{"log":"Jan 11 09:52:01 gpu017 kernel: {m}\\n","stream":"stdout","time":"2026-01-11T09:52:01Z"}}',
      "Jan 11 09:52:01", None, "gpu017"),
     ('{{"line":"[  123.456789] {m}","timestamp":"2026-01-11T09:52:01Z"}}', "123.456789", 123.456789, None),
     ('{{"message":"{m}","kubernetes":{{"host":"gpu017"}},"@timestamp":"2026-01-11T09:52:01Z"}}',
+     "2026-01-11T09:52:01Z", None, "gpu017"),
+    ('{{"short_message":"{m}","host":"gpu017"}}', None, None, "gpu017"),                 # GELF
+    ('{{"message":"{m}","host":{{"name":"gpu017"}},"@timestamp":"2026-01-11T09:52:01Z"}}',  # Elastic's ECS
      "2026-01-11T09:52:01Z", None, "gpu017"),
 ]
 

@@ -60,11 +60,14 @@ _STAMPS = (
     r"(?P<kmsg>\d{1,3}),\d{1,20},(?P<usec>\d{1,20}),[^;\s]{0,16};",
     r"\[[ \t]{0,20}(?P<mono>\d{1,10}\.\d{1,9})(?:,\d{1,2})?\]",
     r"\[[ \t]{0,20}[+-]\d{1,10}\.\d{1,9}\]",
+    r"\[[ \t]{0,20}(?:(?P<mono3>\d{1,10}\.\d{1,9})[ \t]{1,20})?<[ \t]{0,20}\d{1,10}\.\d{1,9}>\]",   # dmesg -d
     r"\[[ \t]{0,8}[TC]\d{1,7}\]",
 )
 #: Elements of an absolute stamp and the rest of the envelope (not after `kernel:`).
 _DATES = (
     r"\[(?P<bstamp>[^\[\]\n]{0,60}?\d{1,2}:\d\d(?:[^\[\]\n]{0,30}?))\]",
+    r"(?P<epoch>\d{9,10}\.\d{1,9})(?=[ \t])",                                 # journalctl -o short-unix
+    r"\{(?:[ \t]{0,4}[\w.-]{1,64}=\"[^\"\n]{0,256}\",?){1,32}[ \t]{0,4}\}",          # Loki's label set
     rf"(?P<iso>\d{{4}}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d)?(?:[.,]\d{{1,9}})?)?(?:Z|[+-]\d\d:?\d\d)?{_ZONE}?)",
     rf"(?P<slash>(?:\d{{4}}/\d\d/\d\d|\d\d/\d\d/\d{{2,4}})(?:[ \t]+{_TIME}{_ZONE}?)?)",
     rf"(?P<dt>(?:{_DATEWORD}[ \t]+){{0,4}}{_TIME}{_ZONE}{{0,3}})",
@@ -140,13 +143,13 @@ def normalise(raw: str, number: int = 0, *, after_stamp: bool = False, structure
         if groups.get("kernel"):
             state = _IN_KERNEL
             continue
-        if groups.get("mono"):
-            mono = float(groups["mono"])
-            stamp = stamp or groups["mono"]
+        if groups.get("mono") or groups.get("mono3"):
+            mono = float(groups["mono"] or groups["mono3"])
+            stamp = stamp or groups["mono"] or groups["mono3"]
         elif groups.get("usec"):
             mono = int(groups["usec"]) / 1e6
             stamp = stamp or f"{mono:.6f}"
-        for key in ("iso", "dt", "bstamp", "slash", "glog"):
+        for key in ("iso", "dt", "bstamp", "slash", "glog", "epoch"):
             if groups.get(key):
                 stamp = groups[key].strip() if stamp is None or _is_mono(stamp, mono) else stamp
                 break
@@ -154,8 +157,8 @@ def normalise(raw: str, number: int = 0, *, after_stamp: bool = False, structure
             host = groups["host"]
         elif groups.get("pdsh"):
             host = host or groups["pdsh"]
-        if state is _AT_START and (groups.get("mono") or groups.get("iso") or groups.get("dt") or groups.get("bstamp")
-                                   or groups.get("slash") or groups.get("usec") or groups.get("prio")):
+        if state is _AT_START and any(groups.get(k) for k in ("mono", "mono3", "iso", "dt", "bstamp", "slash", "usec",
+                                                              "prio", "epoch")):
             state = _STAMPED
     return Line(number, text[pos:].strip(), stamp, mono, host)
 
@@ -165,7 +168,7 @@ def _is_mono(stamp: str, mono: float | None) -> bool:
 
 
 #: JSON fields that hold the message, the host, the stamp, in the order they are tried.
-_MESSAGE_KEYS = ("MESSAGE", "message", "msg", "log", "line", "Message")
+_MESSAGE_KEYS = ("MESSAGE", "message", "msg", "log", "line", "Message", "short_message", "full_message", "_raw")
 _HOST_KEYS = ("_HOSTNAME", "hostname", "host", "HOSTNAME", "nodename")
 _STAMP_KEYS = ("__REALTIME_TIMESTAMP", "_SOURCE_REALTIME_TIMESTAMP", "@timestamp", "timestamp", "time", "ts", "date")
 _MONO_KEYS = ("_SOURCE_MONOTONIC_TIMESTAMP", "__MONOTONIC_TIMESTAMP")
@@ -185,9 +188,10 @@ def _structured(text: str, number: int) -> Line | None:
     if not isinstance(message, str):
         return None
     host = next((obj[k] for k in _HOST_KEYS if isinstance(obj.get(k), str)), None)
-    kube = obj.get("kubernetes")
-    if host is None and isinstance(kube, dict) and isinstance(kube.get("host"), str):
-        host = kube["host"]
+    for outer, field in (("kubernetes", "host"), ("host", "name"), ("host", "hostname")):   # Fluent Bit, ECS
+        value = obj.get(outer)
+        if host is None and isinstance(value, dict) and isinstance(value.get(field), str):
+            host = value[field]
     stamp = next((str(obj[k]) for k in _STAMP_KEYS if isinstance(obj.get(k), (str, int, float))), None)
     mono_raw = next((obj[k] for k in _MONO_KEYS if isinstance(obj.get(k), (str, int))), None)
     mono = int(mono_raw) / 1e6 if isinstance(mono_raw, int) or (isinstance(mono_raw, str) and mono_raw.isdigit()) \
