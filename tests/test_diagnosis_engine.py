@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from slurmtools.cli import main
 from slurmtools.diagnosis import diagnose, joblog, kernel, prefilter, rules, subsystems
@@ -295,3 +297,27 @@ def test_only_a_tag_with_a_failure_word_or_a_literal_is_decoded(monkeypatch: pyt
              b"[2.0] EXT4-fs (nvme0n1p1): mounted filesystem with ordered data mode\n"
              b"[3.0] something failed without a subsystem\n")
     assert seen == [b"nvme nvme0: I/O 9 QID 2 timeout, aborting"]
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=40),
+                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
+                                                                                 max_size=4),
+                     max_leaves=12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(fields=st.dictionaries(st.sampled_from(["MESSAGE", "message", "log", "line", "_TRANSPORT", "SYSLOG_IDENTIFIER",
+                                               "_PID", "_SOURCE_MONOTONIC_TIMESTAMP", "__MONOTONIC_TIMESTAMP",
+                                               "__REALTIME_TIMESTAMP", "host", "hostname", "kubernetes", "time"]),
+                              _JSON | st.integers(min_value=-10**400, max_value=10**400) | st.just("9" * 5000)))
+def test_any_json_line_parses_or_falls_back_without_raising(fields: dict[str, object]) -> None:
+    raw = json.dumps(fields)
+    line = normalise(raw)
+    assert isinstance(line.message, str) and len(line.message) <= MAX_LINE
+    assert line.mono is None or 0 <= line.mono < 1e14
+    diagnose(raw.encode() + b"\n")
+    diagnose(export_lines(fields))      # journald's export format
+
+
+def export_lines(fields: dict[str, object]) -> bytes:
+    return b"__CURSOR=x\n" + b"".join(f"{k}={v}\n".encode() for k, v in fields.items() if isinstance(v, str))

@@ -194,8 +194,10 @@ def _structured(text: str, number: int) -> Line | None:
             host = value[field]
     stamp = next((str(obj[k]) for k in _STAMP_KEYS if isinstance(obj.get(k), (str, int, float))), None)
     mono_raw = next((obj[k] for k in _MONO_KEYS if isinstance(obj.get(k), (str, int))), None)
-    mono = int(mono_raw) / 1e6 if isinstance(mono_raw, int) or (isinstance(mono_raw, str) and mono_raw.isdigit()) \
-        else None
+    mono = None
+    if (isinstance(mono_raw, int) and 0 <= mono_raw < 10**19) or (
+            isinstance(mono_raw, str) and mono_raw.isascii() and mono_raw.isdigit() and len(mono_raw) <= 19):
+        mono = int(mono_raw) / 1e6            # microseconds; a value out of range is no stamp
     if "_TRANSPORT" in obj or "SYSLOG_IDENTIFIER" in obj:
         # journald: the kernel's own record, or a daemon's (or logger's) line, which keeps its tag: trust syslog
         if obj.get("_TRANSPORT") != "kernel":
