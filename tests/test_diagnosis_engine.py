@@ -106,6 +106,7 @@ ENVELOPES = [   # (line, stamp, mono, host): every way the same kernel message r
     ("Jan 11 09:52:01 gpu017 kernel: {m}", "Jan 11 09:52:01", None, "gpu017"),
     ("Jan 11 09:52:01.123456 gpu017 kernel: [ 4567.000001] {m}", "Jan 11 09:52:01.123456", 4567.000001, "gpu017"),
     ("janv. 11 09:52:01 gpu017 kernel: {m}", "janv. 11 09:52:01", None, "gpu017"),
+    ("Jan 11 09:52:01 nvme01 kernel: {m}", "Jan 11 09:52:01", None, "nvme01"),        # a host that spells a tag
     ("11月 11 09:52:01 gpu017 kernel: {m}", "11月 11 09:52:01", None, "gpu017"),
     ("Okt 11 09:52:01 gpu017 kernel: {m}", "Okt 11 09:52:01", None, "gpu017"),
     ("2026-01-11T09:52:01.123456+00:00 gpu017 kernel: {m}", "2026-01-11T09:52:01.123456+00:00", None, "gpu017"),

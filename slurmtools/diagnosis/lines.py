@@ -82,8 +82,9 @@ _DATES = (
     r"\|",
     r"(?P<kernel>kernel)(?::|(?:[ \t]+(?:-|\d{1,10})){2}[ \t]+(?:-|\[[^\]\n]{0,500}\]))",
 )
-#: A host: only after a stamp, and only before `kernel` or a `NAME[PID]:` tag (which stays in the message).
-_HOST = (rf"(?P<host>[\w.-]{{1,64}})(?=[ \t]+(?:{_FACILITY}\.{_LEVEL}[ \t]+)?kernel(?::|[ \t]+-)"
+#: A host: only before `kernel` or a `NAME[PID]:` tag (which stays in the message), never after `kernel:`.
+_HOST = (rf"(?!{_FACILITY}\.{_LEVEL}[ \t])(?P<host>[\w.-]{{1,64}})"
+         rf"(?=[ \t]+(?:{_FACILITY}\.{_LEVEL}[ \t]+)?kernel(?::|[ \t]+-)"
          r"|[ \t]+[\w./-]{1,64}\[\d{1,10}\]: )")
 #: At the line's start only.
 _START = (
@@ -105,7 +106,7 @@ def _compile(*parts: tuple[str, ...]) -> re.Pattern[str]:
 _AT_START = _compile(_STAMPS, _DATES, _START, (_HOST,))
 _STAMPED = _compile(_STAMPS, _DATES, (_HOST,))
 _IN_KERNEL = _compile(_STAMPS)
-_BARE = _compile(_STAMPS, _DATES)
+_HOST_FIRST = _compile((_HOST,))
 
 
 @dataclass
@@ -133,9 +134,15 @@ def normalise(raw: str, number: int = 0, *, after_stamp: bool = False, structure
     pos, end = len(text) - len(text.lstrip()), len(text)
     state = _STAMPED if after_stamp else _AT_START
     for _ in range(MAX_ELEMENTS):
-        if pos >= end or ANY_TAG.match(text, pos):
+        if pos >= end:
             break
-        m = state.match(text, pos)
+        # a host before `kernel` or a `NAME[PID]:` tag is one whatever it spells (a node named nvme01); otherwise a
+        # subsystem's tag is where the message starts
+        m = _HOST_FIRST.match(text, pos) if state is not _IN_KERNEL else None
+        if m is None:
+            if ANY_TAG.match(text, pos):
+                break
+            m = state.match(text, pos)
         if m is None or m.end() == pos:
             break
         pos = m.end()
