@@ -4,11 +4,11 @@ A line is a candidate when it holds a rule's keyword (each literal's suffix from
 prefilter_key`), or a failure word (`subsystems.ERROR_WORDS`, any case) together with a subsystem's tag
 (`subsystems.TAG_LITERALS`): a hardware failure no rule knows yet. No other line is ever decoded.
 
-Engines, the first that applies: Hyperscan (PyPI `hyperscan`, x86_64; Vectorscan is its ARM port) on buffers of
-`HYPERSCAN_MIN_BYTES` or more: one SIMD pass for every keyword and failure word, reporting each candidate line
-once at its end (`KEYWORD[^\\n]*\\n`), so Python sees only candidate lines; GNU `grep -F` (one per CPU) on buffers
-of `GREP_MIN_BYTES` or more where Hyperscan is missing; a Python regex otherwise. All give the same lines
-(tests/test_diagnosis_engine.py forces each).
+Engines, by the buffer's size: Hyperscan (PyPI `hyperscan`, x86_64; Vectorscan is its ARM port) from
+`HYPERSCAN_MIN_BYTES`: one SIMD pass for every keyword and failure word, each candidate line reported once at its
+end (`KEYWORD[^\\n]*\\n`), so Python sees only candidate lines; GNU `grep -F` (keywords) and `grep -F -i` (failure
+words), one per CPU each, from `GREP_MIN_BYTES` (and above Hyperscan's size where it is missing); Python's
+`bytes.find` for each literal below. All give the same lines (tests/test_diagnosis_engine.py forces each).
 """
 
 from __future__ import annotations
@@ -23,10 +23,11 @@ from typing import Any
 
 from slurmtools.diagnosis.subsystems import ERROR_WORDS, TAG_LITERALS
 
-#: Hyperscan (compiling its database takes ~0.1 s) on buffers of this size or more; `None` turns it off.
-HYPERSCAN_MIN_BYTES: int | None = 4 << 20
-#: Without Hyperscan, GNU grep -F from this size (about 10x the Python regex's throughput).
-GREP_MIN_BYTES = 4 << 20
+#: Hyperscan on buffers of this size or more (compiling its database takes 0.1-0.3 s, once a process: below this
+#: grep, which starts in milliseconds, is as fast); `None` turns it off.
+HYPERSCAN_MIN_BYTES: int | None = 16 << 20
+#: GNU grep -F (a process per CPU) from this size; below, Python's bytes.find for each literal.
+GREP_MIN_BYTES = 64 << 10
 
 _TAGS = tuple(t.encode() for t in TAG_LITERALS)
 _WORDS = tuple(w.encode() for w in ERROR_WORDS)
@@ -40,13 +41,14 @@ class Prefilter:
 
     def __init__(self, keywords: tuple[bytes, ...]) -> None:
         self.keywords = keywords
-        ordered = sorted(set(keywords), key=len, reverse=True)
-        self._keyword_re = re.compile(b"|".join(re.escape(k) for k in ordered))
-        self._any_re = re.compile(b"(?P<kw>" + b"|".join(re.escape(k) for k in ordered) + b")|" + _TAG_RE.pattern)
+        self._literals = tuple(sorted(set(keywords)))
+        self._keyword_re: re.Pattern[bytes] | None = None
         self._hs: Any = None
 
     def wanted(self, line: bytes) -> bool:
         """Whether LINE is a candidate (the rule every engine applies)."""
+        if self._keyword_re is None:
+            self._keyword_re = re.compile(b"|".join(re.escape(k) for k in self._literals))
         return self._keyword_re.search(line) is not None or (
             _TAG_RE.search(line) is not None and _WORD_RE.search(line) is not None)
 
@@ -84,20 +86,24 @@ class Prefilter:
         stops = [stop for _, stop in self._python(data)]
         return stops, [0] * len(stops)
 
-    def _python(self, data: bytes) -> Iterator[tuple[int, int]]:
-        pos, end = 0, len(data)
-        search, keyword, word = self._any_re.search, self._keyword_re.search, _WORD_RE.search
-        while pos < end:
-            m = search(data, pos)
-            if not m:
-                return
-            start = data.rfind(b"\n", 0, m.start()) + 1
-            stop = data.find(b"\n", m.end())
-            stop = end if stop < 0 else stop
-            # a keyword; or a tag (this hit) with a failure word; or a keyword that begins after the tag does
-            if m.lastgroup == "kw" or word(data, start, stop) or keyword(data, m.start() + 1, stop):
-                yield start, stop
-            pos = stop + 1
+    def _python(self, data: bytes) -> list[tuple[int, int]]:
+        """Each literal found with bytes.find (C, linear, much faster than one regex alternation of hundreds of
+        literals in Python's engine): the lines with a keyword, and the lines with a failure word (in a lowercased
+        copy) that hold a subsystem's tag."""
+        find, rfind = data.find, data.rfind
+        starts = _line_starts(data, self._literals, find, rfind)
+        low = data.lower()
+        worded = _line_starts(low, _WORDS, low.find, low.rfind) - starts
+        end = len(data)
+        for start in worded:
+            stop = find(b"\n", start)
+            if _TAG_RE.search(data, start, end if stop < 0 else stop) is not None:
+                starts.add(start)
+        out = []
+        for start in sorted(starts):
+            stop = find(b"\n", start)
+            out.append((start, end if stop < 0 else stop))
+        return out
 
     def _hyperscan(self, data: bytes) -> tuple[list[int], list[int]] | None:
         db = self._database()
@@ -140,6 +146,20 @@ class Prefilter:
                 return None
             self._hs = db
         return self._hs or None
+
+
+def _line_starts(data: bytes, literals: tuple[bytes, ...], find: Any, rfind: Any) -> set[int]:
+    """The starts of the lines of DATA that hold one of LITERALS (none holds a newline)."""
+    starts: set[int] = set()
+    for literal in literals:
+        pos = find(literal)
+        while pos >= 0:
+            starts.add(rfind(b"\n", 0, pos) + 1)
+            nl = find(b"\n", pos + len(literal))
+            if nl < 0:
+                break
+            pos = find(literal, nl + 1)
+    return starts
 
 
 def _grep(data: bytes, jobs: list[tuple[tuple[bytes, ...], bool]]) -> list[list[tuple[int, int, int]]] | None:
