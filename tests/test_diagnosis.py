@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slurmtools.cli import main
-from slurmtools.diagnosis import build_catalog, catalog, diagnose, joblog, kernel, sources
+from slurmtools.diagnosis import build_catalog, catalog, diagnose, joblog, kernel, prefilter, sources
 from slurmtools.diagnosis.findings import ACTIONS, CATEGORIES, SEVERITIES
 
 DATA = Path(__file__).parent / "data"
@@ -236,7 +236,9 @@ def test_real_kmsg_window() -> None:
 def test_grep_prefilter_agrees_with_python(monkeypatch: pytest.MonkeyPatch) -> None:
     messages = [kernel.normalise(line).message for _, _, line in corpus() if "Linux version" not in line]
     data = "\n".join(f"[{i:6d}.000000] {m}" for i, m in enumerate(messages * 3)).encode()  # time moves on
+    monkeypatch.setattr(prefilter, "HYPERSCAN_MIN_BYTES", None)
+    monkeypatch.setattr(prefilter, "GREP_MIN_BYTES", len(data) + 1)
     python_path = [(f.kind, f.xid, f.line, f.count) for f in diagnose(data)]
-    monkeypatch.setattr(kernel, "GREP_MIN_BYTES", 0)
+    monkeypatch.setattr(prefilter, "GREP_MIN_BYTES", 0)
     assert [(f.kind, f.xid, f.line, f.count) for f in diagnose(data)] == python_path
     assert len(python_path) > 30 and all(count % 3 == 0 for *_, count in python_path)  # three copies each

@@ -6,28 +6,32 @@ The rules are the `trust = "job"` entries of the diagnosis rules (data/diagnosis
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Any, cast
 
 from slurmtools.diagnosis.findings import Finding
 from slurmtools.diagnosis.handlers import HANDLERS, plain
-from slurmtools.diagnosis.lines import Line
+from slurmtools.diagnosis.lines import MAX_LINE, Line, normalise
 from slurmtools.diagnosis.rules import RuleSet, ruleset
-
-MAX_LINE = 4096
 
 
 def scan(lines: list[str], rs: RuleSet | None = None, ctx: dict[str, Any] | None = None) -> list[Finding]:
     rs = rs or ruleset()
     job_rules = [r for r in rs.rules if r.trust == "job"]
     out: list[Finding] = []
+    literals = {lit for rule in job_rules for lit in rule.literals}
     for number, raw in enumerate(lines, start=1):
         text = raw.rstrip("\r\n")[:MAX_LINE].strip()
+        if not any(lit in text for lit in literals):
+            continue
+        text = normalise(text).message    # without its envelope (rank tags, stamps, a shipper's JSON)
         for rule in job_rules:
             if not any(lit in text for lit in rule.literals):
                 continue
             m = rule.pattern.search(text)
             if m:
-                f = HANDLERS.get(rule.handler or "", plain)(rule, m, Line(number, text, None, None, None), ctx or {})
+                line = Line(number, text, None, None, None)
+                f = HANDLERS.get(rule.handler or "", plain)(rule, cast("re.Match[str]", m), line, ctx or {})
                 if f is not None:
                     f.trust = "job"
                     out.append(f)

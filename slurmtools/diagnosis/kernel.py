@@ -11,32 +11,18 @@ report) become one finding with the detail lines as evidence, so counts are coun
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
-import shutil
-import subprocess
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 from slurmtools.diagnosis.findings import ACTIONS, SEVERITIES, Finding
 from slurmtools.diagnosis.handlers import HANDLERS, plain
-from slurmtools.diagnosis.lines import MAX_LINE, Line, normalise
+from slurmtools.diagnosis.lines import MAX_LINE, TASK_FIRST, Line, export_to_json, normalise
+from slurmtools.diagnosis.prefilter import TAG_PATTERN
 from slurmtools.diagnosis.rules import Rule, RuleSet, ruleset
 
-__all__ = ["GREP_MIN_BYTES", "MAX_LINE", "TASK_FIRST", "Line", "iter_lines", "match_line", "normalise", "scan"]
+__all__ = ["MAX_LINE", "TASK_FIRST", "Line", "iter_lines", "match_line", "normalise", "scan"]
 
-#: Messages that the kernel begins with a task's name (at most 15 bytes, anything a job chooses with prctl):
-#: `NAME[PID]: segfault at`, `traps: NAME[PID] general protection`, `NAME invoked oom-killer`, `NAME (PID):
-#: drop_caches`, `NAME: page allocation failure`, and the `CPU: N PID: N Comm: NAME` dump header. Only rules
-#: that say so (`anchor = "task"`, or a syslog or job rule) read such a line, and none of them drains.
-TASK_FIRST = re.compile(
-    r"^(?:traps: |process '|audit: )"
-    r"|^.{1,15}?(?:\[\d+\](?::| )| \(\d+\): | invoked oom-killer|: page allocation failure|: Corrupted page table)"
-    r"|^CPU: \d+ (?:UID: \d+ )?PID: \d+ Comm: "
-    r"|^[\w./-]+\[\d+\]: ", re.S)   # and a userspace program's syslog line, `TAG[PID]: ` (logger -t TAG ...)
-
-#: Above this size the prefilter runs in GNU grep -F (about 10x the Python regex's throughput).
-GREP_MIN_BYTES = 4 << 20
 #: Detail lines kept as evidence on one finding.
 MAX_EVIDENCE = 8
 #: Distinct messages remembered per scan (a log of all-distinct lines must not grow memory without bound).
@@ -57,96 +43,15 @@ def match_line(line: Line, ctx: dict[str, Any] | None = None,
         else:
             continue
         m = rule.pattern.search(text)
-        if m:
-            return rule, HANDLERS.get(rule.handler or "", plain)(rule, m, line, ctx)
+        if m:   # RE2's match has the group/groupdict/start/end the handlers read
+            return rule, HANDLERS.get(rule.handler or "", plain)(rule, cast("re.Match[str]", m), line, ctx)
     return None
 
 
 def iter_lines(data: bytes, rs: RuleSet | None = None) -> Iterator[tuple[int, bytes]]:
-    """Candidate lines of a buffer with their 1-based numbers, chosen by the keyword prefilter."""
-    rs = rs or ruleset()
-    if len(data) >= GREP_MIN_BYTES:
-        found = _grep_lines(data, rs)
-        if found is not None:
-            for offset, out in found:
-                for row in out.split(b"\n"):
-                    head, sep, text = row.partition(b":")
-                    if sep:
-                        yield offset + int(head), text
-            return
-    number, counted_to = 1, 0
-    pos, end = 0, len(data)
-    search = rs.any_keyword.search
-    while pos < end:
-        m = search(data, pos)
-        if not m:
-            return
-        start = data.rfind(b"\n", 0, m.start()) + 1
-        stop = data.find(b"\n", m.start())
-        stop = end if stop < 0 else stop
-        number += data.count(b"\n", counted_to, start)
-        counted_to = start
+    """Candidate lines of a buffer with their 1-based numbers, chosen by the prefilter (`prefilter`)."""
+    for number, start, stop in (rs or ruleset()).prefilter.spans(data):
         yield number, data[start:stop]
-        pos = stop + 1
-
-
-def _grep_lines(data: bytes, rs: RuleSet) -> list[tuple[int, bytes]] | None:
-    """The same prefilter through `grep -a -n -F`, one grep per CPU (at most 4) on line-aligned parts of the
-    buffer, each reading from and writing to an in-memory file (no Python in the data path):
-    [(line number offset, grep's output)], or None if grep is missing or fails (then Python does it)."""
-    grep = shutil.which("grep") or ("/bin/grep" if os.access("/bin/grep", os.X_OK) else None)
-    if grep is None or not hasattr(os, "memfd_create"):
-        return None
-    parts = max(1, min(os.cpu_count() or 1, 4, len(data) // max(GREP_MIN_BYTES, 1 << 20)))
-    bounds = [0]
-    for i in range(1, parts):
-        cut = data.find(b"\n", len(data) * i // parts)
-        if cut < 0 or cut + 1 <= bounds[-1]:
-            break
-        bounds.append(cut + 1)
-    bounds.append(len(data))
-    argv = [grep, "-a", "-n", "-F", "-e", b"\n".join(rs.keywords).decode("utf-8", "replace")]
-    fds: list[int] = []
-    procs: list[tuple[subprocess.Popen[bytes], int]] = []
-    try:
-        view = memoryview(data)
-        for i in range(len(bounds) - 1):
-            fd_in, fd_out = os.memfd_create("slurmtools-scan-in"), os.memfd_create("slurmtools-scan-out")
-            fds += [fd_in, fd_out]
-            part, written = view[bounds[i]:bounds[i + 1]], 0
-            while written < len(part):
-                written += os.write(fd_in, part[written:])
-            os.lseek(fd_in, 0, os.SEEK_SET)
-            procs.append((subprocess.Popen(argv, stdin=fd_in, stdout=fd_out, stderr=subprocess.DEVNULL,
-                                           env={"LC_ALL": "C", "PATH": "/usr/bin:/bin"}), fd_out))
-        # the parts' first line numbers, counted while the greps run (the last part's own count is not needed)
-        offsets = [0]
-        for i in range(len(bounds) - 2):
-            offsets.append(offsets[-1] + data.count(b"\n", bounds[i], bounds[i + 1]))
-        out = []
-        for i, (proc, fd_out) in enumerate(procs):
-            if proc.wait(timeout=120) not in (0, 1):
-                return None
-            size = os.lseek(fd_out, 0, os.SEEK_END)
-            os.lseek(fd_out, 0, os.SEEK_SET)
-            chunks, left = [], size
-            while left > 0:
-                chunk = os.read(fd_out, min(left, 1 << 26))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                left -= len(chunk)
-            out.append((offsets[i], b"".join(chunks)))
-        return out
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    finally:
-        for proc, _ in procs:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-        for fd in fds:
-            os.close(fd)
 
 
 def _rank(action: str, severity: str) -> int:
@@ -179,7 +84,7 @@ SKIP, BOOT, PLAIN, HEADER, DETAIL = range(5)
 def _plan(key: bytes | str, ctx: dict[str, Any], rs: RuleSet) -> tuple[int, str, Rule | None, Finding | None]:
     """What to do with every line whose message is KEY: decided once per distinct message."""
     text = key.decode("utf-8", "replace").replace("\x00", "") if isinstance(key, bytes) else key
-    message = normalise(text).message if isinstance(key, bytes) else text
+    message = normalise(text, after_stamp=True).message if isinstance(key, bytes) else text
     hit = match_line(Line(0, message, None, None, None), ctx, rs)
     if hit is None or hit[0].handler == "ignore":
         return SKIP, message, None, None
@@ -196,7 +101,7 @@ def scan(data: bytes, ctx: dict[str, Any] | None = None) -> tuple[list[Finding],
     ctx = ctx or {}
     rs: RuleSet = ctx.get("ruleset") or ruleset()
     ctx["ruleset"] = rs
-    memo: dict[bytes | str, tuple[int, str, Rule | None, Finding | None]] = {}
+    memo: dict[bytes | str, tuple[int, str, Rule | None, Finding | None, tuple[str, bytes | str]]] = {}
     aggs: dict[tuple[str, bytes | str], Finding] = {}
     rules_of: dict[int, Rule] = {}
     open_events: dict[str, list[Any]] = {}     # group -> [event, line of its last member, `once` rules seen]
@@ -206,22 +111,32 @@ def scan(data: bytes, ctx: dict[str, Any] | None = None) -> tuple[list[Finding],
     mono: float | None
     key: bytes | str
     stamp: str | None = None
-    for number, raw in iter_lines(data, rs):
-        close = raw.find(b"] ", 1, 24) if raw[:1] == b"[" else -1
-        if close > 0 and b"+" not in raw[1:close]:   # `[  123.456789] message`: the commonest form, no regex
-            key = raw[close + 2:]
+    if data.startswith((b"__CURSOR=", b"__REALTIME_TIMESTAMP=")):
+        data = export_to_json(data)           # journalctl -o export: one JSON record per line
+    find, rfind, count, tagged = data.find, data.rfind, data.count, TAG_PATTERN.search
+    number, counted_to = 1, 0
+    for stop, kind in zip(*rs.prefilter.candidates(data), strict=True):
+        start = rfind(b"\n", 0, stop) + 1
+        if kind and tagged(data, start, stop) is None:
+            continue                                  # a failure word without a subsystem's tag
+        number += count(b"\n", counted_to, start)
+        counted_to = start
+        close = find(b"] ", start + 1, start + 24) if data[start:start + 1] == b"[" else -1
+        if close > 0 and find(b"+", start + 1, close) < 0:   # `[  123.456789] message`: the commonest form
+            key = data[close + 2:min(stop, close + 2 + MAX_LINE)]
             try:
-                mono = float(raw[1:close])
+                mono = float(data[start + 1:close])
             except ValueError:
-                close, mono = -1, None
+                close = -1
         else:
             close = -1
         if close < 0:
-            line = normalise(raw.decode("utf-8", "replace").replace("\x00", ""), number)
+            line = normalise(data[start:stop].decode("utf-8", "replace").replace("\x00", ""), number)
             mono, stamp, key = line.mono, line.stamp, line.message
         plan = memo.get(key)
         if plan is None:
-            plan = _plan(key, ctx, rs)
+            step, message, rule, template = _plan(key, ctx, rs)
+            plan = (step, message, rule, template, (rule.name if rule else "", key))
             if len(memo) < MEMO_MAX:
                 memo[key] = plan
         if mono is not None:
@@ -233,7 +148,7 @@ def scan(data: bytes, ctx: dict[str, Any] | None = None) -> tuple[list[Finding],
             elif first_mono is None:
                 first_mono = mono
             last_mono = mono
-        step, message, rule, template = plan
+        step, message, rule, template, agg_key = plan
         if step == SKIP:
             continue
         if step == BOOT:
@@ -252,11 +167,10 @@ def scan(data: bytes, ctx: dict[str, Any] | None = None) -> tuple[list[Finding],
                 continue
         if template is None:
             continue
-        agg_key = (rule.name, key)
         found = aggs.get(agg_key)
         if found is None:
             if close > 0:
-                stamp = raw[1:close].decode().strip()
+                stamp = data[start + 1:close].decode().strip()
             found = aggs[agg_key] = dataclasses.replace(template, line=number, time=stamp,
                                                         details=dict(template.details))
             rules_of[id(found)] = rule

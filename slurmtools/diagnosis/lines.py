@@ -1,62 +1,257 @@
-"""One log line -> its message, stamp and host: every prefix a kernel log is seen with in the field.
+"""One log line -> envelope (stamps, host, facility and level, shipper tags, counts, file names) and message.
 
-`<4>` priorities, /dev/kmsg records (`4,1234,5678901,-;msg`), `[  123.456789]` monotonic stamps, `[  +0.000844]`
-(dmesg --reltime), `[Sun Jan 11 09:52:01 2026]` (dmesg -T), `kern  :warn  : 2025-01-21T04:41:44,283302+00:00`
-(dmesg -x --time-format iso), syslog and journal prefixes (`Jan 11 09:52:01[.123456] host kernel: `), ISO stamps,
-`Tue Aug 12 16:40:43 2025 kern.crit kernel:` (logread), `2020/08/10 19:09:42` (Go's log), a pdsh/clush
-`host: ` in front, host-prefixed remote syslog, and leading blanks (continuation lines, pasted logs).
+The parser does not enumerate prefixes: it walks the line from the left over envelope *elements* and stops where
+the message starts: at a known subsystem tag (`NVRM:`, `mlx5_core`, `pcieport`, `EDAC`, `LustreError`, `nfs:`, ...:
+`subsystems.SUBSYSTEMS`), at a syslog `NAME[PID]:` tag (kept in the message: such a line is a daemon's or anyone's,
+trust `syslog`), after `kernel:`, or at the first word that is no envelope element. Elements:
+
+- stamps of every shape: `[  123.456789]` (mono), `[  +0.000844]` (--reltime), `[Jan11 09:52]` (-H), any bracketed
+  date and time (`[Sun Jan 11 09:52:01 2026]`, `[mar. janv. 11 09:52:01 2026]`), ISO 8601 (`T` or blank, `,` or
+  `.` fractions, zones), `2020/08/10 19:09:42`, `05/01/2024`, and date words before a time of day in any language
+  (`Jan 11 09:52:01`, `janv. 11 09:52:01`, `11月 11 09:52:01`, `Tue Aug 12 16:40:43 2025`): a word is only an
+  envelope word when a time of day follows it;
+- `<4>` priorities (and RFC 5424's version), /dev/kmsg records (`4,1234,5678901,-;`), printk caller ids
+  (`[  T291]`), skiboot's `[ 12.345,5]`, facility.level (`kern.crit`), dmesg -x's `kern  :warn  :`;
+- a host before `kernel:` or before a `NAME[PID]:` tag (only after a stamp), `kernel:` itself, RFC 5424's nil
+  fields (`kernel - - -`);
+- shipper tags: CRI's stream and flag (`2024-05-01T10:00:00.123456789Z stderr F `), `[pod/NAME/CONTAINER]`,
+  glog headers (`E0501 10:00:00.123456  1234 file.go:12] `);
+- at the line's start only: a count (`uniq -c`, pasted line numbers), a file name from a grep across rotated logs
+  (`/var/log/kern.log.1:`, `messages-20240501:`, with grep -n's line number), a pdsh/clush `host: ` (when an
+  envelope element or a subsystem tag follows), a busybox prompt (`/ # `);
+- MPI and launcher rank tags: `0: ` (srun --label), `[1,0]<stderr>:` (Open MPI), `[rank0]:`, `[default0]:`;
+- BMC SEL exports' `|` separators.
+
+After `kernel:` only stamps may follow (`kernel: [ 123.4] NVRM: ...`): nothing after the envelope's end is ever
+skipped, so text a job controls (a process name) can only be the start of the message, never hidden behind an
+element. Structured sources are decoded as structures: journald JSON (`journalctl -o json`: a kernel record's
+MESSAGE; any other record becomes `IDENTIFIER[PID]: MESSAGE`, trust syslog) and JSON log lines with a
+`message`/`MESSAGE`/`msg`/`log`/`line` field (Docker, Fluent Bit, Loki), whose text is parsed again for its own
+envelope; journald's export format is turned into such records by `kernel.scan` (`export_to_json`).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
-MAX_LINE = 4096  # longer lines are cut before matching: a 1 MB line costs no more than this
+from slurmtools.diagnosis.subsystems import ANY_TAG, TASK_FIRST, subsystem_of
 
-_PREFIX = re.compile(
-    r"^\s*(?:/ # )?(?:\d{1,6} ?(?=\[\s*\d))?(?:(?P<pdsh>[\w.-]+): (?=\[\s*\d|<\d))?"
-    r"(?:<(?P<prio>\d{1,3})>)?"
-    r"(?:(?P<kprio>\d{1,3}),(?P<seq>\d+),(?P<usec>\d+),[^;]*;)?"
-    r"(?:[a-z]{2,8} *:[a-z]{2,7} *: )?"
-    r"(?:(?P<iso>\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?)\s+)?"
-    r"(?:(?P<golog>\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)?)\s+)?"
-    r"(?:(?P<ctime2>[A-Z][a-z]{2} [A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d \d{4}) (?:[a-z]+\.[a-z]+ )?(?=kernel:))?"
-    r"(?:(?P<sys>(?:[A-Z][a-z]{2}|[a-z]{3}\.|\d{1,2}月) +\d{1,2} \d\d:\d\d:\d\d(?:\.\d+)?)\s+)?"
-    r"(?:\[(?P<ctime>[A-Z][a-z]{2} [A-Z][a-z]{2} +\d{1,2} \d\d:\d\d:\d\d \d{4})\]\s*)?"
-    r"(?:\[\s*(?P<mono>\d+\.\d+)\]\s*)?(?:\[\s*[TC]\d+\]\s*)?"
-    r"(?:\[\s*(?P<rel>[+-]\d+\.\d+)\]\s*)?"
-    r"(?:(?:(?P<host>[\w.-]+) )?(?:[a-z]+\.[a-z]+ )?kernel:\s*)?"
-    r"(?:\[\s*(?P<mono2>\d+\.\d+)\]\s*)?"
-    r"(?:<\d{1,3}>)?"
+__all__ = ["MAX_LINE", "TASK_FIRST", "Line", "normalise", "pci", "subsystem_of"]
+
+MAX_LINE = 4096  # longer lines are cut before matching: a 1 MB line costs no more than this
+#: A JSON line is decoded up to this size (its message is then cut to MAX_LINE).
+MAX_JSON = 64 << 10
+#: Envelope elements read at most (a line of a thousand stamps costs no more than this).
+MAX_ELEMENTS = 16
+
+_TAGS = ANY_TAG.pattern
+_TIME = r"\d{1,2}:\d\d:\d\d(?:[.,]\d{1,9})?"
+_DATEWORD = (r"(?:[^\W\d_]{1,12}\.?,?|\d{1,4}[./-]\d{1,2}[./-]\d{1,4}|\d{1,4}[年月월](?:\d{1,2}[日일])?|\d{1,2}[日일]"
+             r"|\d{1,4}[.,]?)")
+_ZONE = r"(?:[ \t]+(?:AM|PM|am|pm|\d{4}|UTC|GMT|MSK|[A-Z]{1,3}[SD]?T|[+-]\d\d:?\d\d)(?=[ \t\]]|$))"
+_FACILITY = r"(?:kern|user|daemon|syslog|local\d|auth|authpriv|mail|cron|lpr|news|uucp|ftp)"
+_LEVEL = r"(?:emerg|alert|crit|err|error|warn|warning|notice|info|debug)"
+
+#: Elements a stamp may be (anywhere in the envelope, also after `kernel:`).
+_STAMPS = (
+    r"(?P<prio><\d{1,3}>)(?:1(?=[ \t]))?",
+    r"(?P<kmsg>\d{1,3}),\d{1,20},(?P<usec>\d{1,20}),[^;\s]{0,16};",
+    r"\[[ \t]{0,20}(?P<mono>\d{1,10}\.\d{1,9})(?:,\d{1,2})?\]",
+    r"\[[ \t]{0,20}[+-]\d{1,10}\.\d{1,9}\]",
+    r"\[[ \t]{0,20}(?:(?P<mono3>\d{1,10}\.\d{1,9})[ \t]{1,20})?<[ \t]{0,20}\d{1,10}\.\d{1,9}>\]",   # dmesg -d
+    r"\[[ \t]{0,8}[TC]\d{1,7}\]",
+)
+#: Elements of an absolute stamp and the rest of the envelope (not after `kernel:`).
+_DATES = (
+    r"\[(?P<bstamp>[^\[\]\n]{0,60}?\d{1,2}:\d\d(?:[^\[\]\n]{0,30}?))\]",
+    r"(?P<epoch>\d{9,10}\.\d{1,9})(?=[ \t])",                                 # journalctl -o short-unix
+    r"\{(?:[ \t]{0,4}[\w.-]{1,64}=\"[^\"\n]{0,256}\",?){1,32}[ \t]{0,4}\}",          # Loki's label set
+    rf"(?P<iso>\d{{4}}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d)?(?:[.,]\d{{1,9}})?)?(?:Z|[+-]\d\d:?\d\d)?{_ZONE}?)",
+    rf"(?P<slash>(?:\d{{4}}/\d\d/\d\d|\d\d/\d\d/\d{{2,4}})(?:[ \t]+{_TIME}{_ZONE}?)?)",
+    rf"(?P<dt>(?:{_DATEWORD}[ \t]+){{0,4}}{_TIME}{_ZONE}{{0,3}})",
+    r"(?P<glog>[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{1,9}[ \t]+\d{1,10} [\w.-]{1,64}:\d{1,6}\])",
+    rf"{_FACILITY}\.{_LEVEL}",
+    rf"{_FACILITY}[ \t]*:[ \t]*{_LEVEL}[ \t]*:",
+    r"(?:stdout|stderr)[ \t]+[FP](?=[ \t])",
+    r"\[pod/[^\]\s]{1,253}\]",
+    r"\[\d{1,6},\d{1,6}\]<std(?:out|err)>:",
+    r"\[(?:rank|default)\d{1,6}\]:",
+    r"\d{1,6}:(?=[ \t])",
+    r"\|",
+    r"(?P<kernel>kernel)(?::|(?:[ \t]+(?:-|\d{1,10})){2}[ \t]+(?:-|\[[^\]\n]{0,500}\]))",
+)
+#: A host: only before `kernel` or a `NAME[PID]:` tag (which stays in the message), never after `kernel:`.
+_HOST = (rf"(?!{_FACILITY}\.{_LEVEL}[ \t])(?P<host>[\w.-]{{1,64}})"
+         rf"(?=[ \t]+(?:{_FACILITY}\.{_LEVEL}[ \t]+)?kernel(?::|[ \t]+-)"
+         r"|[ \t]+[\w./-]{1,64}\[\d{1,10}\]: )")
+#: At the line's start only.
+_START = (
+    r"/ # ",
+    r"(?P<file>/(?:[\w.@+-]{1,64}/){0,16}[\w.@+-]{1,64}(?::\d{1,10})?:"
+    r"|(?:[\w.@+-]{1,64}/){1,16}[\w@+-]{0,64}\.[\w.@+-]{1,64}(?::\d{1,10})?:"
+    r"|(?:kern|syslog|messages|dmesg|daemon|kernel|console|warn|all)(?:\.log)?(?:[.-][\w.-]{1,32})?(?::\d{1,10})?:"
+    r"|[\w.@+-]{1,64}\.(?:log|txt|out|err)(?:\.\d{1,4})?(?:\.gz)?(?::\d{1,10})?:)",
+    r"\d{1,9}(?:[ \t]+|(?=\[))",
+    rf"(?P<pdsh>[\w.-]{{1,64}}):[ \t]+(?=\[|<\d|\d{{4}}-\d\d-\d\d|\d{{1,3}},\d+,\d+,|kernel:"
+    rf"|(?:{_DATEWORD}[ \t]+){{1,4}}\d{{1,2}}:\d\d:\d\d|(?:{_TAGS}))",
 )
 
-_SYSLOG_HOST = re.compile(r"(?P<host>[\w.-]+) (?=[\w.-]+\[\d+\]: )")
+
+def _compile(*parts: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("(?:" + "|".join(p for group in parts for p in group) + r")[ \t]*")
+
+
+_AT_START = _compile(_STAMPS, _DATES, _START, (_HOST,))
+_STAMPED = _compile(_STAMPS, _DATES, (_HOST,))
+_IN_KERNEL = _compile(_STAMPS)
+_HOST_FIRST = _compile((_HOST,))
 
 
 @dataclass
 class Line:
     number: int          # 1-based line number in the input
-    message: str         # the kernel message without stamps and prefixes
+    message: str         # the message without its envelope
     stamp: str | None    # the timestamp as printed
     mono: float | None   # monotonic seconds, when the format has them
     host: str | None
 
 
-def normalise(raw: str, number: int = 0) -> Line:
-    text = raw.rstrip("\r\n")[:MAX_LINE]
-    m = _PREFIX.match(text)
-    assert m is not None  # every group is optional
-    mono_s = m.group("mono") or m.group("mono2")
-    mono = float(mono_s) if mono_s else (int(m.group("usec")) / 1e6 if m.group("usec") else None)
-    stamp = (m.group("iso") or m.group("sys") or m.group("ctime") or m.group("ctime2") or m.group("golog")
-             or mono_s or (f"{mono:.6f}" if mono is not None else None))
-    host, rest = m.group("host") or m.group("pdsh"), text[m.end():]
-    if m.group("host") is None and (m.group("sys") or m.group("iso")):
-        tagged = _SYSLOG_HOST.match(rest)     # "host TAG[PID]: message": a daemon's syslog line
-        if tagged:
-            host, rest = tagged.group("host"), rest[tagged.end():]
-    return Line(number, rest.strip(), stamp, mono, host)
+def normalise(raw: str, number: int = 0, *, after_stamp: bool = False, structured: bool = True) -> Line:
+    """RAW's envelope and message. AFTER_STAMP: RAW is what follows a stamp already split off (no line-start
+    elements then). STRUCTURED: a JSON line is decoded (not inside a JSON line's own message)."""
+    text = raw.rstrip("\r\n")
+    head = text.lstrip()
+    if head[:1] == "{" and structured and not after_stamp:
+        decoded = _structured(head[:MAX_JSON], number)
+        if decoded is not None:
+            return decoded
+    text = text[:MAX_LINE]
+    stamp: str | None = None
+    mono: float | None = None
+    host: str | None = None
+    pos, end = len(text) - len(text.lstrip()), len(text)
+    state = _STAMPED if after_stamp else _AT_START
+    for _ in range(MAX_ELEMENTS):
+        if pos >= end:
+            break
+        # a host before `kernel` or a `NAME[PID]:` tag is one whatever it spells (a node named nvme01); otherwise a
+        # subsystem's tag is where the message starts
+        m = _HOST_FIRST.match(text, pos) if state is not _IN_KERNEL else None
+        if m is None:
+            if ANY_TAG.match(text, pos):
+                break
+            m = state.match(text, pos)
+        if m is None or m.end() == pos:
+            break
+        pos = m.end()
+        groups = m.groupdict()
+        if groups.get("kernel"):
+            state = _IN_KERNEL
+            continue
+        if groups.get("mono") or groups.get("mono3"):
+            mono = float(groups["mono"] or groups["mono3"])
+            stamp = stamp or groups["mono"] or groups["mono3"]
+        elif groups.get("usec"):
+            mono = int(groups["usec"]) / 1e6
+            stamp = stamp or f"{mono:.6f}"
+        for key in ("iso", "dt", "bstamp", "slash", "glog", "epoch"):
+            if groups.get(key):
+                stamp = groups[key].strip() if stamp is None or _is_mono(stamp, mono) else stamp
+                break
+        if groups.get("host"):
+            host = groups["host"]
+        elif groups.get("pdsh"):
+            host = host or groups["pdsh"]
+        if state is _AT_START and any(groups.get(k) for k in ("mono", "mono3", "iso", "dt", "bstamp", "slash", "usec",
+                                                              "prio", "epoch")):
+            state = _STAMPED
+    return Line(number, text[pos:].strip(), stamp, mono, host)
+
+
+def _is_mono(stamp: str, mono: float | None) -> bool:
+    return mono is not None and stamp.replace(".", "", 1).isdigit()
+
+
+#: JSON fields that hold the message, the host, the stamp, in the order they are tried.
+_MESSAGE_KEYS = ("MESSAGE", "message", "msg", "log", "line", "Message", "short_message", "full_message", "_raw")
+_HOST_KEYS = ("_HOSTNAME", "hostname", "host", "HOSTNAME", "nodename")
+_STAMP_KEYS = ("__REALTIME_TIMESTAMP", "_SOURCE_REALTIME_TIMESTAMP", "@timestamp", "timestamp", "time", "ts", "date")
+_MONO_KEYS = ("_SOURCE_MONOTONIC_TIMESTAMP", "__MONOTONIC_TIMESTAMP")
+
+
+def _structured(text: str, number: int) -> Line | None:
+    """A JSON line -> Line, or None if it is not a JSON object with a message."""
+    try:
+        obj = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(obj, dict):
+        return None
+    message = next((obj[k] for k in _MESSAGE_KEYS if k in obj), None)
+    if isinstance(message, list) and all(isinstance(b, int) and 0 <= b < 256 for b in message[:MAX_LINE]):
+        message = bytes(message[:MAX_LINE]).decode("utf-8", "replace")   # journald's non-UTF-8 MESSAGE
+    if not isinstance(message, str):
+        return None
+    host = next((obj[k] for k in _HOST_KEYS if isinstance(obj.get(k), str)), None)
+    for outer, field in (("kubernetes", "host"), ("host", "name"), ("host", "hostname")):   # Fluent Bit, ECS
+        value = obj.get(outer)
+        if host is None and isinstance(value, dict) and isinstance(value.get(field), str):
+            host = value[field]
+    stamp = next((str(obj[k]) for k in _STAMP_KEYS if isinstance(obj.get(k), (str, int, float))), None)
+    mono_raw = next((obj[k] for k in _MONO_KEYS if isinstance(obj.get(k), (str, int))), None)
+    mono = None
+    if (isinstance(mono_raw, int) and 0 <= mono_raw < 10**19) or (
+            isinstance(mono_raw, str) and mono_raw.isascii() and mono_raw.isdigit() and len(mono_raw) <= 19):
+        mono = int(mono_raw) / 1e6            # microseconds; a value out of range is no stamp
+    if "_TRANSPORT" in obj or "SYSLOG_IDENTIFIER" in obj:
+        # journald: the kernel's own record, or a daemon's (or logger's) line, which keeps its tag: trust syslog
+        if obj.get("_TRANSPORT") != "kernel":
+            ident = obj.get("SYSLOG_IDENTIFIER") or obj.get("_COMM") or "unknown"
+            pid = obj.get("SYSLOG_PID") or obj.get("_PID") or "0"
+            message = f"{_word(ident)}[{_word(pid)}]: {message}"
+            return Line(number, message[:MAX_LINE].strip(), stamp, mono, host)
+        inner = normalise(message[:MAX_LINE], number, after_stamp=True)
+    else:
+        inner = normalise(message[:MAX_LINE], number, structured=False)  # a shipped line keeps its own envelope
+    return Line(number, inner.message, inner.stamp or stamp, inner.mono if inner.mono is not None else mono,
+                inner.host or host)
+
+
+def _word(value: object) -> str:
+    text = re.sub(r"[^\w./-]", "_", str(value))[:64]
+    return text or "_"
+
+
+def export_to_json(data: bytes, limit: int = 1 << 20) -> bytes:
+    """journald's export format (`journalctl -o export`: `KEY=value` lines, records separated by a blank line,
+    binary fields as KEY, a 64-bit little-endian size and the bytes) -> one JSON record per line. Fields are cut
+    to MAX_JSON; a record is one line, so the findings' line numbers count records."""
+    out: list[bytes] = []
+    record: dict[str, str] = {}
+    pos, end = 0, len(data)
+    while pos < end:
+        stop = data.find(b"\n", pos)
+        stop = end if stop < 0 else stop
+        row = data[pos:stop]
+        pos = stop + 1
+        if not row:
+            if record:
+                out.append(json.dumps(record).encode())
+                record = {}
+            continue
+        key, sep, value = row.partition(b"=")
+        if not sep:                                   # a binary field: its size, then its bytes
+            size = int.from_bytes(data[pos:pos + 8], "little") if pos + 8 <= end else 0
+            value = data[pos + 8:pos + 8 + min(size, limit)]
+            pos = min(end, pos + 8 + size + 1)
+        name = key.decode("ascii", "replace")[:64]
+        if len(record) < 256:
+            record[name] = value[:MAX_JSON].decode("utf-8", "replace")
+    if record:
+        out.append(json.dumps(record).encode())
+    return b"\n".join(out) + b"\n"
 
 
 _PCI_RE = re.compile(r"(?:([0-9a-fA-F]{4,8}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})(?:\.[0-7])?")

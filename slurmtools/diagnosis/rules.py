@@ -1,7 +1,8 @@
 """The diagnosis rules as data: the packaged `data/diagnosis_rules.toml` plus a site's `[[diagnosis.rules]]`.
 
 One rule per message family: the literals a line must contain (the prefilter's keywords are derived from them,
-never kept by hand), a Python regex searched in the message (after stamps and prefixes), the verdict
+never kept by hand), a regular expression in RE2 syntax searched in the message (after the envelope: stamps,
+host, tags), run by google-re2 in time linear in the line (no lookaround, no backreferences), the verdict
 (kind, category, action, severity) or a named verdict function, and optional grouping (`group`, `role`,
 `within`: header + detail lines make one event) and rate (`rate = "10/1h"`: corrected errors become a
 warning above that many events on one device in the job's window). Every rule carries `examples`: lines it
@@ -17,9 +18,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from slurmtools.diagnosis.findings import ACTIONS, CATEGORIES, NODE_ACTIONS, SEVERITIES
+
+if TYPE_CHECKING:
+    from slurmtools.diagnosis.prefilter import Prefilter
 
 #: `trust` of a rule: kernel (the kernel's own message, anchored at its prefix), syslog (a daemon's line,
 #: forgeable with logger(1)), job (what a job prints). Findings of the last two never drain, whatever their action.
@@ -39,6 +43,34 @@ MAX_RULES = 1000
 
 class RuleError(ValueError):
     """A rule is invalid; the message names the rule and the field."""
+
+
+class Match(Protocol):
+    def group(self, *names: int | str) -> Any: ...
+    def groupdict(self) -> dict[str, str | None]: ...
+    def start(self, group: int | str = 0) -> int: ...
+    def end(self, group: int | str = 0) -> int: ...
+
+
+class Pattern(Protocol):
+    """A compiled rule pattern: google-re2's (linear time in the text; what every rule runs on)."""
+
+    def search(self, text: str, pos: int = ..., endpos: int = ...) -> Match | None: ...
+
+
+def linear(source: str) -> Pattern:
+    """SOURCE compiled by RE2 (a DFA/NFA simulation: time linear in the text whatever the pattern, so a hostile
+    line or a careless site pattern cannot backtrack). Raises ValueError with RE2's reason when RE2 cannot take
+    the pattern (lookaround, backreferences, possessive quantifiers, or a pattern too big)."""
+    import re2  # lazy: the prolog and most epilogs never compile a rule
+
+    options = re2.Options()
+    options.log_errors = False          # the reason goes into the error, not to stderr
+    try:
+        return re2.compile(source, options)  # type: ignore[no-any-return]
+    except re2.error as exc:
+        reason = exc.args[0] if exc.args else exc
+        raise ValueError(reason.decode("utf-8", "replace") if isinstance(reason, bytes) else str(reason)) from None
 
 
 @dataclass
@@ -64,12 +96,12 @@ class Rule:
     doc: str = ""
     index: int = 0
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
-    _compiled: re.Pattern[str] | None = field(default=None, repr=False)
+    _compiled: Pattern | None = field(default=None, repr=False)
 
     @property
-    def pattern(self) -> re.Pattern[str]:
+    def pattern(self) -> Pattern:
         if self._compiled is None:
-            self._compiled = re.compile(self.source)
+            self._compiled = linear(self.source)
         return self._compiled
 
 
@@ -110,10 +142,16 @@ def compile_rule(raw: dict[str, Any], where: str, index: int = 0, *, check: bool
     literals = tuple(raw["literals"])
     if not all(isinstance(lit, str) and len(lit) >= 2 and "\n" not in lit for lit in literals):
         raise RuleError(f"{where}: rule {name!r}: literals must be strings of 2 or more characters")
+    pattern: Pattern | None
     try:
-        pattern: re.Pattern[str] | None = re.compile(raw["pattern"])
-    except re.error as exc:
-        raise RuleError(f"{where}: rule {name!r}: pattern is not a valid regular expression: {exc}") from None
+        pattern = linear(raw["pattern"])
+    except ValueError as exc:
+        try:
+            re.compile(raw["pattern"])
+        except re.error as py_exc:
+            raise RuleError(f"{where}: rule {name!r}: pattern is not a valid regular expression: {py_exc}") from None
+        raise RuleError(f"{where}: rule {name!r}: pattern cannot run in linear time (RE2 syntax: no lookaround, "
+                        f"no backreferences): {exc}") from None
     if raw.get("rate"):
         try:
             parse_rate(raw["rate"])
@@ -127,7 +165,7 @@ def compile_rule(raw: dict[str, Any], where: str, index: int = 0, *, check: bool
                         f"job: give it trust = \"syslog\" or an action that is not {rule.action}")
     if not 1 <= rule.within <= 1000:
         raise RuleError(f"{where}: rule {name!r}: within must be 1..1000 lines")
-    from slurmtools.diagnosis.lines import normalise
+    from slurmtools.diagnosis.lines import MAX_LINE, normalise
 
     for example in rule.examples:
         if not isinstance(example, str):
@@ -135,12 +173,12 @@ def compile_rule(raw: dict[str, Any], where: str, index: int = 0, *, check: bool
         if not any(lit in example for lit in literals):
             raise RuleError(f"{where}: rule {name!r}: example {example!r} holds none of the literals {list(literals)}"
                             " (the prefilter would never pass it)")
-        if not rule.pattern.search(normalise(example).message):
+        if not rule.pattern.search(normalise(example[:MAX_LINE]).message):
             raise RuleError(f"{where}: rule {name!r}: pattern does not match its example {example!r}")
     return rule
 
 
-def _rule(raw: dict[str, Any], index: int, pattern: re.Pattern[str] | None) -> Rule:
+def _rule(raw: dict[str, Any], index: int, pattern: Pattern | None) -> Rule:
     return Rule(name=str(raw["name"]), kind=raw["kind"], literals=tuple(raw["literals"]), source=raw["pattern"],
                 category=raw.get("category", "unknown"), action=raw.get("action", "investigate"),
                 severity=raw.get("severity", "warning"), handler=raw.get("handler"), trust=raw.get("trust", "kernel"),
@@ -215,17 +253,18 @@ class RuleSet:
     def __init__(self, rules: list[Rule]) -> None:
         self.rules = rules
         self.keywords: tuple[bytes, ...] = tuple(sorted({prefilter_key(lit) for r in rules for lit in r.literals}))
-        self._any_keyword: re.Pattern[bytes] | None = None
+        self._prefilter: Prefilter | None = None
         self.task_rules = [r for r in rules if r.anchor == "task" or r.trust != "kernel"]
         self.groups = {r.group for r in rules if r.group}
 
     @property
-    def any_keyword(self) -> re.Pattern[bytes]:
-        """The prefilter as one regex over bytes (the Python path, for windows under GREP_MIN_BYTES)."""
-        if self._any_keyword is None:
-            self._any_keyword = re.compile(b"|".join(re.escape(k) for k in sorted(self.keywords, key=len,
-                                                                                   reverse=True)))
-        return self._any_keyword
+    def prefilter(self) -> Prefilter:
+        """The one-pass prefilter over these rules' keywords and the subsystems' tags (`prefilter`)."""
+        if self._prefilter is None:
+            from slurmtools.diagnosis.prefilter import Prefilter
+
+            self._prefilter = Prefilter(self.keywords)
+        return self._prefilter
 
     @classmethod
     def build(cls, raws: list[dict[str, Any]], where: str = "rules", *, check: bool = True) -> RuleSet:
