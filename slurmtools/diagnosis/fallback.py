@@ -33,7 +33,7 @@ class Subsystem:
     pattern: re.Pattern[str]
 
 
-def _load(raw: list[dict[str, Any]]) -> tuple[Subsystem, ...]:
+def load_table(raw: list[dict[str, Any]]) -> tuple[Subsystem, ...]:
     out = []
     for entry in raw:
         name = entry.get("name", "?")
@@ -54,7 +54,7 @@ def subsystems() -> tuple[Subsystem, ...]:
     from importlib import resources
 
     text = resources.files("slurmtools").joinpath("data/diagnosis_rules.toml").read_text(encoding="utf-8")
-    return _load(tomllib.loads(text).get("subsystem", []))
+    return load_table(tomllib.loads(text).get("subsystem", []))
 
 
 def subsystem_of(message: str) -> Subsystem | None:
@@ -79,7 +79,8 @@ def classify(message: str, number: int | None = None, stamp: str | None = None,
 
 
 _NORMALISE = [
-    (re.compile(r"\b(?:[0-9a-fA-F]{4,8}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]\b"), "<pci>"),
+    (re.compile(r"\b[0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?\b"
+                r"|\b[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]\b"), "<pci>"),
     (re.compile(r"\bGPU-[0-9a-fA-F-]{8,}\b"), "<uuid>"),
     (re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"), "<uuid>"),
     (re.compile(r"\b0x[0-9a-fA-F]+\b"), "<hex>"),

@@ -26,7 +26,8 @@ def _fold_key(f: Finding) -> tuple[object, ...]:
     if f.kind == "xid":
         return ("xid", f.pci, f.xid)
     device = f.details.get("device") or f.details.get("server") or f.details.get("sxid") or f.pci
-    return (f.kind, device, f.action, f.severity, f.details.get("link"), f.details.get("ok"))
+    family = f.details.get("family") if f.details.get("unrecognised") else None   # one per unknown message
+    return (f.kind, device, f.action, f.severity, f.details.get("link"), f.details.get("ok"), family)
 
 
 def fold(findings: list[Finding]) -> list[Finding]:
