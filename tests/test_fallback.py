@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from slurmtools.cli import main
 from slurmtools.diagnosis import diagnose, fallback, policy, suggest
-from slurmtools.diagnosis.findings import NODE_TRUST
+from slurmtools.diagnosis.findings import KINDS, NODE_TRUST
 from slurmtools.diagnosis.rules import packaged, validate
 from slurmtools.ledger import schema, ship
 from slurmtools.ledger.db import make_engine
@@ -252,3 +252,13 @@ def test_dcgm_health_system_decides_the_kind() -> None:
     assert kind("PCIe") == ("pcie", "warning") and kind("NVLink", "FAILURE") == ("nvlink", "error")
     assert kind("Memory") == ("xid", "warning")
     assert diagnose(b"Detected a WARNING in health system NVLink: 'x'")[0].trust == "syslog"
+
+
+def test_every_kind_is_known_and_has_a_verdict_row_in_the_docs() -> None:
+    """findings.KINDS, the packaged rules, the subsystem table and docs/diagnosis.md agree on the kinds."""
+    rule_kinds = {r["kind"] for r in packaged()} - {"boot", "unknown"}     # markers and the fallback's own rule
+    assert rule_kinds | {s.kind for s in fallback.subsystems()} | {"exit"} == set(KINDS)
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "diagnosis.md").read_text(encoding="utf-8")
+    rows = {cell.strip(" `") for line in doc.splitlines() if line.startswith("| `")
+            for cell in line.split("|")[1].split(",")}
+    assert set(KINDS) <= rows, sorted(set(KINDS) - rows)
