@@ -262,3 +262,21 @@ def test_every_kind_is_known_and_has_a_verdict_row_in_the_docs() -> None:
     rows = {cell.strip(" `") for line in doc.splitlines() if line.startswith("| `")
             for cell in line.split("|")[1].split(",")}
     assert set(KINDS) <= rows, sorted(set(KINDS) - rows)
+
+
+def test_the_prefilter_stays_narrow_on_the_commonest_benign_lines() -> None:
+    """Lines every busy node prints by the thousand (many of them all distinct) must hold no keyword: one that does
+    is decoded and matched against every rule, line by line (a bare `NVRM` literal made the 64 MB bench 10x slower)."""
+    from slurmtools.diagnosis.rules import ruleset
+
+    keywords = ruleset().keywords
+    for line in ("usb 1-1: new high-speed USB device number 12345 using xhci_hcd",
+                 "NVRM: GPU at PCI:0000:18:00: GPU-5e3f1c2a-1111-2222-3333-444400012345",
+                 "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024",
+                 "EXT4-fs (nvme0n1p1): mounted filesystem with ordered data mode. Quota mode: none.",
+                 "kauditd_printk_skb: 12345 callbacks suppressed",
+                 "systemd[1]: Started Session 12345 of user root.",
+                 "audit: type=1400 audit(12345.123:456): apparmor=\"STATUS\" operation=\"profile_load\"",
+                 "IPv6: ADDRCONF(NETDEV_CHANGE): eth0: link becomes ready",
+                 "perf: interrupt took too long (12345 > 2500), lowering kernel.perf_event_max_sample_rate to 79750"):
+        assert not [k for k in keywords if k in line.encode()], line
