@@ -280,3 +280,17 @@ def test_the_prefilter_stays_narrow_on_the_commonest_benign_lines() -> None:
                  "IPv6: ADDRCONF(NETDEV_CHANGE): eth0: link becomes ready",
                  "perf: interrupt took too long (12345 > 2500), lowering kernel.perf_event_max_sample_rate to 79750"):
         assert not [k for k in keywords if k in line.encode()], line
+
+
+def test_disk_io_errors_drain_only_above_the_rate_on_one_device() -> None:
+    def log(n: int, dev: str = "nvme1n1", start: int = 1) -> bytes:
+        return b"".join(f"[ {i}.0] blk_update_request: I/O error, dev {dev}, sector {i * 8} op 0x0:(READ)\n".encode()
+                        for i in range(start, start + n))
+
+    [few] = diagnose(log(5))
+    assert (few.severity, few.action, few.count) == ("warning", "investigate", 5) and not few.node_fault
+    [many] = diagnose(log(60))
+    assert (many.severity, many.action, many.count, many.node_fault) == ("critical", "drain_node", 60, True)
+    assert many.details["rate"]["exceeded"] is True
+    spread = diagnose(log(30, "sda") + log(30, "sdb", start=31))    # 30 on each of two devices: neither is over
+    assert {(f.details["device"], f.action) for f in spread} == {("sda", "investigate"), ("sdb", "investigate")}
