@@ -78,7 +78,10 @@ def test_site_rules_add_change_and_disable(tmp_path: Path, monkeypatch: pytest.M
     found = diagnose(b"[ 1.0] mmfs: [E] Lost membership in cluster gpfs01. Unmounting file systems.\n", rules=site)
     assert [(f.kind, f.category, f.trust, f.details["rule"]) for f in found] == [
         ("nfs", "filesystem", "kernel", "site_gpfs")]
-    assert diagnose(b"[ 1.0] nfs: server fs01 not responding, still trying\n", rules=site) == []
+    # the rule is off: what is left is the subsystem fallback's warning (no silent misses), never its verdict
+    assert [(f.kind, f.severity, f.action, f.details["rule"], f.details["unrecognised"]) for f in diagnose(
+        b"[ 1.0] nfs: server fs01 not responding, still trying\n", rules=site)] == [
+        ("nfs", "warning", "investigate", "unrecognised", True)]
     corrected = b"".join(b"[ %d.0] pcieport 0000:00:01.0: AER: Corrected error received: 0000:01:00.0\n" % i
                          for i in range(3))
     assert diagnose(corrected)[0].severity == "info"                 # packaged: 10 per hour

@@ -228,3 +228,19 @@ def test_epilog_writes_node_exporters_textfile(lab_like: dict[str, Path]) -> Non
     assert m[("slurmtools_hook_epilog_findings", (("category", "hardware"), ("severity", "critical")))] == 1.0
     assert m[("slurmtools_hook_epilog_internal_error", ())] == 0.0
     assert 0 <= m[("slurmtools_hook_epilog_duration_seconds", ())] < 60
+
+
+def test_an_unrecognised_hardware_error_is_recorded_and_never_drains(lab_like: dict[str, Path]) -> None:
+    """The subsystem fallback's finding goes to the ledger like any finding (details.unrecognised), no drain."""
+    cfg = config.load(lab_like["cfg"], env={})
+    e = env(exit_raw=0)
+    sources.record_job_start(cfg, e)
+    append(lab_like["kern"], "[20.0] EDAC skx: the memory controller interface failed to respond at 0x7f00")
+    assert epilog.run(e, cfg) == 0
+    assert calls(lab_like) == []
+    [f] = [ev for ev in spooled(lab_like) if ev["type"] == "finding" and ev.get("kind") == "mce"]
+    assert (f["severity"], f["action"], f["trust"]) == ("warning", "investigate", "kernel")
+    details = f["details"]
+    assert isinstance(details, dict)
+    assert details["unrecognised"] is True and details["subsystem"] == "machine-check"
+    assert details["family"] == "EDAC skx: the memory controller interface failed to respond at <hex>"

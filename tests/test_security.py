@@ -171,7 +171,7 @@ def test_a_process_name_never_makes_a_kernel_finding(fmt: str, name: str) -> Non
     """A name that spells a kernel message makes no finding of its own: the only kernel finding a task line
     can give is the line's own (the OOM report's first line: an OOM, never a node fault)."""
     line = f"[ 1573.121407] {fmt.format(name=name[:15])}"
-    own = {"oom"} if "invoked oom-killer" in fmt else set()
+    own = {"oom"} if "invoked oom-killer" in fmt or "page allocation failure" in fmt else set()
     findings = diagnose(line.encode())
     assert {f.kind for f in findings if f.trust in NODE_TRUST} <= own
     assert not [f for f in findings if f.node_fault]
@@ -187,7 +187,8 @@ def test_any_process_name_in_any_task_line(name: str, fmt: str) -> None:
     """Wherever the kernel prints a task's name, the finding (if any) is the line's own, never one the name
     spells: no drain from a name, and the hung-task, OOM and XID lines stay what they are."""
     findings = diagnose(f"[ 1.000000] {fmt.format(name=name)}".encode())
-    own = {"INFO: task": {"hung_task"}, "Memory cgroup": {"oom"}, "NVRM: Xid": {"xid"}, "{name} invoked": {"oom"}}
+    own = {"INFO: task": {"hung_task"}, "Memory cgroup": {"oom"}, "NVRM: Xid": {"xid"}, "{name} invoked": {"oom"},
+           "{name}: page allocation failure": {"oom"}}
     expected = next((kinds for prefix, kinds in own.items() if fmt.startswith(prefix)), set())
     assert {f.kind for f in findings if f.trust in NODE_TRUST} <= expected
     assert not [f for f in findings if f.node_fault and not fmt.startswith("NVRM")]

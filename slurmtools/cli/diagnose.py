@@ -40,14 +40,32 @@ def _finding_time(stamp: str | None) -> float | None:
 @click.option("--wait-status", type=int, help="The exit as a raw wait status (SLURM_JOB_EXIT_CODE: 768 = exit 3).")
 @click.option("--since", help="Only findings stamped at or after this time (7d, 2h, 2026-11-01T12:00).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON array of findings.")
+@click.option("--suggest-rules", "suggest_file", metavar="FILE",
+              help="Print a TOML rule skeleton for each distinct unrecognised message in FILE (a kernel log, - for "
+                   "stdin), to review and add to [[diagnosis.rules]].")
 def diagnose_cmd(kernel_log: str | None, job_log: str | None, stream: bool, exit_code: str | None,
-                 wait_status: int | None, since: str | None, as_json: bool) -> None:
+                 wait_status: int | None, since: str | None, as_json: bool, suggest_file: str | None) -> None:
     """Classify the faults in a kernel log and a job's exit and output."""
     from slurmtools.diagnosis import diagnose, sources
     from slurmtools.slurm.types import ExitStatus
     from slurmtools.timeutil import parse_since
 
     cfg = get_config()
+    if suggest_file is not None:
+        from slurmtools.diagnosis import suggest
+
+        try:
+            data, _ = sources.read_input(suggest_file, int(cfg.get("diagnosis.max_bytes")),
+                                         float(cfg.get("diagnosis.time_budget")), stream=stream,
+                                         stdin=sys.stdin.buffer)
+        except sources.SourceError as exc:
+            fail(str(exc))
+        found = suggest.suggest(data, cfg.get("diagnosis.rules") or None)
+        if as_json:
+            emit_json(found)
+        else:
+            click.echo(suggest.to_toml(found), nl=False)
+        return
     status = None
     try:
         if exit_code is not None:

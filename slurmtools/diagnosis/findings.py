@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+#: The finding kinds (docs/diagnosis.md has a verdict row for each; a site's rule may name its own).
+KINDS = ("xid", "sxid", "nvlink", "fabric_manager", "gsp", "gpu_init", "cuda", "nccl", "aer", "pcie", "mce",
+         "thermal", "oom", "hung_task", "soft_lockup", "ib", "nfs", "disk", "segfault", "exit")
 ACTIONS = ("none", "restart_app", "investigate", "reset_gpu", "reboot_node", "drain_node")
 CATEGORIES = ("hardware", "driver", "network", "filesystem", "application", "unknown")
 SEVERITIES = ("info", "warning", "error", "critical")

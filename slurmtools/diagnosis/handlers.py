@@ -66,9 +66,10 @@ def xid(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) -> Findin
 
 def sxid(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) -> Finding:
     fatal = (m.group("sev") or "").lower() == "fatal"
+    number = int(m.group("sxid"))
     return finding(rule, m, line, category="hardware", action="drain_node" if fatal else "investigate",
-                   severity="critical" if fatal else "warning",
-                   details={"sxid": int(m.group("sxid")), "switch": m.group("sw"), "fatal": fatal, "rule": rule.name})
+                   severity="critical" if fatal else "warning", xid=number,   # the SXid, in the ledger's xid column
+                   details={"sxid": number, "switch": m.group("sw"), "fatal": fatal, "rule": rule.name})
 
 
 def mce(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) -> Finding:
@@ -183,7 +184,56 @@ def ib_counters(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) -
     return f
 
 
+#: DCGM's health systems -> our kinds (a system not listed is a GPU fault: `xid`).
+_DCGM_KINDS = {"thermal": "thermal", "power": "thermal", "pcie": "pcie", "nvlink": "nvlink", "nvswitch": "sxid",
+               "driver": "gpu_init", "memory": "xid", "inforom": "xid", "sm": "xid", "mem": "xid"}
+
+
+def dcgm_health(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) -> Finding:
+    """dcgmi health / DCGM health watches: the system named decides the kind; a failure is an error."""
+    system = (m.group("system") or m.group("system2") or "").lower()
+    failed = bool(re.search(r"\b(?:FAILURE|Failure|failure|FAIL)\b", line.message))
+    f = finding(rule, m, line, kind=_DCGM_KINDS.get(system, "xid"), severity="error" if failed else "warning")
+    f.details["system"] = system
+    return f
+
+
+_BANDWIDTH = re.compile(r"limited by (?P<speed>[\d.]+) GT/s (?:PCIe )?x(?P<width>\d+) link.*?capable of [\d.]+ Gb/s "
+                        r"with (?P<cspeed>[\d.]+) GT/s (?:PCIe )?x(?P<cwidth>\d+) link")
+
+
+def pcie_bandwidth(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) -> Finding:
+    """`... available PCIe bandwidth, limited by S GT/s PCIe xW link at ... (capable of ... with S' GT/s xW' link)`:
+    a narrower link than the device's, or the 2.5 GT/s training fallback where the device can do more, is a
+    degraded link (the rule's warning); a slower slot or bridge at full width is how the platform is built (info)."""
+    f = finding(rule, m, line)
+    bw = _BANDWIDTH.search(line.message)
+    if bw is None:
+        return f
+    width, cwidth = int(bw.group("width")), int(bw.group("cwidth"))
+    speed, cspeed = float(bw.group("speed")), float(bw.group("cspeed"))
+    degraded = width < cwidth or (speed <= 2.5 < cspeed)
+    f.details.update(width=width, capable_width=cwidth, speed_gts=speed, capable_speed_gts=cspeed, degraded=degraded)
+    if not degraded:
+        f.action, f.severity = "none", "info"
+    return f
+
+
+def unrecognised(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) -> Finding | None:
+    """The subsystem fallback (diagnosis.fallback): an error word in a line that no rule claimed, from a known
+    hardware subsystem, is a warning of that subsystem's kind; from anywhere else, nothing."""
+    from slurmtools.diagnosis import fallback
+
+    # the kernel's fallback rule is never read on a line that begins with a task's name (a job chose that text);
+    # the daemons' rule reads such lines, and answers only for the daemons' own tags, with trust "syslog"
+    f = fallback.classify(line.message, line.number, line.stamp, trust=rule.trust)
+    if f is not None:
+        f.details["word"] = m.group(0)
+    return f
+
+
 HANDLERS: dict[str, Handler] = {"xid": xid, "sxid": sxid, "aer": aer, "aer_detail": aer_detail, "mce": mce,
                                 "link_down": link_down, "link_up": link_up, "module": module, "nfs": nfs,
                                 "boot": boot, "ignore": boot, "ib_counters": ib_counters,
-                                "port_state": port_state}
+                                "port_state": port_state, "dcgm_health": dcgm_health, "unrecognised": unrecognised,
+                                "pcie_bandwidth": pcie_bandwidth}

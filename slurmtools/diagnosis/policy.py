@@ -6,6 +6,7 @@
 * XIDs 13, 31, 43, 45 that come with an application failure are application faults.
 * On one GPU the most serious XID supersedes the others (45 after 79, 63 after 48...).
 * An NFS server that answered again, or a link that came back, is a warning, not an error.
+* A local disk's I/O errors above their rule's rate on one device drain: the device is failing.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ def _fold_key(f: Finding) -> tuple[object, ...]:
     if f.kind == "xid":
         return ("xid", f.pci, f.xid)
     device = f.details.get("device") or f.details.get("server") or f.details.get("sxid") or f.pci
-    return (f.kind, device, f.action, f.severity, f.details.get("link"), f.details.get("ok"))
+    family = f.details.get("family") if f.details.get("unrecognised") else None   # one per unknown message
+    return (f.kind, device, f.action, f.severity, f.details.get("link"), f.details.get("ok"), family)
 
 
 def fold(findings: list[Finding]) -> list[Finding]:
@@ -47,6 +49,7 @@ def apply(findings: list[Finding], boots: list[int], app_failed: bool) -> list[F
     _recoveries(findings)
     findings = fold(findings)
     for f in findings:
+        _disk_rate(f)
         if f.kind == "xid" and f.xid in APP_XIDS and app_failed:
             f.category = "application"
             f.action = "none" if f.xid == 45 else "restart_app"
@@ -63,6 +66,15 @@ def apply(findings: list[Finding], boots: list[int], app_failed: bool) -> list[F
                 f.details["superseded_by"] = top.xid
                 f.severity = "info"
     return findings
+
+
+def _disk_rate(f: Finding) -> None:
+    """A local disk's I/O errors above their rule's rate (`rate`, per device, in the window) mean a failing device:
+    the node leaves service (the kernel's own lines only; a single error or a few stay a warning)."""
+    rate = f.details.get("rate")
+    if f.kind == "disk" and f.trust == "kernel" and isinstance(rate, dict) and rate.get("exceeded") \
+            and f.action == "investigate":
+        f.action, f.severity, f.details["why"] = "drain_node", "critical", "I/O errors on one device above the rate"
 
 
 def _last(f: Finding) -> int:

@@ -8,12 +8,12 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from slurmtools.reports import chains, checkpoints, gpuperf, incidents, quality, whatif
+from slurmtools.reports import chains, checkpoints, gpuperf, incidents, quality, unrecognised, whatif
 from slurmtools.reports.scope import Scope, Sql, iso
 
 #: Section names, in the order a report shows them.
 SECTIONS = ("failures", "mttf", "mttr", "goodput", "concentration", "retries", "detection", "checkpoints",
-            "gpu_perf", "whatif")
+            "gpu_perf", "whatif", "unrecognised")
 
 
 class ReportError(RuntimeError):
@@ -57,6 +57,7 @@ def build_report(engine: Engine, scope: Scope, *, prefix: str = "slurmtools:",
                 "gpu_perf": lambda: gpuperf.gpu_perf(sql, scope, params),
                 "whatif": lambda: whatif.whatif(sql, scope, params,
                                                 out.get("mttf") or incidents.projected(sql, scope, params)),
+                "unrecognised": lambda: unrecognised.unrecognised(sql, scope, params),
             }
             for name in SECTIONS:
                 if name in sections:
@@ -126,4 +127,6 @@ def _is_empty(name: str, s: dict[str, Any]) -> bool:
         return gpuperf.is_empty(s)
     if name == "whatif":
         return whatif.is_empty(s)
+    if name == "unrecognised":
+        return unrecognised.is_empty(s)
     return bool(not s["drains_by_actor"] and not s["decisions"] and s["confirmed"] + s["refuted"] == 0)

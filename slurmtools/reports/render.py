@@ -150,6 +150,17 @@ def text(report: dict[str, Any]) -> str:
         out += gpuperf.text(report["gpu_perf"], _table, fmt)
     if "whatif" in report:
         out += _whatif(report["whatif"])
+    if "unrecognised" in report:
+        u = report["unrecognised"]
+        out += ["", "11. Unrecognised messages (a hardware subsystem's error line no rule knows: "
+                    "`slurmtools diagnose --suggest-rules` drafts rules for them)",
+                f"   {u['total']:,} lines" + (" (more in the window than were read)" if u["truncated"] else "")]
+        rows = [[s["subsystem"], s["kind"], str(s["count"]), str(s["nodes"]), str(s["families"]),
+                 s["first_seen"] or "", s["last_seen"] or ""] for s in u["subsystems"]]
+        if rows:
+            out += ["   " + x for x in _table(rows, ["subsystem", "kind", "count", "nodes", "messages", "first seen",
+                                                 "last seen"])]
+            out += [f"   e.g. {s['subsystem']}: {s['example'][:150]}" for s in u["subsystems"]]
     return "\n".join(out) + "\n"
 
 

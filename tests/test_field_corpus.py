@@ -1,0 +1,76 @@
+"""The field corpus (issue 32 item 4, contract in CORPUS.md): real lines from public pages in the envelopes they
+reached their readers in, split by source into a rule-writing half and a test half. Rules are written from the
+first half only; this test holds the second half to the issue's bar: recall >= 95 % and no false alarm of
+severity warning or above. (Red until the corpus and the rules that generalise to it are both in: the bar is the
+issue's, not lowered to what passes today.)"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+
+from bench.field_corpus import FIELD, REAL, Row, half_of, load, score, split
+
+#: The issue's floor for the corpus: fault lines, distinct sources, envelope formats, benign lines.
+MIN_FAULTS, MIN_SOURCES, MIN_ENVELOPES, MIN_BENIGN = 600, 200, 20, 200
+KINDS = {"xid", "sxid", "nvlink", "fabric_manager", "gsp", "gpu_init", "cuda", "nccl", "aer", "pcie", "mce",
+         "thermal", "oom", "hung_task", "soft_lockup", "ib", "nfs", "disk", "segfault"}
+ENVELOPES = {"bare", "dmesg", "dmesg-T", "dmesg-H", "dmesg-x", "dmesg-iso", "kmsg", "syslog", "syslog-l10n",
+             "syslog-iso", "rfc5424", "journal-short", "journal-json", "journal-export", "grep-file", "uniq-c", "pdsh",
+             "rank-tag", "container", "shipper-json", "console", "tool", "job-output", "other"}
+
+
+def _field() -> list[Row]:
+    return [r for r in load() if r.file != REAL.name]
+
+
+def test_the_field_corpus_is_big_enough() -> None:
+    rows = _field()
+    faults = [r for r in rows if r.kind != "-"]
+    assert sorted(p.name for p in FIELD.glob("*.tsv")), f"no field corpus in {FIELD}"
+    assert len(faults) >= MIN_FAULTS, len(faults)
+    assert len({r.source for r in rows}) >= MIN_SOURCES, len({r.source for r in rows})
+    assert len({r.envelope for r in rows}) >= MIN_ENVELOPES, sorted({r.envelope for r in rows})
+    assert len(rows) - len(faults) >= MIN_BENIGN, len(rows) - len(faults)
+
+
+def test_every_row_is_sourced_and_follows_the_contract() -> None:
+    rows = _field()
+    assert rows
+    used_before = {line.split("\t")[2] for line in REAL.read_text(encoding="utf-8").splitlines()
+                   if line and not line.startswith("#")}
+    for r in rows:
+        where = (r.file, r.source, r.line[:80])
+        assert r.source.startswith(("https://", "http://")), where
+        assert r.source not in used_before, where          # a page of real_corpus.tsv is not a new source
+        assert r.kind in KINDS | {"-"}, where
+        assert r.envelope in ENVELOPES, where
+        assert r.xid == "-" or (r.xid.isdigit() and r.kind in {"xid", "sxid"}), where
+        assert r.line.strip() and "\t" not in r.line, where
+    by_kind = Counter(r.kind for r in rows if r.kind != "-")
+    assert set(by_kind) == KINDS, sorted(KINDS - set(by_kind))   # every family has field lines
+
+
+def test_the_split_is_by_source_and_deterministic() -> None:
+    rows = load()
+    halves = split(rows)
+    assert halves == split(load())
+    for half, members in halves.items():
+        for r in members:
+            if r.file == REAL.name:
+                assert half == "rules"          # the rules were written from all of real_corpus.tsv
+            else:
+                assert half == ("rules" if int(hashlib.sha256(r.source.encode()).hexdigest()[0], 16) % 2 == 0
+                                else "test")
+    field_halves = {(r.source, half_of(r.source)) for r in _field()}
+    assert len({s for s, _ in field_halves}) == len(field_halves)    # a source is in one half only
+    assert {h for _, h in field_halves} == {"rules", "test"}
+
+
+def test_the_test_half_meets_the_bar() -> None:
+    """Scored only: its lines are never read when writing rules (bench/field_corpus.py --misses refuses it)."""
+    result = score(split(load())["test"])
+    assert result["fault_lines"] > 0
+    per_kind = {k: f"{v['found']}/{v['lines']}" for k, v in result["per_kind"].items()}
+    assert result["recall"] >= 0.95, (round(result["recall"], 4), per_kind)
+    assert result["false_alarms"] == 0, result["false_alarms"]
