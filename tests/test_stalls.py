@@ -137,7 +137,7 @@ def test_limits_come_from_the_partition_then_the_comment_then_the_command_line(t
 def test_a_bad_stalls_value_is_a_config_error(tmp_path: Path) -> None:
     f = tmp_path / "bad.toml"
     f.write_text("[stalls]\nmargin = 0.5\n")
-    with pytest.raises(config.ConfigError, match="stalls.margin"):
+    with pytest.raises(config.ConfigError, match=r"stalls\.margin"):
         config.load(f, env={})
     f.write_text("[stalls.partitions.x]\nbogus = 1\n")
     with pytest.raises(config.ConfigError, match="unknown key"):

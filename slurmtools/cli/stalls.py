@@ -159,3 +159,94 @@ def stalls_sample(node: str | None, once: bool) -> None:
         if once:
             return
         time.sleep(max(1.0, every - (time.monotonic() - t0)))
+
+
+def one_pass(cfg: Any, slurm: Any, engine: Any, notifier: Any, quiet: float | None = None) -> dict[str, Any]:
+    """Judge every running job, record and act on the stalled ones, tell people, run due deep checks."""
+    import json
+    import os
+
+    from slurmtools.fsutil import write_atomic
+    from slurmtools.ledger import api
+    from slurmtools.stalls import act, notify, scan
+
+    results, warnings = scan.run_scan(cfg, slurm, quiet=quiet)
+    events, outcomes = act.act_on(cfg, slurm, engine, results)
+    deep_file = str(cfg.get("stalls.state_file")) + ".deep.json"
+    pending = scan.load_state(deep_file)
+    act.schedule(pending, outcomes, cfg)
+    busy = {n for r in results for n in r["nodes"]}
+    evs, checks = act.run_deep_checks(cfg, slurm, pending, busy) if pending else ([], [])
+    events += evs
+    if events:
+        api.record(events, cfg)
+        try:
+            api.flush(cfg)
+        except Exception as exc:  # noqa: BLE001 - the events wait in the spool
+            warnings.append(f"ledger flush failed (events kept in the spool): {exc}")
+    try:
+        if pending or os.path.exists(deep_file):
+            write_atomic(deep_file, json.dumps(pending), 0o600)
+    except OSError as exc:
+        warnings.append(f"deep checks not kept: {exc}")
+    seen = scan.load_state(str(cfg.get("stalls.state_file")) + ".told.json")
+    for o in outcomes:
+        tag = f"{o['job_id']}.{o['restart_count']}.{o['outcome']}"
+        if tag not in seen and notifier is not None:
+            seen[tag] = time.time()
+            notifier.send(notify.urls_for(cfg, o.get("partition", "")), *notify.message(o))
+    try:
+        write_atomic(str(cfg.get("stalls.state_file")) + ".told.json",
+                     json.dumps({k: v for k, v in seen.items() if time.time() - float(v) < 7 * 86400}), 0o600)
+    except OSError as exc:
+        warnings.append(f"notifications not kept: {exc}")
+    return {"judged": len(results), "stalled": [r["job_id"] for r in results if r["stalled"]],
+            "outcomes": outcomes, "deep_checks": checks, "warnings": warnings}
+
+
+@stalls_group.command("run")
+@click.option("--interval", metavar="DURATION", help="Judge every running job this often (default stalls.interval).")
+@click.option("--once", is_flag=True, help="One pass, then exit (cron, tests).")
+@click.option("--quiet", "quiet", metavar="DURATION", help="Override the minimum quiet time (drills, tests).")
+def stalls_run(interval: str | None, once: bool, quiet: str | None) -> None:
+    """A service: every INTERVAL judge the running jobs; record each stall with its evidence; in act mode
+    (`stalls.act`) signal, requeue away from the suspect and deep-check it. One leader at a time."""
+    import signal as signals_
+
+    from slurmtools.cli.common import ledger_engine
+    from slurmtools.controller.leader import Leader
+    from slurmtools.slurm import SlurmError, get_client
+    from slurmtools.stalls.notify import Notifier
+
+    cfg = get_config()
+    every = _seconds(interval, "--interval") or _seconds(str(cfg.get("stalls.interval")), "stalls.interval") or 60.0
+    q = _seconds(quiet, "--quiet")
+    engine = ledger_engine()
+    slurm = get_client(cfg)
+    notifier = Notifier(int(cfg.get("stalls.notify_retries")))
+    leader = Leader(engine, cfg.cluster, role="stalls") if cfg.get("controller.leader_election") else None
+    stop = {"now": False}
+    signals_.signal(signals_.SIGTERM, lambda *_: stop.__setitem__("now", True))
+    try:
+        while not stop["now"]:
+            t0 = time.monotonic()
+            if leader is None or leader.hold():
+                try:
+                    rep = one_pass(cfg, slurm, engine, notifier, q)
+                except (SlurmError, ValueError) as exc:
+                    rep = {"error": str(exc)}
+                stamp = datetime.now(UTC).isoformat(timespec="seconds")
+                if "error" in rep:
+                    click.echo(f"{stamp} stalls: error: {rep['error']}", err=True)
+                else:
+                    click.echo(f"{stamp} stalls: {rep['judged']} job(s), {len(rep['stalled'])} stalled"
+                               + "".join(f"; job {o['job_id']} {o['outcome']}" for o in rep["outcomes"])
+                               + "".join(f"; warning: {w}" for w in rep["warnings"]), err=True)
+            if once:
+                notifier.wait(30.0)
+                return
+            while not stop["now"] and time.monotonic() - t0 < every:
+                time.sleep(0.2)
+    finally:
+        if leader is not None:
+            leader.release()

@@ -26,19 +26,21 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 
-def lock_key(cluster: str) -> int:
-    """A signed 64-bit advisory-lock key for CLUSTER (stable across processes and hosts)."""
-    digest = hashlib.sha256(f"slurmtools-controller:{cluster}".encode()).digest()
+def lock_key(cluster: str, role: str = "controller") -> int:
+    """A signed 64-bit advisory-lock key for CLUSTER (stable across processes and hosts); ROLE: which service
+    (the controller, the stall detector: each has its own leader)."""
+    digest = hashlib.sha256(f"slurmtools-{role}:{cluster}".encode()).digest()
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
 class Leader:
     """`hold()` before each pass: True while this process is the leader (acquiring the lock when free)."""
 
-    def __init__(self, engine: Any, cluster: str) -> None:
+    def __init__(self, engine: Any, cluster: str, role: str = "controller") -> None:
         self.engine = engine
         self.cluster = cluster
-        self.key = lock_key(cluster)
+        self.role = role
+        self.key = lock_key(cluster, role)
         self._conn: Any = None
         self._fd: int | None = None
         self.leading = False
@@ -52,11 +54,11 @@ class Leader:
             held = self._hold_pg() if self.backend == "postgresql" else self._hold_file()
         except Exception as exc:  # noqa: BLE001 - a database that cannot be reached: not the leader, said once
             if self.leading:
-                log.error("controller: leadership lost (%s: %s): stepping down", type(exc).__name__, exc)
+                log.error("%s: leadership lost (%s: %s): stepping down", self.role, type(exc).__name__, exc)
             self._drop()
             held = False
         if held != self.leading:
-            log.warning("controller: %s", "now the leader: acting" if held else "not the leader: waiting")
+            log.warning("%s: %s", self.role, "now the leader: acting" if held else "not the leader: waiting")
         self.leading = held
         return held
 
@@ -94,7 +96,8 @@ class Leader:
         db = self.engine.url.database or ""
         if not db or db == ":memory:":
             return True            # an in-memory ledger is this process's alone: nobody to compete with
-        fd = os.open(f"{db}.leader", os.O_RDWR | os.O_CREAT, 0o600)
+        suffix = ".leader" if self.role == "controller" else f".{self.role}.leader"
+        fd = os.open(f"{db}{suffix}", os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
