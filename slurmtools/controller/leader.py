@@ -19,11 +19,18 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import logging
 import os
+import socket
+import time
 from typing import Any
 
 log = logging.getLogger(__name__)
+
+#: The leader writes `leader:<role>:<cluster>` in the ledger's meta table at most this often: the exporter's
+#: `slurmtools_leader_heartbeat_timestamp_seconds{role}`, whose age alerts when no host leads (docs/stalls.md).
+HEARTBEAT_S = 30.0
 
 
 def lock_key(cluster: str, role: str = "controller") -> int:
@@ -31,6 +38,10 @@ def lock_key(cluster: str, role: str = "controller") -> int:
     (the controller, the stall detector: each has its own leader)."""
     digest = hashlib.sha256(f"slurmtools-{role}:{cluster}".encode()).digest()
     return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def heartbeat_key(role: str, cluster: str) -> str:
+    return f"leader:{role}:{cluster}"
 
 
 class Leader:
@@ -44,6 +55,7 @@ class Leader:
         self._conn: Any = None
         self._fd: int | None = None
         self.leading = False
+        self._beat = 0.0
 
     @property
     def backend(self) -> str:
@@ -60,7 +72,24 @@ class Leader:
         if held != self.leading:
             log.warning("%s: %s", self.role, "now the leader: acting" if held else "not the leader: waiting")
         self.leading = held
+        if held and time.monotonic() - self._beat >= HEARTBEAT_S:
+            self._beat = time.monotonic()
+            self.heartbeat()
         return held
+
+    def heartbeat(self) -> None:
+        """Say in the ledger that this host leads now (a failure is logged: it never costs the leadership)."""
+        from sqlalchemy.orm import Session
+
+        from slurmtools.ledger.models import Meta
+
+        value = json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "time": time.time()})
+        try:
+            with Session(self.engine) as s:
+                s.merge(Meta(key=heartbeat_key(self.role, self.cluster), value=value))
+                s.commit()
+        except Exception as exc:  # noqa: BLE001 - a missing schema, a busy SQLite: the next beat tries again
+            log.debug("%s: heartbeat not written: %s", self.role, exc)
 
     def release(self) -> None:
         self._drop()
