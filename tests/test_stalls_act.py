@@ -185,3 +185,36 @@ def test_why_tells_the_stall_and_where_its_evidence_is(world: dict[str, Any]) ->
     assert "Attempt 1 stalled: stalled: no progress for 1900s while its GPUs were hung; suspect n2" in text
     assert "away from n2." in text and "Seen: stalled: no progress for 1900s (allowed 1200s), GPUs hung; " \
                                       "suspect n2 (gpu differ)" in text
+
+
+def test_the_report_s_stalls_section(world: dict[str, Any]) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from slurmtools.reports import render
+    from slurmtools.reports.build import build_report
+    from slurmtools.reports.html import render_html
+    from slurmtools.reports.scope import Scope
+
+    cfg, slurm = setup(world)
+    slurm.add_job(6, state="RUNNING", nodes=("n1", "n2"), comment="slurmtools=retry:2")
+    slurm.add_job(9, state="RUNNING", nodes=("n3",), comment="")
+    engine = api.engine_for(cfg)
+    events, outcomes = act.act_on(cfg, slurm, engine, [result(6), result(9, suspect=None, nodes=("n3",))])
+    Controller(cfg, slurm=slurm, engine=engine, recovery=False).once()
+    pending: dict[str, Any] = {}
+    act.schedule(pending, outcomes, cfg)
+    evs, _ = act.run_deep_checks(cfg, slurm, pending, set(), check=lambda c, n: ("ok", {}))
+    api.record(events + evs, cfg)
+    api.flush(cfg)
+    now = datetime.now(UTC)
+    rep = build_report(engine, Scope(cluster=cfg.cluster, since=now - timedelta(hours=1), until=now +
+                                     timedelta(minutes=1)))
+    st = rep["stalls"]
+    assert st["stalls"] == 2 and st["by_outcome"] == {"observed": 1, "requeued": 1} and st["with_suspect"] == 1
+    assert st["time_to_detect_median_s"] == 1900.0
+    # job 6: 2 nodes x 8 GPUs from its last progress (1900 s before) to its requeue; job 9: 1 x 8 to the finding
+    assert 2 * 8 * 1900 / 3600 + 8 * 1900 / 3600 <= st["gpu_hours_lost"] <= 2 * 8 * 1960 / 3600 + 8 * 1960 / 3600
+    assert (st["suspects_checked"], st["suspects_confirmed"], st["suspects_refuted"]) == (1, 0, 1)
+    assert st["worst"][0]["job_id"] == 6 and st["worst"][0]["suspect"] == "n2"
+    assert "9. Stalls" in render.text(rep) and "refuted 1" in render.text(rep)
+    assert '<h2 id="stalls">9. Stalls</h2>' in render_html(rep)

@@ -8,11 +8,12 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from slurmtools.reports import chains, checkpoints, incidents, quality
+from slurmtools.reports import chains, checkpoints, incidents, quality, stalls
 from slurmtools.reports.scope import Scope, Sql, iso
 
 #: Section names, in the order a report shows them.
-SECTIONS = ("failures", "mttf", "mttr", "goodput", "concentration", "retries", "detection", "checkpoints")
+SECTIONS = ("failures", "mttf", "mttr", "goodput", "concentration", "retries", "detection", "checkpoints",
+            "stalls")
 
 
 class ReportError(RuntimeError):
@@ -53,6 +54,7 @@ def build_report(engine: Engine, scope: Scope, *, prefix: str = "slurmtools:",
                 "retries": lambda: chains.retries(sql, scope, params),
                 "detection": lambda: quality.quality(sql, scope, params),
                 "checkpoints": lambda: checkpoints.checkpoints(sql, scope, params),
+                "stalls": lambda: stalls.stalls(sql, params),
             }
             for name in SECTIONS:
                 if name in sections:
@@ -118,4 +120,6 @@ def _is_empty(name: str, s: dict[str, Any]) -> bool:
         return bool(s["automatic"]["chains"] == 0 and s["manual"]["chains"] == 0)
     if name == "checkpoints":
         return checkpoints.is_empty(s)
+    if name == "stalls":
+        return stalls.is_empty(s)
     return bool(not s["drains_by_actor"] and not s["decisions"] and s["confirmed"] + s["refuted"] == 0)
