@@ -61,7 +61,8 @@ RANGES: dict[str, tuple[float, float | None, bool]] = {
     "partition_defaults.max_retries": (0, 1000, True), "controller.max_retries": (0, 1000, True),
     "reports.gpus_per_node": (1, 1024, True), "reports.multi_node_min": (1, None, True),
     "io.max_mounts": (1, 1000, True),
-    "stalls.margin": (1, None, True), "stalls.no_gpu_factor": (1, None, True), "stalls.probe_timeout": (0, None, False),
+    "stalls.margin": (1, None, True), "stalls.no_gpu_factor": (1, None, True),
+    "stalls.idle_factor": (1, None, True), "stalls.probe_timeout": (0, None, False),
 }
 
 #: Tables whose sub-tables are free-form names, each validated against another table.

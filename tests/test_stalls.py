@@ -377,3 +377,44 @@ def test_the_lab_configuration_holds_a_valid_stalls_section(tmp_path: Path) -> N
     f.write_text(text)
     cfg = config.load(f, env={})
     assert cfg.get("stalls.gpu_source") == "textfile" and "{node}" in cfg.get("stalls.gpu_replay")
+
+
+def test_every_gpu_idle_is_weaker_than_spinning_and_the_limits_default_to_the_shipped_config(tmp_path: Path) -> None:
+    idle = {"n1": [g("n1", 0, 0, 70)], "n2": [g("n2", 0, 0, 70)]}
+    assert gpu.job_signature(idle, ["n1", "n2"], TH)["verdict"] == "idle"
+    p = prog(T0 + 100)
+    assert not judge.judge(1, T0 + 100 + 1100, T0, p, "idle", LIM).stalled                # 2 x 600
+    assert judge.judge(1, T0 + 100 + 1300, T0, p, "idle", LIM).stalled
+    assert judge.judge(1, T0 + 100 + 700, T0, p, "hung", LIM).stalled
+    # the dataclass's defaults (the bench uses them) are data/defaults.toml's
+    (tmp_path / "empty.toml").write_text("")
+    assert judge.limits_for(config.load(tmp_path / "empty.toml", env={})) == judge.Limits()
+
+
+def test_an_empty_output_file_is_no_progress(tmp_path: Path) -> None:
+    out = tmp_path / "new.out"
+    out.write_text("")
+    p, _ = progress.observe([str(out)], os.getuid(), T0, None, 1 << 20)
+    assert p.files and p.last_progress is None
+    assert judge.judge(1, T0 + 600, T0, p, "idle", LIM).why.startswith("progressing: quiet 600s (startup)")
+
+
+def test_the_probe_finds_this_job_s_processes_by_their_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from slurmtools.stalls import evidence
+
+    monkeypatch.setenv("SLURM_JOB_ID", "4242")
+    monkeypatch.setenv("SLURMD_NODENAME", "n7")
+    child = __import__("subprocess").Popen(["sleep", "30"])
+    try:
+        for _ in range(200):          # until it has exec'd sleep (its environment is empty for a moment then)
+            if (evidence.proc_info(child.pid) or {}).get("comm") == "sleep" \
+                    and Path(f"/proc/{child.pid}/environ").read_bytes():
+                break
+            time.sleep(0.02)
+        assert evidence.job_of(child.pid, "n7") == "4242" and evidence.job_of(child.pid, "n8") is None
+        info = evidence.proc_info(child.pid)
+        assert info is not None and info["comm"] == "sleep" and info["state"] in "SR" and info["ppid"] == os.getpid()
+        assert child.pid in set(evidence.job_pids("4242", "n7"))
+    finally:
+        child.kill()
+        child.wait()

@@ -41,13 +41,15 @@ def job_of(pid: int, node: str | None = None) -> str | None:
     """The Slurm job PID belongs to: its cgroup's `job_N`, else its environment's SLURM_JOB_ID (with NODE: only
     a process of that node, `SLURMD_NODENAME`; the lab's nodes share one host). Hooks' processes are not the job."""
     m = _JOB_CGROUP.search(_read(f"/proc/{pid}/cgroup"))
-    if m:
+    if m and node is None:
         return m.group(1)
     raw = _read(f"/proc/{pid}/environ", 1 << 16).encode()
     env = dict(item.split(b"=", 1) for item in raw.split(b"\0") if b"=" in item)
-    if b"SLURM_JOB_ID" not in env or b"SLURM_SCRIPT_CONTEXT" in env:
-        return None
     if node is not None and env.get(b"SLURMD_NODENAME", node.encode()) != node.encode():
+        return None                 # another node's process (the lab's nodes share one host)
+    if m:
+        return m.group(1)
+    if b"SLURM_JOB_ID" not in env or b"SLURM_SCRIPT_CONTEXT" in env:
         return None
     return env[b"SLURM_JOB_ID"].decode("ascii", "replace")
 

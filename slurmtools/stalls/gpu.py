@@ -92,13 +92,16 @@ def node_signature(samples: list[GpuSample], th: Thresholds) -> dict[str, Any]:
 def job_signature(by_node: dict[str, list[GpuSample]], nodes: list[str], th: Thresholds) -> dict[str, Any]:
     """The job's GPU verdict over its NODES: `none` (no node has a sample: judge on progress alone), `working`
     (a node's GPUs do real work: not a hang whatever the output says), `hung` (every node with a sample spins
-    or is idle: the signature agrees with a stall), or `unclear` (partial or mixed somewhere, no work)."""
+    or is idle, one at least spinning: the collective hang's signature), `idle` (every node idle: a hang in D
+    state, but also a checkpoint or a job loading its data: weaker), or `unclear` (partial or mixed, no work)."""
     sigs = {n: node_signature(by_node.get(n, []), th) for n in nodes}
     classes = [s["class"] for s in sigs.values() if s["class"] != "none"]
     if not classes:
         verdict = "none"
     elif "work" in classes or any(s["counts"].get("work", 0) for s in sigs.values()):
         verdict = "working"
+    elif all(c == "idle" for c in classes):
+        verdict = "idle"
     elif all(c in ("spin", "idle") for c in classes):
         verdict = "hung"
     else:

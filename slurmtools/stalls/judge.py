@@ -6,9 +6,11 @@ How long it may be quiet (`allowed_s`):
   signs of progress in its history, or its longest checkpoint (progress.Progress.learned_quiet);
 * during a checkpoint it has begun and not ended (its framework's line): at least `checkpoint_min_quiet`;
 * at its start (no progress yet since the attempt began: loading data, compiling): at least `startup_grace`;
-* without any GPU signal: everything above times `no_gpu_factor` (progress alone is weaker evidence).
+* with every GPU idle (a hang in D state looks so, but so do a checkpoint write and a job loading its data):
+  everything above times `idle_factor`; without any GPU signal: times `no_gpu_factor` (progress alone is weaker
+  evidence). Spinning GPUs are the collective hang's own signature: no factor.
 
-The GPU signature must agree (gpu.job_signature): `hung` (every node spinning or idle) or `none` (no signal); a
+The GPU signature must agree (gpu.job_signature): `hung` (spinning, some nodes maybe idle), `idle` or `none`; a
 job whose GPUs do real work (`working`) is never stalled, however quiet its output; `unclear` waits.
 
 The thresholds are configuration (`[stalls]`), overridden per partition (`[stalls.partitions.NAME]`) and per job:
@@ -30,6 +32,7 @@ class Limits:
     min_quiet: float = 1200.0
     margin: float = 1.5
     no_gpu_factor: float = 3.0
+    idle_factor: float = 2.0
     startup_grace: float = 1800.0
     checkpoint_min_quiet: float = 2700.0
     max_learned: float = 21600.0
@@ -39,7 +42,8 @@ class Limits:
         return asdict(self)
 
 
-_KEYS = ("min_quiet", "margin", "no_gpu_factor", "startup_grace", "checkpoint_min_quiet", "max_learned")
+_KEYS = ("min_quiet", "margin", "no_gpu_factor", "idle_factor", "startup_grace", "checkpoint_min_quiet",
+         "max_learned")
 _DURATIONS = {"min_quiet", "startup_grace", "checkpoint_min_quiet", "max_learned"}
 
 
@@ -108,6 +112,8 @@ def judge(job_id: int, now: float, start: float | None, progress: Progress, gpu_
         allowed = max(allowed, lim.checkpoint_min_quiet, lim.margin * max([0.0, *progress.checkpoint_s]))
     if gpu_verdict == "none":
         allowed *= lim.no_gpu_factor
+    elif gpu_verdict == "idle":
+        allowed *= lim.idle_factor
     if since is None:
         return Verdict(job_id, False, 0.0, allowed, "no start time and no progress seen yet", gpu_verdict)
     quiet = max(0.0, now - since)

@@ -103,7 +103,8 @@ def observe(paths: list[str], uid: int | None, start: float | None, history: dic
         seen.append(st)
         lines.extend(read_job_log(path, uid, max_bytes))
     size = sum(int(s["size"]) for s in seen)
-    mtime = max((float(s["mtime"]) for s in seen), default=None)
+    # an empty file's time is when Slurm created it, not progress
+    mtime = max((float(s["mtime"]) for s in seen if s["size"]), default=None)
     gaps, newest_line = line_gaps(lines, start)
     ckpts, open_since = checkpoints(lines, start)
     old = dict(history or {})
