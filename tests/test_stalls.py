@@ -418,3 +418,23 @@ def test_the_probe_finds_this_job_s_processes_by_their_environment(monkeypatch: 
     finally:
         child.kill()
         child.wait()
+
+
+def test_link_downs_on_one_node_name_it_from_prometheus(tmp_path: Path) -> None:
+    import numpy as np
+
+    from slurmtools.detect.prom import Series
+
+    class Net:
+        def range(self, query: str, grid: Any) -> list[Any]:
+            if query.startswith("increase(node_infiniband_link_downed_total["):
+                return [Series({"instance": "n2:9100", "device": "mlx5_0", "port": "1"}, np.full(grid.n, 3.0)),
+                        Series({"instance": "n1:9100", "device": "mlx5_0", "port": "1"}, np.full(grid.n, 0.0))]
+            return []
+
+    cfg = write_cfg(tmp_path)
+    net = signals.network_events(cfg, ["n1", "n2", "n3"], T0, T0 + 600, client=Net())
+    assert net == {"n1": 0.0, "n2": 3.0, "n3": 0.0}
+    spin = {n: "spin" for n in ("n1", "n2", "n3")}
+    assert blame.blame(["n1", "n2", "n3"], spin, {}, {}, net) == ("n2", {"n2": ["network"]})
+    assert signals.network_events(write_cfg(tmp_path, 'gpu_source = "textfile"\n'), ["n1"], T0) is None

@@ -65,7 +65,8 @@ def save_state(path: str, state: dict[str, Any]) -> str | None:
 
 def judge_job(cfg: Any, job: Any, now: float, samples: dict[str, list[gpu.GpuSample]], history: dict[str, Any],
               *, quiet: float | None = None, with_evidence: bool = True,
-              ledger_checkpoints: list[float] | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+              ledger_checkpoints: list[float] | None = None, client: Any = None) -> tuple[dict[str, Any],
+                                                                                          dict[str, Any]]:
     """One job's result (the `scan --json` object) and its history for the next pass."""
     lim = judge.limits_for(cfg, job.partition, job.comment, quiet)
     start = job.start_time.timestamp() if job.start_time else None
@@ -85,8 +86,9 @@ def judge_job(cfg: Any, job: Any, now: float, samples: dict[str, list[gpu.GpuSam
     if v.stalled:
         per_node = evidence.collect(cfg, job.job_id, nodes) if with_evidence else {}
         dstate, kern = evidence.summary(per_node)
-        v.suspect, named = blame.blame(nodes, {n: s["class"] for n, s in sig["nodes"].items()}, dstate, kern)
-        ev.update(nodes=per_node, blame=named)
+        net = signals.network_events(cfg, nodes, start or now - 3600.0, now, client)
+        v.suspect, named = blame.blame(nodes, {n: s["class"] for n, s in sig["nodes"].items()}, dstate, kern, net)
+        ev.update(nodes=per_node, blame=named, network=net)
     result = {"job_id": job.job_id, "restart_count": job.restart_count, "user": job.user, "partition": job.partition,
               "nodes": nodes, "stalled": v.stalled, "suspect": v.suspect, "quiet_s": round(v.quiet_s, 1),
               "allowed_s": round(v.allowed_s, 1), "gpu": v.gpu, "last_progress": prog.last_progress,
@@ -136,7 +138,8 @@ def run_scan(cfg: Any, slurm: Any, *, quiet: float | None = None, with_evidence:
         key = f"{job.job_id}.{job.restart_count}"
         try:
             res, kept = judge_job(cfg, job, now, samples, state.get(key) or {}, quiet=quiet,
-                                  with_evidence=with_evidence, ledger_checkpoints=ckpts.get(job.job_id))
+                                  with_evidence=with_evidence, ledger_checkpoints=ckpts.get(job.job_id),
+                                  client=client)
         except ValueError as exc:           # a bad [stalls] value: one line for the operator, every job
             raise ValueError(f"[stalls]: {exc}") from None
         results.append(res)

@@ -153,3 +153,37 @@ def for_job(samples: dict[str, list[GpuSample]], job_id: int, nodes: list[str]) 
         if mine:
             out[node] = mine
     return out
+
+
+#: node_exporter's counters of a link going down or erring (infiniband and netclass collectors): what blame
+#: compares across a stalled job's nodes (a NIC that lost its peer).
+NETWORK = ("node_infiniband_link_downed_total", "node_infiniband_link_error_recovery_total",
+           "node_infiniband_symbol_error_total", "node_network_carrier_changes_total")
+
+
+def network_events(cfg: Any, nodes: list[str], since: float, now: float | None = None,
+                   client: Any = None) -> dict[str, float] | None:
+    """Per node, how many link-down, link-recovery, symbol-error and carrier-change events its ports counted since
+    SINCE (at most 6 h back), from Prometheus; None where it cannot be read (no network evidence, not zero)."""
+    from slurmtools.detect import prom
+    from slurmtools.detect.scan import node_of
+
+    if str(cfg.get("stalls.gpu_source")) != "prometheus" or not nodes:
+        return None
+    now = time.time() if now is None else now
+    window = int(max(60.0, min(now - since, 6 * 3600.0)))
+    url = str(cfg.get("stalls.prometheus") or cfg.get("detect.prometheus"))
+    client = client or prom.Client(url, timeout=15.0)
+    grid = prom.grid_for(now - 60.0, now, 60.0)
+    labels = list(cfg.get("detect.node_labels"))
+    out = {n: 0.0 for n in nodes}
+    try:
+        for metric in NETWORK:
+            for s in client.range(f"increase({metric}[{window}s])", grid):
+                node = node_of(s.labels, labels)
+                last = s.values[-1] if len(s.values) else float("nan")
+                if node in out and last == last:
+                    out[node] += max(0.0, float(last))
+    except prom.PromError:
+        return None
+    return out

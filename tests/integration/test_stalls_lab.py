@@ -27,7 +27,8 @@ from .test_controller_lab import decisions, inject, submit
 from .test_epilog_lab import ledger_rows
 
 QUIET = "90s"
-STAMP = "$(date '+%F %T')"
+#: A line's date and time, as training loggers print them (double quotes: it goes inside `bash -c '...'`).
+STAMP = '$(date "+%F %T")'
 
 
 @pytest.fixture
