@@ -438,3 +438,35 @@ def test_link_downs_on_one_node_name_it_from_prometheus(tmp_path: Path) -> None:
     spin = {n: "spin" for n in ("n1", "n2", "n3")}
     assert blame.blame(["n1", "n2", "n3"], spin, {}, {}, net) == ("n2", {"n2": ["network"]})
     assert signals.network_events(write_cfg(tmp_path, 'gpu_source = "textfile"\n'), ["n1"], T0) is None
+
+
+def test_explain_and_one_service_pass_from_the_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    from slurmtools.cli import main
+    from slurmtools.ledger import api, models
+
+    from .fakes import FakeSlurm
+
+    slurm = FakeSlurm()
+    now = time.time()
+    out = tmp_path / "job.out"
+    out.write_text("x\n")
+    os.utime(out, (now - 1000, now - 1000))
+    running(slurm, 21, ("n1",), out, now - 5000)
+    f = tmp_path / "slurmtools.toml"
+    f.write_text(f'[stalls]\nstate_file = "{tmp_path}/state.json"\ngpu_source = "none"\nprobe_command = ["false"]\n'
+                 f'[ledger]\nurl = "sqlite:///{tmp_path}/l.db"\nspool_dir = "{tmp_path}/spool"\n')
+    monkeypatch.setenv("SLURMTOOLS_CONFIG", str(f))
+    monkeypatch.setattr("slurmtools.slurm.get_client", lambda cfg: slurm)
+    config.reset()
+    r = CliRunner().invoke(main, ["stalls", "explain", "21", "--quiet", "90s"])
+    assert r.exit_code == 0 and "STALLED" in r.output and "n1" in r.output, r.output
+    r = CliRunner().invoke(main, ["stalls", "explain", "99"])
+    assert r.exit_code == 1 and "job 99 is not running" in r.output
+    r = CliRunner().invoke(main, ["stalls", "run", "--once", "--quiet", "90s"])
+    assert r.exit_code == 0 and "1 job(s), 1 stalled; job 21 observe" in r.output, r.output
+    with Session(api.engine_for(config.get())) as s:
+        (found,) = s.scalars(select(models.Finding).where(models.Finding.kind == "stall"))
+    assert found.job_id == 21 and found.node is None and slurm.actions() == []

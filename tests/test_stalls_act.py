@@ -182,7 +182,8 @@ def test_why_tells_the_stall_and_where_its_evidence_is(world: dict[str, Any]) ->
     Controller(cfg, slurm=slurm, engine=engine, recovery=False).once()
     with Session(engine) as s:
         text = status.why(status.chain(s, cfg.cluster, 6))
-    assert "Attempt 1 stalled: stalled: no progress for 1900s while its GPUs were hung; suspect n2" in text
+    assert "Attempt 1 hung while holding its GPUs (stalled: no progress for 1900s while its GPUs were hung; " \
+           "suspect n2; requeued away from n2)." in text
     assert "away from n2." in text and "Seen: stalled: no progress for 1900s (allowed 1200s), GPUs hung; " \
                                       "suspect n2 (gpu differ)" in text
 

@@ -85,8 +85,9 @@ def stalls_explain(job_id: int, quiet: str | None, as_json: bool) -> None:
     if warn:
         click.echo(f"slurmtools: warning: {warn}", err=True)
     now = time.time()
+    history = scan.load_state(str(cfg.get("stalls.state_file"))).get(f"{job.job_id}.{job.restart_count}") or {}
     try:
-        res, _ = scan.judge_job(cfg, job, now, samples, {}, quiet=_seconds(quiet, "--quiet"))
+        res, _ = scan.judge_job(cfg, job, now, samples, history, quiet=_seconds(quiet, "--quiet"))
     except ValueError as exc:
         fail(f"[stalls]: {exc}")
     if as_json:

@@ -162,7 +162,7 @@ def why(status: dict[str, Any]) -> str:
             out.append(text)
             continue
         if d and d["classification"] == "stall":      # the stall detector (docs/stalls.md)
-            text = f"{label}{where} stalled: {d['reason']}."
+            text = f"{label}{where} hung while holding its GPUs ({d['reason']})."
             if d["decision"] == "retry" and d["t_released"]:
                 text += (f" The controller requeued it at {_hms(d['t_released'])}" +
                          (f", away from {d['excluded_nodes']}." if d["excluded_nodes"] else "."))
