@@ -219,3 +219,33 @@ def test_the_report_s_stalls_section(world: dict[str, Any]) -> None:
     assert st["worst"][0]["job_id"] == 6 and st["worst"][0]["suspect"] == "n2"
     assert "9. Stalls" in render.text(rep) and "refuted 1" in render.text(rep)
     assert '<h2 id="stalls">9. Stalls</h2>' in render_html(rep)
+
+
+def test_apprise_delivers_to_a_json_endpoint() -> None:
+    """The real apprise (the `notify` extra) against a local HTTP endpoint: what a Mattermost or Slack URL gets."""
+    import http.server
+    import json
+    import threading
+
+    got: list[dict[str, Any]] = []
+
+    class Hook(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            got.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Hook)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        n = notify.Notifier(retries=2, base_delay=0.01)
+        title, body = notify.message({"job_id": 6, "outcome": "requeued", "quiet_s": 1900, "gpu": "hung",
+                                      "suspect": "n2", "nodes": ["n1", "n2"]})
+        assert n.send([f"json://127.0.0.1:{server.server_address[1]}/"], title, body)
+        assert n.wait(20.0) and n.delivered == [title]
+        assert got and got[0]["title"] == title and "Suspect node: n2" in got[0]["message"]
+    finally:
+        server.shutdown()
