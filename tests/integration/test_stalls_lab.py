@@ -143,6 +143,18 @@ while [ ! -e {workdir}/never ]; do sleep 1; done              # the other waits 
     why = subprocess.run(["slurmtools", "why", str(job_id)], capture_output=True, text=True, check=True).stdout
     assert "stalled: no progress for" in why and f"suspect {stopped}" in why and f"away from {stopped}." in why, why
 
+    # 3. the suspect's deep check, once no job runs on it: the lab's nodes are healthy, so it passes (no drain)
+    def checked() -> list[models.NodeStateChange] | None:
+        subprocess.run(["slurmtools", "stalls", "run", "--once", "--quiet", QUIET], capture_output=True, text=True,
+                       env=stalls_env, timeout=300)
+        rows = [c for c in ledger_rows(lab, models.NodeStateChange, node=stopped, action="deep_check")
+                if isinstance(c, models.NodeStateChange) and c.actor == "stalls"
+                and c.details.get("job_id") == job_id]
+        return rows or None
+
+    (check,) = wait_until("the suspect's deep check", checked, timeout=300, every=5)
+    assert check.details["verdict"] == "ok" and not [n for n in slurm.nodes([stopped]) if n.drain]
+
 
 def test_quiet_phases_that_are_not_stalls(lab: Lab, slurm: CliSlurm, jobs: list[int], workdir: Path,
                                           stalls_env: dict[str, str]) -> None:
