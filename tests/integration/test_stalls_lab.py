@@ -112,7 +112,8 @@ while [ ! -e {workdir}/never ]; do sleep 1; done              # the other waits 
         assert "error" not in probe, probe
         assert probe["processes"] and any(p["state"] == "S" for p in probe["processes"])
         assert all({"pid", "ppid", "state", "wchan", "d_threads"} <= set(p) for p in probe["processes"])
-        assert any("sleep" in p["cmdline"] for p in probe["processes"]), probe["processes"]
+        assert any(p["cmdline"].startswith("bash -c") for p in probe["processes"]), probe["processes"]
+    assert any(p["cmdline"] == "sleep 100000" for p in ev["nodes"][stopped]["processes"])   # the stopped rank
     assert not any(j.get("stalled") for jid, j in found.items() if jid != job_id)
 
     # 2. stalls run (act mode): the finding with its evidence, a stall decision; the controller requeues
