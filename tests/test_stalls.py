@@ -175,13 +175,19 @@ def test_progress_reads_times_not_text_and_learns_gaps_between_scans(tmp_path: P
     os.utime(out, (T0 + 750, T0 + 750))
     p, kept = progress.observe([str(out)], os.getuid(), T0 - 5, None, 1 << 20)
     assert p.last_progress == T0 + 750 and max(p.gaps) == pytest.approx(720)
-    assert kept == {"mtime": T0 + 750, "size": out.stat().st_size, "gaps": []}
+    assert (kept["mtime"], kept["size"], kept["gaps"]) == (T0 + 750, out.stat().st_size, [])
+    assert kept["files"][str(out)]["offset"] == out.stat().st_size and kept["newest_line"] == T0 + 750
     with out.open("a") as fh:
         fh.write("no timestamp here\n")
     os.utime(out, (T0 + 2000, T0 + 2000))
     p, kept = progress.observe([str(out)], os.getuid(), T0 - 5, kept, 1 << 20)
     assert p.last_progress == T0 + 2000 and kept["gaps"] == [1250.0]
-    assert p.learned_quiet(3600) == 1250.0
+    assert p.learned_quiet(3600) == 1250.0 and max(kept["line_gaps"]) == pytest.approx(720)   # learnt, not re-read
+    with out.open("a") as fh:                  # only the new lines are read: the gap to the newest line kept
+        fh.write(f"{datetime.fromtimestamp(T0 + 2900).strftime('%Y-%m-%d %H:%M:%S')} step 6\npartial")
+    p, kept = progress.observe([str(out)], os.getuid(), T0 - 5, kept, 1 << 20)
+    assert max(kept["line_gaps"]) == pytest.approx(2150) and kept["newest_line"] == T0 + 2900
+    assert kept["files"][str(out)]["offset"] == out.stat().st_size - len("partial")   # a line being written waits
     # not the job's user's file, or a link: not read at all
     assert progress.observe([str(out)], os.getuid() + 1, T0, None, 1 << 20)[0].files == []
     link = tmp_path / "link.out"
@@ -470,3 +476,21 @@ def test_explain_and_one_service_pass_from_the_command_line(tmp_path: Path, monk
     with Session(api.engine_for(config.get())) as s:
         (found,) = s.scalars(select(models.Finding).where(models.Finding.kind == "stall"))
     assert found.job_id == 21 and found.node is None and slurm.actions() == []
+
+
+def test_an_open_checkpoint_ends_with_other_output_and_a_replaced_file_is_read_anew(tmp_path: Path) -> None:
+    out = tmp_path / "job.out"
+    begin = ("[2026-01-01 10:00:00,000] [INFO] [engine.py:3] [Torch] Checkpoint global_step5 is about to be "
+             "saved!\n")
+    out.write_text("2026-01-01 09:59:00 step 4\n" + begin)
+    p, kept = progress.observe([str(out)], os.getuid(), None, None, 1 << 20)
+    assert p.in_checkpoint_since is not None
+    p, kept = progress.observe([str(out)], os.getuid(), None, kept, 1 << 20)          # nothing new: still in it
+    assert p.in_checkpoint_since is not None
+    with out.open("a") as fh:
+        fh.write("2026-01-01 10:05:00 step 6\n")
+    p, kept = progress.observe([str(out)], os.getuid(), None, kept, 1 << 20)
+    assert p.in_checkpoint_since is None                                                 # training goes on
+    out.write_text("2026-01-01 11:00:00 step 1\n")                                        # truncated (a new attempt)
+    p, kept = progress.observe([str(out)], os.getuid(), None, kept, 1 << 20)
+    assert kept["files"][str(out)]["offset"] == out.stat().st_size and kept["newest_line"] is not None

@@ -8,8 +8,9 @@ and its longest checkpoint, capped by `stalls.max_learned` so that a hang is nev
 checkpoints for 12 minutes every 2 hours has a 12-minute gap in its history, so minute 10 of its next
 checkpoint is not a stall.
 
-The files are the user's: opened as the job's user's regular files only, no symlink, bounded reads
-(`hooks.epilog.read_job_log`); nothing of their text is stored, only times and sizes."""
+The files are the user's: opened as the job's user's regular files only, no symlink, bounded reads of what was
+written since the last pass (`read_new`, as `hooks.epilog.read_job_log` opens them); nothing of their text is
+stored, only times and sizes."""
 
 from __future__ import annotations
 
@@ -89,25 +90,75 @@ def checkpoints(lines: list[str], since: float | None) -> tuple[list[float], flo
     return done, open_since
 
 
+def read_new(path: str, uid: int | None, offset: int, max_bytes: int) -> tuple[list[str], int, int] | None:
+    """The complete lines of PATH after byte OFFSET (at most the last MAX_BYTES of them), the offset after the last
+    one, and the file's inode; the file opened as `hooks.epilog.read_job_log` does (a regular file of the job's
+    user, no link, never blocking). None when it cannot be read so."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode) or (uid is not None and st.st_uid != uid):
+            return None
+        begin = max(offset, st.st_size - max_bytes)
+        fh.seek(begin)
+        data = fh.read(st.st_size - begin)
+    if begin > offset:                       # cut: the first line is partial
+        data = data[data.find(b"\n") + 1:] if b"\n" in data else b""
+        begin = st.st_size - len(data)
+    end = data.rfind(b"\n") + 1             # a line still being written waits for the next pass
+    return data[:end].decode("utf-8", "replace").splitlines(), begin + end, st.st_ino
+
+
 def observe(paths: list[str], uid: int | None, start: float | None, history: dict[str, Any] | None,
             max_bytes: int, ledger_checkpoints: list[float] | None = None) -> tuple[Progress, dict[str, Any]]:
-    """The job's progress now, and its history for the next scan (HISTORY: what the last scan kept)."""
-    from slurmtools.hooks.epilog import read_job_log
+    """The job's progress now, and its history for the next scan (HISTORY: what the last scan kept). Only the
+    bytes written since the last scan are read (at most MAX_BYTES a file); what earlier reads found (the longest
+    gaps between timestamped lines, the newest line's time, finished checkpoints, an open one) is in the history."""
+    from slurmtools.iostat.ckptlog import NEEDLES, line_time
 
+    old = dict(history or {})
+    offsets: dict[str, Any] = dict(old.get("files") or {})
     seen: list[dict[str, Any]] = []
     lines: list[str] = []
+    files: dict[str, Any] = {}
     for path in dict.fromkeys(p for p in paths if p):           # stdout and stderr are often one file
         st = file_state(path, uid)
         if st is None:
             continue
         seen.append(st)
-        lines.extend(read_job_log(path, uid, max_bytes))
+        prev = offsets.get(path) or {}
+        same = prev.get("ino") is not None and int(prev.get("offset", 0)) <= int(st["size"])
+        got = read_new(path, uid, int(prev.get("offset", 0)) if same else 0, max_bytes)
+        if got is None:
+            continue
+        new_lines, offset, ino = got
+        if same and ino != prev.get("ino"):          # replaced since: read it from its start (its tail)
+            got = read_new(path, uid, 0, max_bytes)
+            if got is None:
+                continue
+            new_lines, offset, ino = got
+        files[path] = {"ino": ino, "offset": offset}
+        lines.extend(new_lines)
     size = sum(int(s["size"]) for s in seen)
     # an empty file's time is when Slurm created it, not progress
     mtime = max((float(s["mtime"]) for s in seen if s["size"]), default=None)
-    gaps, newest_line = line_gaps(lines, start)
+    before = old.get("newest_line")
+    new_gaps, newest = line_gaps(lines, start)
+    if before is not None and newest is not None:
+        first = min(t for t in (line_time(x) for x in lines) if t is not None and (start is None or t >= start))
+        if first > float(before):
+            new_gaps.append(first - float(before))
+    newest_line = max((t for t in (newest, before) if t is not None), default=None)
+    line_kept = sorted([*(float(g) for g in old.get("line_gaps", [])), *new_gaps])[-MAX_GAPS:]
     ckpts, open_since = checkpoints(lines, start)
-    old = dict(history or {})
+    if not lines:
+        open_since = old.get("open_ckpt")            # nothing new: as it was
+    elif not any(n in x.lower() for x in lines for n in NEEDLES):
+        open_since = None                            # other lines since, none about a checkpoint: it is over
+    ckpt_kept = [*(float(c) for c in old.get("ckpts", [])), *ckpts][-MAX_GAPS:]
     kept = [float(g) for g in old.get("gaps", [])][-MAX_GAPS:]
     last = old.get("mtime")
     if mtime is not None and last is not None and mtime > float(last) and float(last) >= (start or 0):
@@ -116,6 +167,7 @@ def observe(paths: list[str], uid: int | None, start: float | None, history: dic
     last_progress = max(progress_at) if progress_at else None
     if open_since is not None and open_since < 0:
         open_since = last_progress
-    p = Progress(last_progress=last_progress, size=size, gaps=gaps + kept,
-                 checkpoint_s=ckpts + list(ledger_checkpoints or []), in_checkpoint_since=open_since, files=seen)
-    return p, {"mtime": mtime, "size": size, "gaps": kept}
+    p = Progress(last_progress=last_progress, size=size, gaps=line_kept + kept,
+                 checkpoint_s=ckpt_kept + list(ledger_checkpoints or []), in_checkpoint_since=open_since, files=seen)
+    return p, {"mtime": mtime, "size": size, "gaps": kept, "files": files, "line_gaps": line_kept,
+               "newest_line": newest_line, "ckpts": ckpt_kept, "open_ckpt": open_since}
