@@ -236,6 +236,10 @@ def stalls_run(interval: str | None, once: bool, quiet: str | None) -> None:
                     rep = one_pass(cfg, slurm, engine, notifier, q)
                 except (SlurmError, ValueError) as exc:
                     rep = {"error": str(exc)}
+                except Exception as exc:      # a pass that failed (the ledger, a bug) is said, not fatal
+                    if once:
+                        raise
+                    rep = {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"}
                 stamp = datetime.now(UTC).isoformat(timespec="seconds")
                 if "error" in rep:
                     click.echo(f"{stamp} stalls: error: {rep['error']}", err=True)
