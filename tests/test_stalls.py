@@ -494,3 +494,21 @@ def test_an_open_checkpoint_ends_with_other_output_and_a_replaced_file_is_read_a
     out.write_text("2026-01-01 11:00:00 step 1\n")                                        # truncated (a new attempt)
     p, kept = progress.observe([str(out)], os.getuid(), None, kept, 1 << 20)
     assert kept["files"][str(out)]["offset"] == out.stat().st_size and kept["newest_line"] is not None
+
+
+def test_kernel_findings_only_since_the_job_s_marker(tmp_path: Path) -> None:
+    from slurmtools.diagnosis import sources
+    from slurmtools.stalls import evidence
+
+    log = tmp_path / "kern.log"
+    log.write_text("[  10.000000] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python3, GPU has fallen off the bus.\n")
+    cfg = write_cfg(tmp_path, f'[nodes.n1]\nkernel_log = "file:{log}"\nstate_dir = "{tmp_path}/state"\n')
+    (only,) = evidence.kernel_findings(cfg, "77", "n1")
+    assert "no kernel-log marker" in only["error"]            # an old line is not this attempt's evidence
+    sources.save_marker(str(tmp_path / "state"), "77", "n1", sources.mark(f"file:{log}"))
+    assert evidence.kernel_findings(cfg, "77", "n1") == []
+    with log.open("a") as fh:
+        fh.write("[  20.000000] NVRM: Xid (PCI:0000:3b:00): 48, pid=1, name=python3, An uncorrectable double bit "
+                 "error (DBE) has been detected on GPU in the framebuffer at partition 6, subpartition 0.\n")
+    (f,) = evidence.kernel_findings(cfg, "77", "n1")
+    assert f["xid"] == 48

@@ -104,6 +104,8 @@ def kernel_findings(cfg: Any, job_id: str, node: str) -> list[dict[str, Any]]:
 
     ncfg = cfg.node(node)
     marker = sources.load_marker(ncfg["state_dir"], job_id, node)
+    if marker is None:      # the log's tail would hold other jobs' (and older) lines: not this attempt's evidence
+        return [{"error": "no kernel-log marker for this job on this node (the prolog records it): not read"}]
     try:
         data, _ = sources.read_window(ncfg["kernel_log"], marker, max_bytes=int(cfg.get("diagnosis.max_bytes")))
     except sources.SourceError as exc:
