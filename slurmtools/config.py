@@ -73,11 +73,14 @@ RANGES: dict[str, tuple[float, float | None, bool]] = {
     "reports.gpus_per_node": (1, 1024, True), "reports.multi_node_min": (1, None, True),
     "reports.recovery_target": (0, None, False), "advise.sbatch_min_nodes": (1, None, True),
     "io.max_mounts": (1, 1000, True),
+    "stalls.margin": (1, None, True), "stalls.no_gpu_factor": (1, None, True),
+    "stalls.idle_factor": (1, None, True), "stalls.probe_timeout": (0, None, False),
 }
 
 #: Tables whose sub-tables are free-form names, each validated against another table.
 NAMED_TABLES: dict[str, str] = {"nodes": "node", "xid": "xid_override", "hardware": "hardware_profile",
-                                "plugins.partitions": "partition_defaults", "io.filesystems": "filesystem_defaults"}
+                                "plugins.partitions": "partition_defaults", "io.filesystems": "filesystem_defaults",
+                                "stalls.partitions": "partition_defaults"}
 
 
 class ConfigError(ValueError):

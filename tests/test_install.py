@@ -21,13 +21,16 @@ def test_units_run_this_installation_with_its_configuration(tmp_path: Path, monk
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     names = sorted(Path(p).name for p in out["written"])
-    assert names == ["slurmtools-controller.service", "slurmtools-detect.service", "slurmtools-exporter.service"]
+    assert names == ["slurmtools-controller.service", "slurmtools-detect.service", "slurmtools-exporter.service",
+                     "slurmtools-stalls-sampler.service", "slurmtools-stalls.service"]
     exe = out["exe"]
     assert Path(exe.split()[0]).is_file()
     units = {n: (tmp_path / n).read_text() for n in names}
     assert f"ExecStart={exe} controller run\n" in units["slurmtools-controller.service"]
     assert f"ExecStart={exe} exporter\n" in units["slurmtools-exporter.service"]
     assert f"ExecStart={exe} detect run --interval 2m\n" in units["slurmtools-detect.service"]
+    assert f"ExecStart={exe} stalls run\n" in units["slurmtools-stalls.service"]
+    assert f"ExecStart={exe} stalls sample\n" in units["slurmtools-stalls-sampler.service"]
     assert all(f"Environment=SLURMTOOLS_CONFIG={conf}\n" in u for u in units.values())
     assert all((tmp_path / n).stat().st_mode & 0o777 == 0o644 for n in names)
     if shutil.which("systemd-analyze"):

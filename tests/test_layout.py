@@ -8,7 +8,7 @@ from pathlib import Path
 
 PKG = Path(__file__).resolve().parent.parent / "slurmtools"
 STAGES = ("hooks", "checks", "diagnosis", "ledger", "controller", "jobs", "plugins", "slurm", "lab", "cli",
-          "reports", "iostat")
+          "reports", "iostat", "stalls")
 #: Top-level modules that are shared by every stage (everything else lives in a stage's folder).
 SHARED = {"__init__.py", "__main__.py", "config.py", "fsutil.py", "timeutil.py", "_plain.py", "textsafe.py",
           "bounds.py"}

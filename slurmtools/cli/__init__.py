@@ -2,7 +2,7 @@
 
 One module per command group (`config`, `nodes`, `lab`, `diagnose`, `check` + `snapshot` + `hook`,
 `jobs` for sbatch/status/why, `exclude`, `ledger`, `controller`, `plugins`, `report`, `exporter`, `io`,
-`checkpoint`, `detect`, `install`, `doctor`, `advise`), all sharing `common`
+`checkpoint`, `detect`, `install`, `doctor`, `advise`, `perf`, `stalls`), all sharing `common`
 (configuration, `--json` output, one-line errors, a ledger session). This module only registers them;
 nothing imports back from it. Commands import their heavy modules lazily, so `--help` stays quick.
 """
@@ -33,6 +33,7 @@ from slurmtools.cli.nodes import nodes_cmd
 from slurmtools.cli.perf import perf_group
 from slurmtools.cli.plugins import plugins_group
 from slurmtools.cli.report import report_cmd
+from slurmtools.cli.stalls import stalls_group
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -47,5 +48,5 @@ def main(verbose: int) -> None:
 for _command in (config_group, nodes_cmd, lab_group, diagnose_cmd, hook_cmd, check_cmd, snapshot_group, sbatch_cmd,
                  status_cmd, why_cmd, exclude_group, ledger_group, controller_group, plugins_group, report_cmd,
                  exporter_cmd, io_cmd, checkpoint_group, detect_group, install_group, doctor_cmd, perf_group,
-                 advise_group):
+                 advise_group, stalls_group):
     main.add_command(_command)

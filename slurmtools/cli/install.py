@@ -12,7 +12,8 @@ import click
 from slurmtools.cli.common import echo, emit_json, fail
 
 UNITS = {"controller": "slurmtools-controller.service", "exporter": "slurmtools-exporter.service",
-         "detect": "slurmtools-detect.service"}
+         "detect": "slurmtools-detect.service", "stalls": "slurmtools-stalls.service",
+         "stalls-sampler": "slurmtools-stalls-sampler.service"}
 
 
 @click.group("install")

@@ -22,7 +22,7 @@ FORMATS = ("text", "json", "csv", "html")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write to FILE, not stdout.")
 @click.option("--section", "sections", multiple=True, metavar="S",
               help="Only these sections (repeatable): failures, mttf, mttr, goodput, concentration, retries, "
-                   "detection, checkpoints, gpu_perf, whatif, unrecognised.")
+                   "detection, checkpoints, gpu_perf, whatif, unrecognised, stalls.")
 @click.option("--nodes", type=click.IntRange(min=1), help="Nodes in the fleet (default: reports.nodes, else the "
                                                           "nodes the ledger knows).")
 @click.option("--gpus-per-node", type=click.IntRange(min=1), help="GPUs per node (default: reports.gpus_per_node).")

@@ -19,29 +19,43 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import logging
 import os
+import socket
+import time
 from typing import Any
 
 log = logging.getLogger(__name__)
 
+#: The leader writes `leader:<role>:<cluster>` in the ledger's meta table at most this often: the exporter's
+#: `slurmtools_leader_heartbeat_timestamp_seconds{role}`, whose age alerts when no host leads (docs/stalls.md).
+HEARTBEAT_S = 30.0
 
-def lock_key(cluster: str) -> int:
-    """A signed 64-bit advisory-lock key for CLUSTER (stable across processes and hosts)."""
-    digest = hashlib.sha256(f"slurmtools-controller:{cluster}".encode()).digest()
+
+def lock_key(cluster: str, role: str = "controller") -> int:
+    """A signed 64-bit advisory-lock key for CLUSTER (stable across processes and hosts); ROLE: which service
+    (the controller, the stall detector: each has its own leader)."""
+    digest = hashlib.sha256(f"slurmtools-{role}:{cluster}".encode()).digest()
     return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def heartbeat_key(role: str, cluster: str) -> str:
+    return f"leader:{role}:{cluster}"
 
 
 class Leader:
     """`hold()` before each pass: True while this process is the leader (acquiring the lock when free)."""
 
-    def __init__(self, engine: Any, cluster: str) -> None:
+    def __init__(self, engine: Any, cluster: str, role: str = "controller") -> None:
         self.engine = engine
         self.cluster = cluster
-        self.key = lock_key(cluster)
+        self.role = role
+        self.key = lock_key(cluster, role)
         self._conn: Any = None
         self._fd: int | None = None
         self.leading = False
+        self._beat = 0.0
 
     @property
     def backend(self) -> str:
@@ -52,13 +66,30 @@ class Leader:
             held = self._hold_pg() if self.backend == "postgresql" else self._hold_file()
         except Exception as exc:  # noqa: BLE001 - a database that cannot be reached: not the leader, said once
             if self.leading:
-                log.error("controller: leadership lost (%s: %s): stepping down", type(exc).__name__, exc)
+                log.error("%s: leadership lost (%s: %s): stepping down", self.role, type(exc).__name__, exc)
             self._drop()
             held = False
         if held != self.leading:
-            log.warning("controller: %s", "now the leader: acting" if held else "not the leader: waiting")
+            log.warning("%s: %s", self.role, "now the leader: acting" if held else "not the leader: waiting")
         self.leading = held
+        if held and time.monotonic() - self._beat >= HEARTBEAT_S:
+            self._beat = time.monotonic()
+            self.heartbeat()
         return held
+
+    def heartbeat(self) -> None:
+        """Say in the ledger that this host leads now (a failure is logged: it never costs the leadership)."""
+        from sqlalchemy.orm import Session
+
+        from slurmtools.ledger.models import Meta
+
+        value = json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "time": time.time()})
+        try:
+            with Session(self.engine) as s:
+                s.merge(Meta(key=heartbeat_key(self.role, self.cluster), value=value))
+                s.commit()
+        except Exception as exc:  # noqa: BLE001 - a missing schema, a busy SQLite: the next beat tries again
+            log.debug("%s: heartbeat not written: %s", self.role, exc)
 
     def release(self) -> None:
         self._drop()
@@ -94,7 +125,8 @@ class Leader:
         db = self.engine.url.database or ""
         if not db or db == ":memory:":
             return True            # an in-memory ledger is this process's alone: nobody to compete with
-        fd = os.open(f"{db}.leader", os.O_RDWR | os.O_CREAT, 0o600)
+        suffix = ".leader" if self.role == "controller" else f".{self.role}.leader"
+        fd = os.open(f"{db}{suffix}", os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

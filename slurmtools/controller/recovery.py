@@ -122,28 +122,7 @@ class Recovering(ControllerBase):
         write_atomic(self._state_path(), json.dumps(state, sort_keys=True))
 
     def _deep_check_command(self, node: str) -> tuple[str, dict[str, Any]]:
-        argv = [str(a).replace("{node}", node) for a in self.cfg.get("controller.deep_check_command")]
-        try:
-            proc = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                                  timeout=float(self.cfg.get("controller.deep_check_timeout")))
-        except subprocess.TimeoutExpired:
-            return "unknown", {"error": "deep check timed out"}
-        except OSError as exc:
-            return "unknown", {"error": f"cannot run {argv[0]}: {exc}"}
-        verdict = {0: "ok", 1: "fail"}.get(proc.returncode, "unknown")
-        failed: list[Any] = []
-        boot: str | None = None
-        perf: list[Any] = []
-        try:
-            results = json.loads(proc.stdout)
-            failed = [r.get("check") for r in results if r.get("status") == "fail"]
-            boot = next((str(r["evidence"]["boot_id"]) for r in results if r.get("check") == "host"
-                         and isinstance(r.get("evidence"), dict) and r["evidence"].get("boot_id")), None)
-            perf = [r for r in results if isinstance(r, dict) and r.get("check") == "perf"]
-        except (ValueError, AttributeError, TypeError):
-            pass
-        return verdict, {"rc": proc.returncode, "failed": failed, "boot_id": boot, "stderr": proc.stderr[-500:],
-                         "perf": perf}
+        return run_deep_check(self.cfg, node)
 
     def _perf_events(self, node: str, raw: list[Any], when: float) -> list[Event]:
         """The deep check's fail-slow probe results, recorded like the health hook's (checks/perfrecord.py)."""
@@ -257,3 +236,30 @@ class Recovering(ControllerBase):
         self._save_state(state)
         self._record(events)
         return out
+
+
+def run_deep_check(cfg: Any, node: str) -> tuple[str, dict[str, Any]]:
+    """`controller.deep_check_command` for NODE: (ok | fail | unknown, what it said). Also what the stall detector
+    schedules on a stalled job's suspect (stalls/act.py)."""
+    argv = [str(a).replace("{node}", node) for a in cfg.get("controller.deep_check_command")]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                              timeout=float(cfg.get("controller.deep_check_timeout")))
+    except subprocess.TimeoutExpired:
+        return "unknown", {"error": "deep check timed out"}
+    except OSError as exc:
+        return "unknown", {"error": f"cannot run {argv[0]}: {exc}"}
+    verdict = {0: "ok", 1: "fail"}.get(proc.returncode, "unknown")
+    failed: list[Any] = []
+    boot: str | None = None
+    perf: list[Any] = []
+    try:
+        results = json.loads(proc.stdout)
+        failed = [r.get("check") for r in results if r.get("status") == "fail"]
+        boot = next((str(r["evidence"]["boot_id"]) for r in results if r.get("check") == "host"
+                     and isinstance(r.get("evidence"), dict) and r["evidence"].get("boot_id")), None)
+        perf = [r for r in results if isinstance(r, dict) and r.get("check") == "perf"]
+    except (ValueError, AttributeError, TypeError):
+        pass
+    return verdict, {"rc": proc.returncode, "failed": failed, "boot_id": boot, "stderr": proc.stderr[-500:],
+                     "perf": perf}

@@ -161,6 +161,17 @@ def why(status: dict[str, Any]) -> str:
                 text += f" The controller requeued it at {_hms(d['t_released'])}, away from {d['excluded_nodes']}."
             out.append(text)
             continue
+        if d and d["classification"] == "stall":      # the stall detector (docs/stalls.md)
+            text = f"{label}{where} hung while holding its GPUs ({d['reason']})."
+            if d["decision"] == "retry" and d["t_released"]:
+                text += (f" The controller requeued it at {_hms(d['t_released'])}" +
+                         (f", away from {d['excluded_nodes']}." if d["excluded_nodes"] else "."))
+            seen = next((f for f in a["findings"] if f["kind"] == "stall"), None)
+            if seen:
+                text += (f" Seen: {seen['message'][:300]}; the evidence (each node's GPUs, processes and stacks) is "
+                         "kept with that finding in the ledger.")
+            out.append(text)
+            continue
         if a["findings"] and a["findings"][0]["trust"] != "job":
             what = _cause(a["findings"][0])
         elif a["exit_signal"]:

@@ -187,3 +187,25 @@ def _clock(offset: str | None) -> Callable[[Target, str], dict[str, object]]:
 #: A node whose clock drifted (its NTP failed): its hooks' wall clock off by a few seconds.
 FAULTS.update({"clock-ahead": _clock("+8s"), "clock-behind": _clock("-8s"), "clock-ok": _clock(None)})
 
+
+
+def _gpu(mode: str | None) -> Callable[[Target, str], dict[str, object]]:
+    """What the node's fake GPUs report to the stall detector's sampler (`stalls.gpu_replay`): spinning (full
+    utilisation at low power, a rank waiting in a collective), idle, busy (real work); None: no signal at all."""
+
+    def inject(lab: Target, node: str) -> dict[str, object]:
+        path = lab.root / "faults" / f"{node}.gpu.json"
+        if mode is None:
+            path.unlink(missing_ok=True)
+            return {"node": node, "gpu": "clear", "file": str(path)}
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(f'{{"mode": "{mode}", "gpus": {lab.gpus}}}\n')
+        tmp.replace(path)
+        return {"node": node, "gpu": mode, "file": str(path)}
+
+    return inject
+
+
+#: The stall detector's GPU signal on a lab node (`slurmtools lab inject n2 gpu-idle`).
+FAULTS.update({"gpu-spin": _gpu("spin"), "gpu-idle": _gpu("idle"), "gpu-busy": _gpu("busy"), "gpu-clear": _gpu(None)})

@@ -8,12 +8,12 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from slurmtools.reports import chains, checkpoints, gpuperf, incidents, quality, unrecognised, whatif
+from slurmtools.reports import chains, checkpoints, gpuperf, incidents, quality, stalls, unrecognised, whatif
 from slurmtools.reports.scope import Scope, Sql, iso
 
 #: Section names, in the order a report shows them.
 SECTIONS = ("failures", "mttf", "mttr", "goodput", "concentration", "retries", "detection", "checkpoints",
-            "gpu_perf", "whatif", "unrecognised")
+            "gpu_perf", "whatif", "unrecognised", "stalls")
 
 
 class ReportError(RuntimeError):
@@ -58,6 +58,7 @@ def build_report(engine: Engine, scope: Scope, *, prefix: str = "slurmtools:",
                 "whatif": lambda: whatif.whatif(sql, scope, params,
                                                 out.get("mttf") or incidents.projected(sql, scope, params)),
                 "unrecognised": lambda: unrecognised.unrecognised(sql, scope, params),
+                "stalls": lambda: stalls.stalls(sql, params),
             }
             for name in SECTIONS:
                 if name in sections:
@@ -129,4 +130,6 @@ def _is_empty(name: str, s: dict[str, Any]) -> bool:
         return whatif.is_empty(s)
     if name == "unrecognised":
         return unrecognised.is_empty(s)
+    if name == "stalls":
+        return stalls.is_empty(s)
     return bool(not s["drains_by_actor"] and not s["decisions"] and s["confirmed"] + s["refuted"] == 0)

@@ -7,6 +7,7 @@ drain circuit breaker. Labels are bounded: node names, never job ids."""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import time
@@ -142,6 +143,17 @@ class LedgerCollector(Collector):
             yield duration
             yield when
             yield from perf_families(rows)
+            beat = GaugeMetricFamily("slurmtools_leader_heartbeat_timestamp_seconds",
+                                     "When the leader of a service (controller, stalls) last said it leads (Unix time)",
+                                     labels=["role"])
+            for key, value in rows("SELECT key, value FROM meta WHERE key LIKE 'leader:%'"):
+                role, _, cluster = str(key)[len("leader:"):].partition(":")
+                try:
+                    if cluster == self.cluster:
+                        beat.add_metric([role], float(json.loads(value)["time"]))
+                except (ValueError, KeyError, TypeError):
+                    continue
+            yield beat
             for family, labels, table in COUNTS:
                 metric = family[0](family[1], family[2], labels=list(labels))
                 cols = ", ".join(LABEL_SQL.get(c, c) for c in labels)

@@ -161,6 +161,21 @@ def text(report: dict[str, Any]) -> str:
             out += ["   " + x for x in _table(rows, ["subsystem", "kind", "count", "nodes", "messages", "first seen",
                                                  "last seen"])]
             out += [f"   e.g. {s['subsystem']}: {s['example'][:150]}" for s in u["subsystems"]]
+    if "stalls" in report:
+        st = report["stalls"]
+        out += ["", "12. Stalls (running jobs hung while holding their GPUs: `slurmtools stalls`)",
+                f"   stalled attempts {st['stalls']} ("
+                + (", ".join(f"{k} {v}" for k, v in st["by_outcome"].items()) or "none")
+                + f"), with a suspect node {st['with_suspect']}",
+                f"   GPU-hours held from the last progress to the action: {fmt(st['gpu_hours_lost'])}; "
+                f"time to detect: median {dur(st['time_to_detect_median_s'])}",
+                f"   suspects deep-checked {st['suspects_checked']}: confirmed {st['suspects_confirmed']}, "
+                f"refuted {st['suspects_refuted']}"]
+        rows = [[str(w["job_id"]), str(w["restart_count"]), w["suspect"] or "-", w["outcome"], str(w["gpus"]),
+                 fmt(w["gpu_hours_lost"]), dur(w["time_to_detect_s"])] for w in st["worst"]]
+        if rows:
+            out += ["   " + x for x in _table(rows, ["job", "attempt", "suspect", "outcome", "GPUs", "GPU-h lost",
+                                                     "to detect"])]
     return "\n".join(out) + "\n"
 
 

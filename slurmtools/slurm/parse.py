@@ -151,6 +151,7 @@ def job_from_json(job: dict[str, Any]) -> JobInfo:
         end_time=epoch(job.get("end_time")) if str(state) not in {"RUNNING", "PENDING"} else None,
         work_dir=job.get("current_working_directory") or "",
         stdout=job.get("standard_output") or "",
+        stderr=job.get("standard_error") or "",
         array_job_id=_int_or_none(job.get("array_job_id")) or None,
         array_task_id=_int_or_none(job.get("array_task_id")),
     )

@@ -139,6 +139,7 @@ class JobInfo:
     end_time: datetime | None = None
     work_dir: str = ""
     stdout: str = ""
+    stderr: str = ""         # as Slurm gives it (empty: with stdout)
     array_job_id: int | None = None
     array_task_id: int | None = None
 
