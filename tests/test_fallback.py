@@ -183,7 +183,7 @@ def test_report_lists_unrecognised_messages_by_subsystem(tmp_path: Path) -> None
     assert s["example"] == "EDAC skx: scrubber 1 halted"
     assert s["top_families"][0] == {"family": "EDAC skx: scrubber <n> halted", "count": 4}
     text = render.text(r)
-    assert "9. Unrecognised messages" in text and "machine-check" in text and "e.g. machine-check" in text
+    assert "11. Unrecognised messages" in text and "machine-check" in text and "e.g. machine-check" in text
     assert "unrecognised,subsystems[0].count,5" in render.csv_text(r)
     html = render_html(r)
     assert 'id="unrecognised"' in html and "EDAC skx: scrubber 1 halted" in html

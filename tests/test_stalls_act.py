@@ -217,8 +217,8 @@ def test_the_report_s_stalls_section(world: dict[str, Any]) -> None:
     assert 2 * 8 * 1900 / 3600 + 8 * 1900 / 3600 <= st["gpu_hours_lost"] <= 2 * 8 * 1960 / 3600 + 8 * 1960 / 3600
     assert (st["suspects_checked"], st["suspects_confirmed"], st["suspects_refuted"]) == (1, 0, 1)
     assert st["worst"][0]["job_id"] == 6 and st["worst"][0]["suspect"] == "n2"
-    assert "9. Stalls" in render.text(rep) and "refuted 1" in render.text(rep)
-    assert '<h2 id="stalls">9. Stalls</h2>' in render_html(rep)
+    assert "12. Stalls" in render.text(rep) and "refuted 1" in render.text(rep)
+    assert '<h2 id="stalls">12. Stalls</h2>' in render_html(rep)
 
 
 def test_apprise_delivers_to_a_json_endpoint() -> None:
