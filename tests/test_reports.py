@@ -360,7 +360,7 @@ def test_whatif_worked_by_hand(tmp_path: Path) -> None:
     # every figure says what it assumes; the text and CSV show the section
     assert set(r["whatif"]["assumes"]) == {"today", "advised", "recovery_at_target", "lemons_excluded"}
     text = render.text(r)
-    assert "9. What if" in text and "8-31" in text
+    assert "10. What if" in text and "8-31" in text
     rows = list(csv.DictReader(io.StringIO(render.csv_text(r))))
     assert any(x["section"] == "whatif" and x["metric"].endswith("lemons_excluded.goodput") for x in rows)
     small = next(x for x in r["whatif"]["sizes"] if x["nodes_from"] == 1)       # job 300: no saves recorded

@@ -2,8 +2,8 @@
 
 The parser does not enumerate prefixes: it walks the line from the left over envelope *elements* and stops where
 the message starts: at a known subsystem tag (`NVRM:`, `mlx5_core`, `pcieport`, `EDAC`, `LustreError`, `nfs:`, ...:
-`subsystems.SUBSYSTEMS`), at a syslog `NAME[PID]:` tag (kept in the message: such a line is a daemon's or anyone's,
-trust `syslog`), after `kernel:`, or at the first word that is no envelope element. Elements:
+`data/subsystems.toml`, read by `subsystems`), at a syslog `NAME[PID]:` tag (kept in the message: such a line is a
+daemon's or anyone's, trust `syslog`), after `kernel:`, or at the first word that is no envelope element. Elements:
 
 - stamps of every shape: `[  123.456789]` (mono), `[  +0.000844]` (--reltime), `[Jan11 09:52]` (-H), any bracketed
   date and time (`[Sun Jan 11 09:52:01 2026]`, `[mar. janv. 11 09:52:01 2026]`), ISO 8601 (`T` or blank, `,` or
@@ -36,9 +36,9 @@ import json
 import re
 from dataclasses import dataclass
 
-from slurmtools.diagnosis.subsystems import ANY_TAG, TASK_FIRST, subsystem_of
+from slurmtools.diagnosis.subsystems import ANY_TAG, TAG_SOURCE, TASK_FIRST
 
-__all__ = ["MAX_LINE", "TASK_FIRST", "Line", "normalise", "pci", "subsystem_of"]
+__all__ = ["MAX_LINE", "TASK_FIRST", "Line", "normalise", "pci"]
 
 MAX_LINE = 4096  # longer lines are cut before matching: a 1 MB line costs no more than this
 #: A JSON line is decoded up to this size (its message is then cut to MAX_LINE).
@@ -46,7 +46,7 @@ MAX_JSON = 64 << 10
 #: Envelope elements read at most (a line of a thousand stamps costs no more than this).
 MAX_ELEMENTS = 16
 
-_TAGS = ANY_TAG.pattern
+_TAGS = TAG_SOURCE
 _TIME = r"\d{1,2}:\d\d:\d\d(?:[.,]\d{1,9})?"
 _DATEWORD = (r"(?:[^\W\d_]{1,12}\.?,?|\d{1,4}[./-]\d{1,2}[./-]\d{1,4}|\d{1,4}[年月월](?:\d{1,2}[日일])?|\d{1,2}[日일]"
              r"|\d{1,4}[.,]?)")
