@@ -139,6 +139,13 @@ ENVELOPES = [   # (line, stamp, mono, host): every way the same kernel message r
     ('{{"line":"[  123.456789] {m}","timestamp":"2026-01-11T09:52:01Z"}}', "123.456789", 123.456789, None),
     ('{{"message":"{m}","kubernetes":{{"host":"gpu017"}},"@timestamp":"2026-01-11T09:52:01Z"}}',
      "2026-01-11T09:52:01Z", None, "gpu017"),
+    ("> > Jan 11 09:52:01 gpu017 kernel: {m}", "Jan 11 09:52:01", None, "gpu017"),      # a quoted mail or post
+    ("> kernel: {m}", None, None, None),
+    ("gpu017 login: [  123.456789] {m}", "123.456789", 123.456789, None),                  # a serial console
+    ("[  123.456789]  EMERG: {m}", "123.456789", 123.456789, None),                       # a level word
+    ("10.1.2.3: kern: warning: [2026-01-11T09:52:01.288830314Z]: {m}", "2026-01-11T09:52:01.288830314Z", None,
+     "10.1.2.3"),                                                                           # pdsh over dmesg -x
+    ("  Warning  KernelOops  4m55s (x7 over 35m)  kernel-monitor, gpu017  {m}", None, None, None),   # kubectl events
     ('{{"short_message":"{m}","host":"gpu017"}}', None, None, "gpu017"),                 # GELF
     ('{{"message":"{m}","host":{{"name":"gpu017"}},"@timestamp":"2026-01-11T09:52:01Z"}}',  # Elastic's ECS
      "2026-01-11T09:52:01Z", None, "gpu017"),

@@ -65,7 +65,7 @@ _STAMPS = (
 )
 #: Elements of an absolute stamp and the rest of the envelope (not after `kernel:`).
 _DATES = (
-    r"\[(?P<bstamp>[^\[\]\n]{0,60}?\d{1,2}:\d\d(?:[^\[\]\n]{0,30}?))\]",
+    r"\[(?P<bstamp>[^\[\]\n]{0,60}?\d{1,2}:\d\d(?:[^\[\]\n]{0,30}?))\]:?",
     r"(?P<epoch>\d{9,10}\.\d{1,9})(?=[ \t])",                                 # journalctl -o short-unix
     r"\{(?:[ \t]{0,4}[\w.-]{1,64}=\"[^\"\n]{0,256}\",?){1,32}[ \t]{0,4}\}",          # Loki's label set
     rf"(?P<iso>\d{{4}}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d)?(?:[.,]\d{{1,9}})?)?(?:Z|[+-]\d\d:?\d\d)?{_ZONE}?)",
@@ -74,6 +74,8 @@ _DATES = (
     r"(?P<glog>[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{1,9}[ \t]+\d{1,10} [\w.-]{1,64}:\d{1,6}\])",
     rf"{_FACILITY}\.{_LEVEL}",
     rf"{_FACILITY}[ \t]*:[ \t]*{_LEVEL}[ \t]*:",
+    r"(?:EMERG|ALERT|CRIT|ERR|WARN|NOTICE|DEBUG):(?=[ \t])",              # a level word (not INFO: or WARNING:, which
+                                                                         # begin kernel messages: hung tasks, splats)
     r"(?:stdout|stderr)[ \t]+[FP](?=[ \t])",
     r"\[pod/[^\]\s]{1,253}\]",
     r"\[\d{1,6},\d{1,6}\]<std(?:out|err)>:",
@@ -89,12 +91,17 @@ _HOST = (rf"(?!{_FACILITY}\.{_LEVEL}[ \t])(?P<host>[\w.-]{{1,64}})"
 #: At the line's start only.
 _START = (
     r"/ # ",
+    r"(?:>[ \t]*)+(?=\S)",                                                # a mail or forum quote: `> > Dec  1 ...`
+    r"[\w.-]{1,64} login:",                                               # a serial console's getty prompt
+    # `kubectl describe` events (node-problem-detector's kernel-monitor): type, reason, age, from, then the message
+    r"(?:Normal|Warning)[ \t]+[A-Za-z]\w{0,63}[ \t]+(?:\d+[smhd][\dsmhd]*|<unknown>)(?:[ \t]+\(x\d+ over \w+\))?"
+    r"[ \t]+[\w.-]{1,64}(?:,[ \t]*[\w.-]{1,253})?[ \t]{2,}(?:\(combined from similar events\):)?",
     r"(?P<file>/(?:[\w.@+-]{1,64}/){0,16}[\w.@+-]{1,64}(?::\d{1,10})?:"
     r"|(?:[\w.@+-]{1,64}/){1,16}[\w@+-]{0,64}\.[\w.@+-]{1,64}(?::\d{1,10})?:"
     r"|(?:kern|syslog|messages|dmesg|daemon|kernel|console|warn|all)(?:\.log)?(?:[.-][\w.-]{1,32})?(?::\d{1,10})?:"
     r"|[\w.@+-]{1,64}\.(?:log|txt|out|err)(?:\.\d{1,4})?(?:\.gz)?(?::\d{1,10})?:)",
     r"\d{1,9}(?:[ \t]+|(?=\[))",
-    rf"(?P<pdsh>[\w.-]{{1,64}}):[ \t]+(?=\[|<\d|\d{{4}}-\d\d-\d\d|\d{{1,3}},\d+,\d+,|kernel:"
+    rf"(?P<pdsh>[\w.-]{{1,64}}):[ \t]+(?=\[|<\d|\d{{4}}-\d\d-\d\d|\d{{1,3}},\d+,\d+,|kernel:|{_FACILITY}[ \t]*:"
     rf"|(?:{_DATEWORD}[ \t]+){{1,4}}\d{{1,2}}:\d\d:\d\d|(?:{_TAGS}))",
 )
 
