@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from slurmtools.cli import main
-from slurmtools.diagnosis import diagnose, fallback, policy, suggest
+from slurmtools.diagnosis import diagnose, fallback, policy, subsystems, suggest
 from slurmtools.diagnosis.findings import KINDS, NODE_TRUST
 from slurmtools.diagnosis.rules import packaged, validate
 from slurmtools.ledger import schema, ship
@@ -86,15 +86,50 @@ def test_every_word_of_the_vocabulary_reaches_the_fallback_through_the_prefilter
         assert [(f.kind, f.details.get("unrecognised")) for f in found] == [("mce", True)], word
 
 
-def test_the_subsystem_table_is_data_anchored_at_the_message_start() -> None:
-    table = fallback.subsystems()
+def test_the_subsystem_table_is_one_table_of_data() -> None:
+    """data/subsystems.toml is the one definition: the envelope parser's tags, the prefilter's tag literals and
+    error words, and the fallback's subsystems and vocabulary all come from it."""
+    from slurmtools.diagnosis import lines, prefilter, rules
+    from slurmtools.diagnosis.findings import CATEGORIES
+
+    table = [s for s in subsystems.SUBSYSTEMS if s.kind]
     assert {s.kind for s in table} >= {"gsp", "sxid", "nvlink", "fabric_manager", "ib", "pcie", "mce", "disk", "nfs",
                                       "thermal"}
-    assert all(s.pattern.pattern.startswith("^") for s in table)
-    with pytest.raises(ValueError, match="anchored"):
-        fallback.load_table([{"name": "x", "kind": "disk", "pattern": "nvme"}])
+    assert all(s.category in CATEGORIES for s in table)
+    for sub in subsystems.SUBSYSTEMS:
+        for example in sub.examples:     # each example is its subsystem's, and the prefilter finds its tag
+            assert subsystems.subsystem_of(example) is sub, (sub.name, example)
+            assert any(lit in example for lit in sub.literals), (sub.name, example)
+            assert lines.normalise(f"[ 1.0] {example}").message == example
+    assert set(subsystems.TAG_LITERALS) == {lit for s in table for lit in s.literals}
+    assert prefilter.TAG_PATTERN.pattern.count(b"|") + 1 == len(subsystems.TAG_LITERALS)
+    # the fallback's words are the prefilter's: every word of the vocabulary holds one of the prefilter's words
+    assert all(any(w in word for w in subsystems.ERROR_WORDS) for word in subsystems.WORDS)
+    [fb, fb_daemon] = [r for r in rules.ruleset().rules if r.handler == "unrecognised"]
+    assert fb.source == fb_daemon.source == subsystems.ERROR_PATTERN and fb.literals == fb_daemon.literals == ()
+    with pytest.raises(ValueError, match="start"):
+        subsystems.load({"errors": {"words": ["failed"]}, "subsystem": [{"name": "x", "tags": ["^nvme"],
+                                                                           "literals": ["nvme"]}]})
+    with pytest.raises(ValueError, match="lower-case"):
+        subsystems.load({"errors": {"words": ["Failed"]}})
+    with pytest.raises(rules.RuleError, match="no literals or pattern"):
+        rules.validate([{"name": "mine", "kind": "unknown", "handler": "unrecognised", "literals": ["x"],
+                         "pattern": "x", "examples": ["EDAC x: failed"]}])
     names = [r["name"] for r in packaged()]
     assert names[-2:] == ["unrecognised", "unrecognised_daemon"]   # tried after every other rule
+
+
+def test_a_rule_read_by_the_subsystem_path_does_not_widen_the_prefilter() -> None:
+    """`prefilter = "subsystem"`: a rule's error-word literals are not keywords (the prefilter passes its lines by
+    a subsystem's tag and the word); a failing line of no subsystem is never decoded."""
+    from slurmtools.diagnosis import rules
+
+    rs = rules.ruleset()
+    assert not set(rs.keywords) & {b"failed", b"Failed", b"ailed", b"error", b"Error", b"rror", b"ERROR", b"fatal"}
+    for line in (b"something failed without a subsystem", b"ERROR: the job's own error line",
+                 b"Failed to start foo.service"):
+        assert not rs.prefilter.wanted(line), line
+    assert rs.prefilter.wanted(b"nvme nvme0: frobnication failed")
 
 
 def test_distinct_unknown_messages_stay_distinct_and_repeats_fold() -> None:
@@ -257,7 +292,7 @@ def test_dcgm_health_system_decides_the_kind() -> None:
 def test_every_kind_is_known_and_has_a_verdict_row_in_the_docs() -> None:
     """findings.KINDS, the packaged rules, the subsystem table and docs/diagnosis.md agree on the kinds."""
     rule_kinds = {r["kind"] for r in packaged()} - {"boot", "unknown"}     # markers and the fallback's own rule
-    assert rule_kinds | {s.kind for s in fallback.subsystems()} | {"exit"} == set(KINDS)
+    assert rule_kinds | {s.kind for s in subsystems.SUBSYSTEMS if s.kind} | {"exit"} == set(KINDS)
     doc = (Path(__file__).resolve().parent.parent / "docs" / "diagnosis.md").read_text(encoding="utf-8")
     rows = {cell.strip(" `") for line in doc.splitlines() if line.startswith("| `")
             for cell in line.split("|")[1].split(",")}

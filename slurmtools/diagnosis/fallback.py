@@ -3,9 +3,10 @@
 A kernel or daemon line that starts at a known hardware subsystem's prefix (`NVRM:`, `mlx5_core ...:`, `pcieport`,
 `EDAC`, `nvme nvme0:`, `EXT4-fs`, `LustreError:`, `nvidia-fabricmanager[PID]:`, ...) and holds an error word, but
 that no rule claims, is still a finding: the subsystem's kind and category, severity warning, action investigate,
-`details.unrecognised = true`, never a drain. Both the subsystem table (`[[subsystem]]`) and the error vocabulary
-(the pattern of the last rule, `unrecognised`) are data in data/diagnosis_rules.toml. The rule's literals feed the
-prefilter like any rule's, so the fallback costs no second pass over the log.
+`details.unrecognised = true`, never a drain. The subsystems and the error vocabulary are one table,
+data/subsystems.toml (`subsystems`), which the envelope parser and the scan's prefilter read too: the prefilter
+passes a line holding a subsystem's tag and an error word in the same pass as the rules' keywords, so the fallback
+costs no second pass over the log and widens it by nothing else.
 
 `normalise_message` turns an unrecognised message into its family (numbers, addresses, PCI ids and device names
 replaced), for the report's grouping and `slurmtools diagnose --suggest-rules`.
@@ -14,63 +15,20 @@ replaced), for the report's grouping and `slurmtools diagnose --suggest-rules`.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any
 
-from slurmtools.diagnosis.findings import CATEGORIES, Finding
+from slurmtools.diagnosis.findings import Finding
+from slurmtools.diagnosis.subsystems import subsystem_of
 
-#: The rule that carries the error vocabulary and calls this module (the last packaged rule).
+#: The rules that call this module (the last two packaged rules; their pattern is `subsystems.ERROR_PATTERN`).
 RULE_NAME = "unrecognised"
 
 
-@dataclass(frozen=True)
-class Subsystem:
-    name: str
-    kind: str
-    category: str
-    trust: str
-    pattern: re.Pattern[str]
-
-
-def load_table(raw: list[dict[str, Any]]) -> tuple[Subsystem, ...]:
-    out = []
-    for entry in raw:
-        name = entry.get("name", "?")
-        if entry.get("category", "unknown") not in CATEGORIES or \
-                entry.get("trust", "kernel") not in ("kernel", "syslog"):
-            raise ValueError(f"subsystem {name!r}: category must be one of {CATEGORIES}, trust kernel or syslog")
-        if not str(entry.get("pattern", "")).startswith("^"):
-            raise ValueError(f"subsystem {name!r}: pattern must be anchored at the message's start (^...)")
-        out.append(Subsystem(name, entry["kind"], entry.get("category", "unknown"), entry.get("trust", "kernel"),
-                             re.compile(entry["pattern"])))
-    return tuple(out)
-
-
-@lru_cache(maxsize=1)
-def subsystems() -> tuple[Subsystem, ...]:
-    """The packaged subsystem table, in the order it is tried."""
-    import tomllib
-    from importlib import resources
-
-    text = resources.files("slurmtools").joinpath("data/diagnosis_rules.toml").read_text(encoding="utf-8")
-    return load_table(tomllib.loads(text).get("subsystem", []))
-
-
-def subsystem_of(message: str) -> Subsystem | None:
-    """The hardware subsystem whose prefix the message starts at, or None."""
-    for sub in subsystems():
-        if sub.pattern.match(message):
-            return sub
-    return None
-
-
-def classify(message: str, number: int | None = None, stamp: str | None = None,
-             trust: str | None = None) -> Finding | None:
+def classify(message: str, number: int | None = None, stamp: str | None = None) -> Finding | None:
     """The fallback finding for a message that holds an error word (the caller checked) and that no rule claimed:
-    None when the message starts at no known subsystem (of that TRUST, when given)."""
+    None when the message starts at no known subsystem with a kind (`subsystems.subsystem_of`: on a line that
+    begins with a task's name, only a daemon's tag)."""
     sub = subsystem_of(message)
-    if sub is None or (trust is not None and sub.trust != trust):
+    if sub is None or sub.kind is None:
         return None
     return Finding(kind=sub.kind, category=sub.category, action="investigate", severity="warning", trust=sub.trust,
                    message=message, line=number, time=stamp,

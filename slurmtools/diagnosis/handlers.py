@@ -225,8 +225,9 @@ def unrecognised(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) 
     from slurmtools.diagnosis import fallback
 
     # the kernel's fallback rule is never read on a line that begins with a task's name (a job chose that text);
-    # the daemons' rule reads such lines, and answers only for the daemons' own tags, with trust "syslog"
-    f = fallback.classify(line.message, line.number, line.stamp, trust=rule.trust)
+    # the daemons' rule reads such lines, where subsystem_of answers only for the daemons' own tags; a finding's
+    # trust is its subsystem's (a daemon's tag: "syslog", whichever rule read it)
+    f = fallback.classify(line.message, line.number, line.stamp)
     if f is not None:
         f.details["word"] = m.group(0)
     return f

@@ -41,7 +41,8 @@ def match_line(line: Line, ctx: dict[str, Any] | None = None,
             if lit in text:
                 break
         else:
-            continue
+            if rule.literals:      # a fallback rule has none: its lines hold a subsystem's tag and an error word
+                continue
         m = rule.pattern.search(text)
         if m:   # RE2's match has the group/groupdict/start/end the handlers read
             return rule, HANDLERS.get(rule.handler or "", plain)(rule, cast("re.Match[str]", m), line, ctx)

@@ -2,8 +2,8 @@
 
 The parser does not enumerate prefixes: it walks the line from the left over envelope *elements* and stops where
 the message starts: at a known subsystem tag (`NVRM:`, `mlx5_core`, `pcieport`, `EDAC`, `LustreError`, `nfs:`, ...:
-`subsystems.SUBSYSTEMS`), at a syslog `NAME[PID]:` tag (kept in the message: such a line is a daemon's or anyone's,
-trust `syslog`), after `kernel:`, or at the first word that is no envelope element. Elements:
+`data/subsystems.toml`, read by `subsystems`), at a syslog `NAME[PID]:` tag (kept in the message: such a line is a
+daemon's or anyone's, trust `syslog`), after `kernel:`, or at the first word that is no envelope element. Elements:
 
 - stamps of every shape: `[  123.456789]` (mono), `[  +0.000844]` (--reltime), `[Jan11 09:52]` (-H), any bracketed
   date and time (`[Sun Jan 11 09:52:01 2026]`, `[mar. janv. 11 09:52:01 2026]`), ISO 8601 (`T` or blank, `,` or
@@ -36,9 +36,9 @@ import json
 import re
 from dataclasses import dataclass
 
-from slurmtools.diagnosis.subsystems import ANY_TAG, TASK_FIRST, subsystem_of
+from slurmtools.diagnosis.subsystems import ANY_TAG, TAG_SOURCE, TASK_FIRST
 
-__all__ = ["MAX_LINE", "TASK_FIRST", "Line", "normalise", "pci", "subsystem_of"]
+__all__ = ["MAX_LINE", "TASK_FIRST", "Line", "normalise", "pci"]
 
 MAX_LINE = 4096  # longer lines are cut before matching: a 1 MB line costs no more than this
 #: A JSON line is decoded up to this size (its message is then cut to MAX_LINE).
@@ -46,7 +46,7 @@ MAX_JSON = 64 << 10
 #: Envelope elements read at most (a line of a thousand stamps costs no more than this).
 MAX_ELEMENTS = 16
 
-_TAGS = ANY_TAG.pattern
+_TAGS = TAG_SOURCE
 _TIME = r"\d{1,2}:\d\d:\d\d(?:[.,]\d{1,9})?"
 _DATEWORD = (r"(?:[^\W\d_]{1,12}\.?,?|\d{1,4}[./-]\d{1,2}[./-]\d{1,4}|\d{1,4}[年月월](?:\d{1,2}[日일])?|\d{1,2}[日일]"
              r"|\d{1,4}[.,]?)")
@@ -65,7 +65,7 @@ _STAMPS = (
 )
 #: Elements of an absolute stamp and the rest of the envelope (not after `kernel:`).
 _DATES = (
-    r"\[(?P<bstamp>[^\[\]\n]{0,60}?\d{1,2}:\d\d(?:[^\[\]\n]{0,30}?))\]",
+    r"\[(?P<bstamp>[^\[\]\n]{0,60}?\d{1,2}:\d\d(?:[^\[\]\n]{0,30}?))\]:?",
     r"(?P<epoch>\d{9,10}\.\d{1,9})(?=[ \t])",                                 # journalctl -o short-unix
     r"\{(?:[ \t]{0,4}[\w.-]{1,64}=\"[^\"\n]{0,256}\",?){1,32}[ \t]{0,4}\}",          # Loki's label set
     rf"(?P<iso>\d{{4}}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d)?(?:[.,]\d{{1,9}})?)?(?:Z|[+-]\d\d:?\d\d)?{_ZONE}?)",
@@ -74,6 +74,8 @@ _DATES = (
     r"(?P<glog>[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{1,9}[ \t]+\d{1,10} [\w.-]{1,64}:\d{1,6}\])",
     rf"{_FACILITY}\.{_LEVEL}",
     rf"{_FACILITY}[ \t]*:[ \t]*{_LEVEL}[ \t]*:",
+    r"(?:EMERG|ALERT|CRIT|ERR|WARN|NOTICE|DEBUG):(?=[ \t])",              # a level word (not INFO: or WARNING:, which
+                                                                         # begin kernel messages: hung tasks, splats)
     r"(?:stdout|stderr)[ \t]+[FP](?=[ \t])",
     r"\[pod/[^\]\s]{1,253}\]",
     r"\[\d{1,6},\d{1,6}\]<std(?:out|err)>:",
@@ -89,12 +91,17 @@ _HOST = (rf"(?!{_FACILITY}\.{_LEVEL}[ \t])(?P<host>[\w.-]{{1,64}})"
 #: At the line's start only.
 _START = (
     r"/ # ",
+    r"(?:>[ \t]*)+(?=\S)",                                                # a mail or forum quote: `> > Dec  1 ...`
+    r"[\w.-]{1,64} login:",                                               # a serial console's getty prompt
+    # `kubectl describe` events (node-problem-detector's kernel-monitor): type, reason, age, from, then the message
+    r"(?:Normal|Warning)[ \t]+[A-Za-z]\w{0,63}[ \t]+(?:\d+[smhd][\dsmhd]*|<unknown>)(?:[ \t]+\(x\d+ over \w+\))?"
+    r"[ \t]+[\w.-]{1,64}(?:,[ \t]*[\w.-]{1,253})?[ \t]{2,}(?:\(combined from similar events\):)?",
     r"(?P<file>/(?:[\w.@+-]{1,64}/){0,16}[\w.@+-]{1,64}(?::\d{1,10})?:"
     r"|(?:[\w.@+-]{1,64}/){1,16}[\w@+-]{0,64}\.[\w.@+-]{1,64}(?::\d{1,10})?:"
     r"|(?:kern|syslog|messages|dmesg|daemon|kernel|console|warn|all)(?:\.log)?(?:[.-][\w.-]{1,32})?(?::\d{1,10})?:"
     r"|[\w.@+-]{1,64}\.(?:log|txt|out|err)(?:\.\d{1,4})?(?:\.gz)?(?::\d{1,10})?:)",
     r"\d{1,9}(?:[ \t]+|(?=\[))",
-    rf"(?P<pdsh>[\w.-]{{1,64}}):[ \t]+(?=\[|<\d|\d{{4}}-\d\d-\d\d|\d{{1,3}},\d+,\d+,|kernel:"
+    rf"(?P<pdsh>[\w.-]{{1,64}}):[ \t]+(?=\[|<\d|\d{{4}}-\d\d-\d\d|\d{{1,3}},\d+,\d+,|kernel:|{_FACILITY}[ \t]*:"
     rf"|(?:{_DATEWORD}[ \t]+){{1,4}}\d{{1,2}}:\d\d:\d\d|(?:{_TAGS}))",
 )
 

@@ -35,8 +35,16 @@ HANDLERS = ("xid", "sxid", "aer", "aer_detail", "mce", "link_down", "link_up", "
             "ib_counters", "port_state", "dcgm_health", "unrecognised", "pcie_bandwidth")
 FIELDS = {"name": str, "kind": str, "category": str, "action": str, "severity": str, "literals": list,
           "pattern": str, "handler": str, "trust": str, "anchor": str, "group": str, "role": str, "within": int,
-          "retype": str, "once": bool, "rate": str, "xid": int, "examples": list, "enabled": bool, "doc": str}
+          "retype": str, "once": bool, "rate": str, "xid": int, "examples": list, "enabled": bool, "doc": str,
+          "prefilter": str}
 REQUIRED = ("name", "kind", "literals", "pattern", "examples")
+#: The handler of the subsystem fallback's rules (no literals: `_vocabulary`).
+FALLBACK_HANDLER = "unrecognised"
+#: `prefilter = "subsystem"`: the rule reads messages that begin at a subsystem's tag (data/subsystems.toml); those
+#: of its literals that are an error word of that table (any case) are checked in the message but are not the
+#: prefilter's keywords: the prefilter passes such lines by the tag and the word (a bare "failed" would pass every
+#: failing line of the log). Its other literals are keywords as usual.
+PREFILTERS = ("literals", "subsystem")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 MAX_RULES = 1000
 
@@ -94,6 +102,7 @@ class Rule:
     xid: int | None = None
     examples: tuple[str, ...] = ()
     doc: str = ""
+    prefilter: str = "literals"      # or "subsystem" (PREFILTERS)
     index: int = 0
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
     _compiled: Pattern | None = field(default=None, repr=False)
@@ -123,21 +132,37 @@ def _check(raw: dict[str, Any], where: str) -> dict[str, Any]:
         if not isinstance(value, want) or (want is int and isinstance(value, bool)):
             raise RuleError(f"{where}: rule {name!r}: {key} must be {want.__name__}, got {value!r}")
     for key, allowed in (("category", CATEGORIES), ("action", ACTIONS), ("severity", SEVERITIES),
-                         ("trust", TRUSTS), ("role", ROLES), ("anchor", ANCHORS), ("handler", HANDLERS)):
+                         ("trust", TRUSTS), ("role", ROLES), ("anchor", ANCHORS), ("handler", HANDLERS),
+                         ("prefilter", PREFILTERS)):
         if key in raw and raw[key] not in allowed:
             raise RuleError(f"{where}: rule {name!r}: {key} must be one of {', '.join(allowed)}, got {raw[key]!r}")
     return raw
 
 
+def _vocabulary(raw: dict[str, Any], where: str) -> dict[str, Any]:
+    """A fallback rule (`handler = "unrecognised"`) takes its pattern from the subsystem table's error words and has
+    no literals of its own (the prefilter passes its lines by a subsystem's tag and an error word): one vocabulary."""
+    if raw.get("handler") != FALLBACK_HANDLER:
+        return raw
+    if "literals" in raw or "pattern" in raw:
+        raise RuleError(f"{where}: rule {raw.get('name', '?')!r}: a fallback rule takes its words from "
+                        "data/subsystems.toml: give it no literals or pattern")
+    from slurmtools.diagnosis.subsystems import ERROR_PATTERN
+
+    return {**raw, "literals": [], "pattern": ERROR_PATTERN, "prefilter": "subsystem"}
+
+
 def compile_rule(raw: dict[str, Any], where: str, index: int = 0, *, check: bool = True) -> Rule:
     """One validated rule (RuleError names what is wrong). CHECK: also compile the pattern now and match it
     against the examples (configuration loads and tests do; a hook trusts the checked file and compiles lazily)."""
+    if isinstance(raw, dict):
+        raw = _vocabulary(raw, where)
     if not check:
         return _rule(raw, index, None)
     _check(raw, where)
     name = raw.get("name")
     for key in REQUIRED:
-        if not raw.get(key):
+        if not raw.get(key) and not (key == "literals" and raw.get("handler") == FALLBACK_HANDLER):
             raise RuleError(f"{where}: rule {name or '(no name)'!r}: {key} is required")
     literals = tuple(raw["literals"])
     if not all(isinstance(lit, str) and len(lit) >= 2 and "\n" not in lit for lit in literals):
@@ -170,12 +195,35 @@ def compile_rule(raw: dict[str, Any], where: str, index: int = 0, *, check: bool
     for example in rule.examples:
         if not isinstance(example, str):
             raise RuleError(f"{where}: rule {name!r}: examples must be strings")
-        if not any(lit in example for lit in literals):
+        if not _passes(rule, example):
             raise RuleError(f"{where}: rule {name!r}: example {example!r} holds none of the literals {list(literals)}"
                             " (the prefilter would never pass it)")
         if not rule.pattern.search(normalise(example[:MAX_LINE]).message):
             raise RuleError(f"{where}: rule {name!r}: pattern does not match its example {example!r}")
     return rule
+
+
+def keywords_of(rule: Rule) -> tuple[str, ...]:
+    """The literals of RULE that the prefilter looks for (`PREFILTERS`)."""
+    if rule.prefilter != "subsystem":
+        return rule.literals
+    from slurmtools.diagnosis.subsystems import WORDS
+
+    return tuple(lit for lit in rule.literals if lit.strip().lower() not in WORDS)
+
+
+def _passes(rule: Rule, example: str) -> bool:
+    """Whether the prefilter passes EXAMPLE for RULE: a keyword, or (`prefilter = "subsystem"`) a subsystem's tag
+    and one of the rule's error-word literals."""
+    if any(lit in example for lit in keywords_of(rule)):
+        return True
+    if rule.prefilter != "subsystem":
+        return False
+    from slurmtools.diagnosis.subsystems import ERROR_WORDS, TAG_LITERALS
+
+    low = example.lower()
+    return (any(t in example for t in TAG_LITERALS) and any(w in low for w in ERROR_WORDS)
+            and (not rule.literals or any(lit in example for lit in rule.literals)))
 
 
 def _rule(raw: dict[str, Any], index: int, pattern: Pattern | None) -> Rule:
@@ -185,7 +233,8 @@ def _rule(raw: dict[str, Any], index: int, pattern: Pattern | None) -> Rule:
                 anchor=raw.get("anchor", "prefix"), group=raw.get("group"), role=raw.get("role", "header"),
                 within=raw.get("within", 30), retype=raw.get("retype"), once=raw.get("once", False),
                 rate=parse_rate(raw["rate"]) if raw.get("rate") else None, xid=raw.get("xid"),
-                examples=tuple(raw["examples"]), doc=raw.get("doc", ""), index=index, raw=raw, _compiled=pattern)
+                examples=tuple(raw["examples"]), doc=raw.get("doc", ""), index=index, raw=raw, _compiled=pattern,
+                prefilter=raw.get("prefilter", "literals"))
 
 
 @lru_cache(maxsize=1)
@@ -252,7 +301,7 @@ class RuleSet:
 
     def __init__(self, rules: list[Rule]) -> None:
         self.rules = rules
-        self.keywords: tuple[bytes, ...] = tuple(sorted({prefilter_key(lit) for r in rules for lit in r.literals}))
+        self.keywords: tuple[bytes, ...] = tuple(sorted({prefilter_key(lit) for r in rules for lit in keywords_of(r)}))
         self._prefilter: Prefilter | None = None
         self.task_rules = [r for r in rules if r.anchor == "task" or r.trust != "kernel"]
         self.groups = {r.group for r in rules if r.group}

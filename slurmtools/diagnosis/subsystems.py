@@ -1,68 +1,88 @@
-"""Which hardware subsystem a kernel message comes from: the tags their messages begin with, as data.
+"""Which hardware subsystem a kernel message comes from, and the words of a failure: one table, as data.
 
-`subsystem_of(message)` names the subsystem of a message (after the envelope: `lines.normalise`) or None. The
-envelope parser uses the same tags to find where a message starts, and the scan's prefilter passes a line that
-holds a tag and a word of `ERROR_WORDS` (so that a failure no rule knows yet can still be reported: the
-"unrecognised hardware error" fallback) as well as every line that holds a rule's literal.
+The table is `data/subsystems.toml` (the one definition; nothing else lists tags or error words):
+
+- `[[subsystem]]`: name, kind, category, trust, `tags` (regular expressions matched at the message's start),
+  `literals` (fixed strings one of which every tag's match holds), examples;
+- `[errors] words`: the failure vocabulary (whole words, any case).
+
+Three users read it: the envelope parser (`lines.py`: a tag is where a message starts: `ANY_TAG`), the scan's
+prefilter (`prefilter.py`: a line holding a tag's literal, `TAG_LITERALS`, and an error word, `ERROR_WORDS`, is a
+candidate although no rule's literal is in it) and the subsystem fallback (`fallback.py`: a message that starts at
+a subsystem's tag (`subsystem_of`) and holds an error word (`ERROR_PATTERN`) that no rule claims is a warning of
+the subsystem's kind). The prefilter therefore passes exactly the lines the fallback can need (its tag literals
+and its words are the fallback's own, as substrings), and a benign line (no error word) stays silent.
 
 A message that begins with a task's name (`TASK_FIRST`: `NAME[PID]: segfault`, `NAME invoked oom-killer`, ...)
-has no subsystem, whatever the name spells: a job chooses its process names. The one exception is a daemon tag
-too long to be a task's name (a task's name has at most 15 bytes): `nvidia-fabricmanager[PID]:` is a syslog
-line (anyone could write it with logger(1): such findings have trust `syslog` and never drain).
+has no kernel subsystem, whatever the name spells: a job chooses its process names. Only a subsystem with trust
+`syslog` (a daemon tag too long to be a task's name, which has at most 15 bytes: `nvidia-fabricmanager[PID]:`) is
+read on such a line; anyone could write it with logger(1), so such findings have trust `syslog` and never drain.
 """
 
 from __future__ import annotations
 
 import re
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
 
-#: Subsystem -> the tags its messages begin with (regular expressions, matched at the message's start). A tag
-#: must be followed by what the kernel prints after it (a colon, a device, a space), never by `[PID]`.
-SUBSYSTEMS: dict[str, tuple[str, ...]] = {
-    "nvidia": (r"NVRM(?::|\b)", r"nvidia-(?:modeset|uvm|drm|peermem|nvlink|vgpu-vfio)(?::| )",
-               r"nvidia(?: [0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7])?:", r"nvidia_uvm:",
-               r"\[drm:nv_drm\w*\]", r"nv_peer_mem"),
-    "nvswitch": (r"nvidia-nvswitch\d*:", r"NVSwitch", r"nvswitch\d*:"),
-    "fabric_manager": (r"nv(?:idia)?-fabricmanager(?:\[\d+\])?:",),
-    "ib": (r"mlx[45]_(?:core|ib|en)\b", r"mlx[45]_\w+:", r"ib_(?:core|ipoib|mad|umad|uverbs|cm|srp|iser)\b:?",
-           r"ibp\w+:", r"ib\d+:", r"infiniband\b", r"rdma_\w+:", r"hfi1\b", r"bnxt_re\b", r"irdma\b", r"ipoib\b",
-           r"mlx[45]_\w+ [0-9a-fA-F]{4}:"),
-    "pcie": (r"pcieport ", r"pciehp ", r"pciehp:", r"pci [0-9a-fA-F]{4}:", r"pci_bus [0-9a-fA-F]{4}:", r"DPC:",
-             r"AER:", r"PCIe Bus Error"),
-    "mce": (r"EDAC\b", r"mce:", r"\{\d+\}\[Hardware Error\]", r"\[Hardware Error\]", r"GHES:", r"ghes\b", r"RAS:",
-            r"Memory failure:", r"mcelog:", r"MCE:", r"Machine check", r"CPU \d+: Machine Check", r"soft offline:"),
-    "disk": (r"nvme\d*(?:n\d+)?(?:p\d+)?(?::| )", r"blk_update_request:", r"print_req_error:", r"I/O error",
-             r"Buffer I/O error", r"EXT4-fs\b", r"XFS\b", r"BTRFS\b", r"ata\d+(?:\.\d+)?:", r"sd \d+:\d+:\d+:\d+:",
-             r"scsi \d+:", r"scsi_io_completion", r"md/raid\d*:", r"md\d+: ", r"blk_\w+:",
-             r"critical (?:medium|target) error", r"dm-\d+:", r"JBD2:", r"megaraid_sas", r"mpt[23]?sas"),
-    "lustre": (r"LustreError\b", r"LNetError\b", r"Lustre:", r"LNet:"),
-    "nfs": (r"nfs:", r"NFS:", r"nfs4\w*:", r"NFSv4", r"lockd:", r"NFSD:", r"RPC:", r"rpcbind:", r"mmfs\b", r"GPFS\b"),
-    "thermal": (r"CPU\d+: (?:Core|Package) temperature", r"thermal\b", r"thermal_zone\d*:", r"intel_powerclamp",
-                r"coretemp\b"),
-    "usb": (r"xhci_hcd\b", r"xhci\b", r"usb \d+-[\d.]+:"),
-    "net": (r"NETDEV WATCHDOG", r"bnxt_en\b", r"i40e\b", r"ice [0-9a-fA-F]{4}:", r"ena [0-9a-fA-F]{4}:", r"ixgbe\b",
-            r"igb\b", r"e1000e\b", r"tg3\b"),
-}
+#: A subsystem's trust: the kernel's own prefix, or a daemon's tag (read on task-first lines, never drains).
+TRUSTS = ("kernel", "syslog")
 
-#: The words of a failure: a line with a subsystem's tag and one of these is decoded even if no rule's literal
-#: is in it (matched without case; the prefilter looks for them as they stand here).
-ERROR_WORDS: tuple[str, ...] = (
-    "error", "fail", "timeout", "timed out", "fatal", "cannot", "can't", "unable", "halt", "down", "degrad",
-    "lost", "abort", "corrupt", "critical", "panic", "hung", "stuck", "not responding", "reset", "fault", "offline",
-    "throttl", "uncorrect", "exceed", "bad ", "invalid", "denied", "refused", "unrecover", "broken", "missing",
-)
 
-#: The literal part of every tag: what the prefilter looks for (a line with none of them has no subsystem).
-TAG_LITERALS: tuple[str, ...] = (
-    "NVRM", "nvidia", "nv_drm", "nv_peer_mem", "NVSwitch", "nvswitch", "fabricmanager", "mlx4_", "mlx5_", "ib_",
-    "ibp", *(f"ib{i}" for i in range(10)), "infiniband", "rdma_", "hfi1", "bnxt_", "irdma", "ipoib",
-    "pcieport", "pciehp", "pci 0", "pci_bus", "DPC:", "AER:", "PCIe Bus Error", "EDAC", "mce:", "Hardware Error",
-    "GHES", "ghes", "RAS:", "Memory failure", "mcelog", "MCE:", "Machine check", "Machine Check", "soft offline",
-    "nvme", "blk_", "print_req_error", "I/O error", "EXT4-fs", "XFS", "BTRFS", "ata", "sd ", "scsi", "md/raid",
-    *(f"md{i}" for i in range(10)), "critical medium", "critical target", "dm-", "JBD2",
-    "megaraid", "mpt2sas", "mpt3sas", "mptsas", "LustreError", "LNetError", "Lustre:", "LNet:", "nfs", "NFS", "lockd:",
-    "RPC:", "rpcbind", "mmfs", "GPFS", "temperature", "thermal", "intel_powerclamp", "coretemp", "xhci", "usb ",
-    "NETDEV WATCHDOG", "i40e", "ice 0", "ena 0", "ixgbe", "igb", "e1000e", "tg3",
-)
+@dataclass(frozen=True)
+class Subsystem:
+    name: str
+    kind: str | None          # None: a tag the envelope parser knows, never a fallback finding
+    category: str
+    trust: str
+    tags: tuple[str, ...]
+    literals: tuple[str, ...]
+    examples: tuple[str, ...]
+    pattern: re.Pattern[str]  # the tags as one pattern, matched at the message's start
+
+
+def load(raw: dict[str, Any]) -> tuple[tuple[Subsystem, ...], tuple[str, ...]]:
+    """(subsystems, error words) from the table's TOML, checked: every tag compiles, every word is lower case."""
+    subs = []
+    for entry in raw.get("subsystem", []):
+        name = str(entry.get("name", "?"))
+        tags = tuple(entry.get("tags", ()))
+        literals = tuple(entry.get("literals", ()))
+        if not tags or not literals or entry.get("trust", "kernel") not in TRUSTS:
+            raise ValueError(f"subsystem {name!r}: needs tags and literals, trust one of {TRUSTS}")
+        if any(t.startswith("^") for t in tags):
+            raise ValueError(f"subsystem {name!r}: tags are matched at the message's start already (no ^)")
+        pattern = re.compile("(?:" + "|".join(tags) + ")")
+        subs.append(Subsystem(name, entry.get("kind"), entry.get("category", "unknown"), entry.get("trust", "kernel"),
+                              tags, literals, tuple(entry.get("examples", ())), pattern))
+    words = tuple(raw.get("errors", {}).get("words", ()))
+    if not words or not all(re.fullmatch(r"[a-z][a-z' ]*[a-z]", w) for w in words):
+        raise ValueError("[errors] words: a non-empty list of lower-case words (letters, blanks, apostrophes)")
+    return tuple(subs), words
+
+
+def _packaged() -> dict[str, Any]:
+    text = resources.files("slurmtools").joinpath("data/subsystems.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)
+
+
+SUBSYSTEMS, WORDS = load(_packaged())
+#: The subsystems a fallback finding can come from (those with a kind).
+FALLBACK = tuple(s for s in SUBSYSTEMS if s.kind)
+
+#: Every tag as one pattern source without groups (the envelope parser embeds it), and as one pattern with each
+#: subsystem a named group `g<index>` (`subsystem_of`).
+TAG_SOURCE = "|".join(s.pattern.pattern for s in SUBSYSTEMS)
+ANY_TAG = re.compile("|".join(f"(?P<g{i}>{s.pattern.pattern})" for i, s in enumerate(SUBSYSTEMS)))
+#: The failure vocabulary as the fallback matches it: whole words, any case (linear: an alternation of literals).
+ERROR_PATTERN = r"(?i)\b(?:" + "|".join(sorted(WORDS, key=len, reverse=True)) + r")\b"
+_ERROR = re.compile(ERROR_PATTERN)
+#: What the prefilter looks for without case: the shortest words (a word holding another is found by it).
+ERROR_WORDS: tuple[str, ...] = tuple(sorted(w for w in WORDS if not any(o != w and o in w for o in WORDS)))
+#: What the prefilter looks for as a subsystem's tag: the literals of the subsystems the fallback reads.
+TAG_LITERALS: tuple[str, ...] = tuple(sorted({lit for s in FALLBACK for lit in s.literals}))
 
 #: Messages that the kernel begins with a task's name (at most 15 bytes, anything a job chooses with prctl):
 #: `NAME[PID]: segfault at`, `traps: NAME[PID] general protection`, `NAME invoked oom-killer`, `NAME (PID):
@@ -75,25 +95,17 @@ TASK_FIRST = re.compile(
     r"|^CPU: \d+ (?:UID: \d+ )?PID: \d+ Comm: "
     r"|^[\w./-]+\[\d+\]: ", re.S)   # and a userspace program's syslog line, `TAG[PID]: ` (logger -t TAG ...)
 
-#: Daemon tags longer than a task's name can be: their syslog lines have a subsystem (with trust `syslog`).
-DAEMON_TAGS = re.compile(r"nv(?:idia)?-fabricmanager\[\d+\]: ")
 
-_ORDER = tuple(SUBSYSTEMS)
-#: Every tag as one pattern, each subsystem a named group (the envelope parser uses `ANY_TAG` too).
-ANY_TAG = re.compile("|".join(f"(?P<{name}>{'|'.join(tags)})" for name, tags in SUBSYSTEMS.items()))
-_ERROR = re.compile("|".join(re.escape(w) for w in ERROR_WORDS), re.I)
-
-
-def subsystem_of(message: str) -> str | None:
-    """The hardware subsystem MESSAGE (a message after its envelope) comes from, or None (no known tag at its
-    start, or the message begins with a task's name)."""
+def subsystem_of(message: str) -> Subsystem | None:
+    """The hardware subsystem MESSAGE (a message after its envelope) starts at, or None: no known tag at its start,
+    or the message begins with a task's name and no daemon's (trust `syslog`) tag."""
     if TASK_FIRST.match(message):
-        daemon = DAEMON_TAGS.match(message)
-        return "fabric_manager" if daemon else None
+        return next((s for s in SUBSYSTEMS if s.trust == "syslog" and s.pattern.match(message)), None)
     m = ANY_TAG.match(message)
-    return m.lastgroup if m else None
+    return SUBSYSTEMS[int(m.lastgroup[1:])] if m and m.lastgroup else None
 
 
-def has_error_words(text: str) -> bool:
-    """Whether TEXT holds a word of a failure (ERROR_WORDS, without case)."""
-    return _ERROR.search(text) is not None
+def error_word(text: str) -> str | None:
+    """The first word of a failure in TEXT (`[errors] words`, whole words, any case), or None."""
+    m = _ERROR.search(text)
+    return m.group(0) if m else None
