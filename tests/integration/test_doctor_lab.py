@@ -41,7 +41,8 @@ def test_the_lab_follows_the_install_guide(lab: Lab) -> None:
 
     units = lab.root / "systemd"
     assert sorted(p.name for p in units.glob("*.service")) == [
-        "slurmtools-controller.service", "slurmtools-detect.service", "slurmtools-exporter.service"]
+        "slurmtools-controller.service", "slurmtools-detect.service", "slurmtools-exporter.service",
+        "slurmtools-stalls-sampler.service", "slurmtools-stalls.service"]
     argv, env = service(units / "slurmtools-exporter.service")
     assert env == {"SLURMTOOLS_CONFIG": str(lab.etc / "slurmtools.toml")}
     pid = (lab.root / "run" / "exporter.pid").read_text().strip()
