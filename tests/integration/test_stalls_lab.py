@@ -112,8 +112,11 @@ while [ ! -e {workdir}/never ]; do sleep 1; done              # the other waits 
         assert "error" not in probe, probe
         assert probe["processes"] and any(p["state"] == "S" for p in probe["processes"])
         assert all({"pid", "ppid", "state", "wchan", "d_threads"} <= set(p) for p in probe["processes"])
-        assert any(p["cmdline"].startswith("bash -c") for p in probe["processes"]), probe["processes"]
-    assert any(p["cmdline"] == "sleep 100000" for p in ev["nodes"][stopped]["processes"])   # the stopped rank
+        # the rank's shell (srun may start it by its full path: /usr/bin/bash -c ...)
+        shells = [p["cmdline"] for p in probe["processes"] if p["cmdline"].split(" ", 1)[0].endswith("bash")]
+        assert any(" -c " in f"{c} " for c in shells), [p["cmdline"] for p in probe["processes"]]
+    assert any(p["cmdline"].split(" ", 1)[0].endswith("sleep") and p["cmdline"].endswith(" 100000")
+               for p in ev["nodes"][stopped]["processes"])   # the stopped rank
     assert not any(j.get("stalled") for jid, j in found.items() if jid != job_id)
 
     # 2. stalls run (act mode): the finding with its evidence, a stall decision; the controller requeues
