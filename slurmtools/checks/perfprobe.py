@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from slurmtools.checks import system as sysmod
 
@@ -139,9 +141,11 @@ def _fma(drv: Any, stream: Any, start: Any, end: Any, sms: int, out: Any, budget
         drv.cuModuleUnload(module)
 
 
-def measure(drv: Any, ordinal: int, limits: Limits) -> dict[str, Any]:
-    """One GPU's figures (CUDA device ORDINAL). Every allocation is freed, the primary context released."""
-    t0 = time.monotonic()
+@contextmanager
+def _session(drv: Any, ordinal: int) -> Iterator[tuple[int, Any, Any, Any, list[tuple[Any, Any]]]]:
+    """GPU ORDINAL's primary context made current, with a stream and two timing events: (SMs, stream, start, end,
+    FREED). What the caller appends to FREED (allocations, modules) is freed too, in reverse, on the way out; the
+    context is released whatever happened (a failure to free is swallowed: the error that matters is raised)."""
     dev = drv.cuDeviceGet(ordinal)
     ctx = drv.cuDevicePrimaryCtxRetain(dev)
     freed: list[tuple[Any, Any]] = []
@@ -151,6 +155,20 @@ def measure(drv: Any, ordinal: int, limits: Limits) -> dict[str, Any]:
         stream = drv.cuStreamCreate()
         start, end = drv.cuEventCreate(), drv.cuEventCreate()
         freed += [(drv.cuStreamDestroy, stream), (drv.cuEventDestroy, start), (drv.cuEventDestroy, end)]
+        yield sms, stream, start, end, freed
+    finally:
+        for free, what in reversed(freed):
+            try:
+                free(what)
+            except Exception:  # noqa: BLE001 - freeing after a failed probe or load
+                pass
+        drv.cuDevicePrimaryCtxRelease(dev)
+
+
+def measure(drv: Any, ordinal: int, limits: Limits) -> dict[str, Any]:
+    """One GPU's figures (CUDA device ORDINAL). Every allocation is freed, the primary context released."""
+    t0 = time.monotonic()
+    with _session(drv, ordinal) as (sms, stream, start, end, freed):
         size, hsize = limits.copy_bytes, limits.host_bytes
         a = drv.cuMemAlloc(size)
         freed.append((drv.cuMemFree, a))
@@ -170,13 +188,6 @@ def measure(drv: Any, ordinal: int, limits: Limits) -> dict[str, Any]:
         return {"d2d_gbps": round(d2d, 1), "h2d_gbps": round(h2d, 2), "d2h_gbps": round(d2h, 2),
                 "fp32_tflops": round(fp32, 2), "sms": sms, "gpu_mib": (2 * size >> 20) + 1,
                 "seconds": round(time.monotonic() - t0, 3)}
-    finally:
-        for free, what in reversed(freed):
-            try:
-                free(what)
-            except Exception:  # noqa: BLE001 - freeing after a failed probe: the error that matters is raised
-                pass
-        drv.cuDevicePrimaryCtxRelease(dev)
 
 
 class Sampler:
@@ -240,15 +251,7 @@ def load(drv: Any, ordinal: int, seconds: float, launch_s: float = 0.1) -> dict[
     """Keep GPU ORDINAL busy with the FMA kernel for SECONDS of GPU time (launches of about LAUNCH_S each, timed
     with events; wall time capped at 1.5 x SECONDS + 10 s), for the deep profile's stress. Frees what it took."""
     t0 = time.monotonic()
-    dev = drv.cuDeviceGet(ordinal)
-    ctx = drv.cuDevicePrimaryCtxRetain(dev)
-    freed: list[tuple[Any, Any]] = []
-    try:
-        drv.cuCtxSetCurrent(ctx)
-        sms = drv.cuDeviceGetAttribute("CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT", dev)
-        stream = drv.cuStreamCreate()
-        start, end = drv.cuEventCreate(), drv.cuEventCreate()
-        freed += [(drv.cuStreamDestroy, stream), (drv.cuEventDestroy, start), (drv.cuEventDestroy, end)]
+    with _session(drv, ordinal) as (sms, stream, start, end, freed):
         grid = max(1, sms) * BLOCKS_PER_SM
         out = drv.cuMemAlloc(grid * BLOCK * 4)
         freed.append((drv.cuMemFree, out))
@@ -271,10 +274,3 @@ def load(drv: Any, ordinal: int, seconds: float, launch_s: float = 0.1) -> dict[
             busy += launch(iters)
             launches += 1
         return {"seconds": round(busy, 3), "launches": launches, "wall_s": round(time.monotonic() - t0, 3)}
-    finally:
-        for free, what in reversed(freed):
-            try:
-                free(what)
-            except Exception:  # noqa: BLE001 - freeing after a failed load: the error that matters is raised
-                pass
-        drv.cuDevicePrimaryCtxRelease(dev)
