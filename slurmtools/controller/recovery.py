@@ -99,8 +99,9 @@ class Recovering(ControllerBase):
                     evidence={"retry_of": row.idempotency_key, "node_error": (row.details or {}).get("detail")})
                 events += evs
                 out.append({"node": row.node, "job_id": job_id, "outcome": decision.outcome})
-        state["_redrained"] = done[-500:]
-        self._save_state(state)
+        if failed:      # the state file is rewritten only when a failed drain was looked at, not on every pass
+            state["_redrained"] = done[-500:]
+            self._save_state(state)
         self._record(events)
         return out
 
