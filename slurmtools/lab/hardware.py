@@ -133,7 +133,7 @@ def _ib_port(state: str, phys: str, downs: int = 0) -> Callable[[Snapshot, str, 
 EFFECTS: dict[str, Callable[[Snapshot, str, str], None]] = {
     "xid79": _gone,
     "xid48": _dbe,
-    "xid95": lambda snap, pci, line: _uncontained(snap, pci, line),
+    "xid95": _uncontained,
     "xid63": _remap(2),
     "xid64": _remap(3),
     "xid74": _nvlink,
