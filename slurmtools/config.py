@@ -11,7 +11,6 @@ import os
 
 TYPE_CHECKING = False  # typing for the type checker only: it costs ~7 ms of every prolog (docs/performance.md)
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any
 
 DEFAULT_PATH = "/etc/slurmtools/slurmtools.toml"
@@ -211,11 +210,11 @@ class Config:
         return str(self.data["general"]["cluster"] or os.environ.get("SLURM_CLUSTER_NAME") or "default")
 
 
-def this_node(env: Mapping[str, str] | None = None) -> str:
-    """The Slurm node this process runs on: SLURMD_NODENAME (lab nodes share a hostname), else hostname."""
-    env = dict(os.environ) if env is None else env
-    if env.get("SLURMD_NODENAME"):
-        return env["SLURMD_NODENAME"]
+def this_node() -> str:
+    """The Slurm node this process runs on: SLURMD_NODENAME (lab nodes share a hostname), else hostname. A hook
+    takes it from its JobContext (hooks/context.py) instead."""
+    if os.environ.get("SLURMD_NODENAME"):
+        return os.environ["SLURMD_NODENAME"]
     import socket  # only without SLURMD_NODENAME: socket costs ~3 ms of a prolog's import
 
     return socket.gethostname().split(".")[0]

@@ -88,3 +88,29 @@ def trusted_dir(path: str, mode: int = 0o750, *, owners: frozenset[int] | set[in
     except FileExistsError:
         pass
     check_trusted(path, owners=owners, what="directory")
+
+
+def read_safely(path: str, max_bytes: int, *, owners: frozenset[int] | set[int] | tuple[int, ...] | None = None,
+                start: int = 0, whole: bool = False, head: bool = False) -> tuple[bytes, os.stat_result]:
+    """The bytes of PATH as root may read a file that a user could have planted or replaced: opened without
+    following a symlink and without blocking (a FIFO), refused unless a regular file owned by one of OWNERS (any
+    owner when None). At most the newest MAX_BYTES from byte START on (with HEAD the oldest); with WHOLE a larger
+    file is refused instead. Returns the bytes and the file's stat. Raises OSError when it cannot be opened (ELOOP
+    for a link), UntrustedPath when refused: the message says why."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise UntrustedPath(f"{path}: not a regular file; refused")
+    with os.fdopen(fd, "rb") as fh:
+        if owners is not None and st.st_uid not in owners:
+            raise UntrustedPath(f"{path}: owned by uid {st.st_uid}; refused")
+        if whole and st.st_size > max_bytes:
+            raise UntrustedPath(f"{path}: larger than {max_bytes} bytes; refused")
+        begin = max(start, 0 if head else st.st_size - max_bytes, 0)
+        if begin:
+            fh.seek(begin)
+        data = fh.read(max(0, min(st.st_size - begin, max_bytes)))
+    return data, st

@@ -107,7 +107,7 @@ def test_the_epilog_records_the_frameworks_checkpoints(lab_like: dict[str, Path]
     out.write_text((LOGS / "torchtitan.log").read_text() + (LOGS / "megatron_gpt2.log").read_text())
     cfg = config.load(lab_like["cfg"], env={})
     e = env(exit_raw=0, SLURM_JOB_STDOUT=str(out))
-    sources.record_job_start(cfg, e)
+    sources.record_job_start(cfg, int(e["SLURM_JOB_ID"]), e["SLURMD_NODENAME"])
     assert epilog.run(e, cfg) == 0
     ckpts = [ev for ev in spooled(lab_like) if ev["type"] == "checkpoint"]
     # torchtitan's save is dated 2025-04-01, long before this attempt's prolog: not this attempt's

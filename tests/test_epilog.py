@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from slurmtools import config
+from slurmtools import config, jobstate
 from slurmtools.controller import safety
 from slurmtools.diagnosis import sources
 from slurmtools.hooks import epilog
@@ -74,7 +74,7 @@ def run(w: dict[str, Path], e: dict[str, str], **overrides: object) -> int:
     for dotted, value in overrides.items():
         section, key = dotted.split("__")
         cfg.data[section][key] = value
-    sources.record_job_start(cfg, e)
+    sources.record_job_start(cfg, int(e["SLURM_JOB_ID"]), e["SLURMD_NODENAME"])
     return epilog.run(e, cfg)
 
 
@@ -91,7 +91,7 @@ def append(path: Path, line: str) -> None:
 def test_xid79_drains_with_our_reason_and_records_everything(lab_like: dict[str, Path]) -> None:
     cfg = config.load(lab_like["cfg"], env={})
     e = env()
-    sources.record_job_start(cfg, e)
+    sources.record_job_start(cfg, int(e["SLURM_JOB_ID"]), e["SLURMD_NODENAME"])
     append(lab_like["kern"], f"[20.0] {XID79}")
     assert epilog.run(e, cfg) == 0
     assert calls(lab_like) == ["update", "nodename=n1", "state=drain",
@@ -111,7 +111,7 @@ def test_xid79_drains_with_our_reason_and_records_everything(lab_like: dict[str,
 def test_application_xid_does_not_drain(lab_like: dict[str, Path]) -> None:
     cfg = config.load(lab_like["cfg"], env={})
     e = env(exit_raw=256)
-    sources.record_job_start(cfg, e)
+    sources.record_job_start(cfg, int(e["SLURM_JOB_ID"]), e["SLURMD_NODENAME"])
     append(lab_like["kern"], "[20.0] NVRM: Xid (PCI:0000:3b:00): 13, pid=7, name=python3, Graphics Exception")
     assert epilog.run(e, cfg) == 0
     assert calls(lab_like) == []
@@ -141,7 +141,7 @@ def test_observe_mode_records_but_does_not_drain(lab_like: dict[str, Path]) -> N
     cfg = config.load(lab_like["cfg"], env={})
     cfg.data["general"]["observe"] = True
     e = env()
-    sources.record_job_start(cfg, e)
+    sources.record_job_start(cfg, int(e["SLURM_JOB_ID"]), e["SLURMD_NODENAME"])
     append(lab_like["kern"], f"[20.0] {XID79}")
     epilog.run(e, cfg)
     assert calls(lab_like) == []
@@ -196,7 +196,7 @@ def test_the_epilog_leaves_a_marker_for_an_attempt_whose_prolog_slurmd_skipped(l
     22.05 on the lab: "reissued job credential"); its epilog must still read only its own window."""
     cfg = config.load(lab_like["cfg"], env={})
     e = env()
-    sources.record_job_start(cfg, e)
+    sources.record_job_start(cfg, int(e["SLURM_JOB_ID"]), e["SLURMD_NODENAME"])
     marker = lab_like["root"] / "state" / "jobs" / "42.n1.json"
     assert json.loads(marker.read_text())["offset"] == lab_like["kern"].stat().st_size
     with lab_like["kern"].open("a") as fh:        # attempt 1 is killed by an XID 79
@@ -208,7 +208,7 @@ def test_the_epilog_leaves_a_marker_for_an_attempt_whose_prolog_slurmd_skipped(l
     epilog.run(e, cfg)                             # attempt 2: no prolog ran; the old XID is not its own
     assert calls(lab_like) == drained              # no second drain
     os.utime(marker, (0, 0))                       # a week later: pruned by the next epilog
-    assert sources.prune_markers(str(lab_like["root"] / "state")) == 1 and not marker.exists()
+    assert jobstate.prune(str(lab_like["root"] / "state")) == 1 and not marker.exists()
     shutil.rmtree(lab_like["root"] / "state")
 
 
@@ -220,7 +220,7 @@ def test_epilog_writes_node_exporters_textfile(lab_like: dict[str, Path]) -> Non
     e = env()
     cfg = config.load(lab_like["cfg"], env={})
     cfg.data["metrics"]["textfile_dir"] = str(tf)
-    sources.record_job_start(cfg, e)
+    sources.record_job_start(cfg, int(e["SLURM_JOB_ID"]), e["SLURMD_NODENAME"])
     append(lab_like["kern"], f"[20.0] {XID79}")
     assert epilog.run(e, cfg) == 0
     m = {(s.name, tuple(sorted(s.labels.items()))): s.value
@@ -234,7 +234,7 @@ def test_an_unrecognised_hardware_error_is_recorded_and_never_drains(lab_like: d
     """The subsystem fallback's finding goes to the ledger like any finding (details.unrecognised), no drain."""
     cfg = config.load(lab_like["cfg"], env={})
     e = env(exit_raw=0)
-    sources.record_job_start(cfg, e)
+    sources.record_job_start(cfg, int(e["SLURM_JOB_ID"]), e["SLURMD_NODENAME"])
     append(lab_like["kern"], "[20.0] EDAC skx: the memory controller interface failed to respond at 0x7f00")
     assert epilog.run(e, cfg) == 0
     assert calls(lab_like) == []

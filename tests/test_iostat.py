@@ -288,7 +288,7 @@ write_gbps = 250.0
     try:
         bad = run(main, ["checkpoint", "begin", "--kind", "load"])
         assert bad.exit_code == 2 and "not yours" in bad.output
-        assert checkpoints.read_marks("91", os.getuid()) == []
+        assert checkpoints.read_marks(91, os.getuid()) == []
     finally:
         marks.unlink()
 

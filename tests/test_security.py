@@ -584,7 +584,7 @@ def _epilog_world(node: dict[str, Path], **extra: str) -> tuple[Any, dict[str, s
 
     cfg = config.load(node["cfg"], env={})
     e = env(**extra)
-    sources.record_job_start(cfg, e)
+    sources.record_job_start(cfg, int(e["SLURM_JOB_ID"]), e["SLURMD_NODENAME"])
     append(node["kern"], f"[20.0] {XID79}")
     return cfg, e
 

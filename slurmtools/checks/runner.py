@@ -157,7 +157,7 @@ def node_boot_id(cfg: Any, node: str) -> str | None:
         return None
 
 
-def touches_job(report: Report, job_gpus: set[int]) -> bool:
+def touches_job(report: Report, job_gpus: set[int] | frozenset[int]) -> bool:
     """Does a failure concern the job's own resources? Node-wide failures always do; a failure of one
     GPU does only if that GPU (its minor number, /dev/nvidiaN, which SLURM_JOB_GPUS lists) is the job's."""
     for r in report.failures:
@@ -166,11 +166,6 @@ def touches_job(report: Report, job_gpus: set[int]) -> bool:
         if job_gpus & set(r.evidence.get("minors") or r.gpus):
             return True
     return False
-
-
-def parse_gpus(text: str | None) -> set[int]:
-    """SLURM_JOB_GPUS ("0,1,3") -> {0, 1, 3}; anything else is ignored."""
-    return {int(p) for p in (text or "").split(",") if p.strip().isdigit()}
 
 
 def write_status(state_dir: str, report: Report) -> bool:

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from slurmtools.controller import queue
 from slurmtools.controller.base import ControllerBase, utcnow
+from slurmtools.fsutil import read_safely
 from slurmtools.jobs import marker
 from slurmtools.ledger import models
 from slurmtools.ledger.chains import chain_key
@@ -37,10 +38,8 @@ class Ingesting(ControllerBase):
         for name in names:
             path = os.path.join(drop, name)
             try:
-                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-                with os.fdopen(fd, encoding="utf-8") as fh:
-                    st = os.fstat(fh.fileno())
-                    record = json.load(fh) if st.st_size < 4 << 20 else None
+                data, st = read_safely(path, 4 << 20, whole=True)
+                record = json.loads(data)
                 job_id = int(record["job_id"]) if isinstance(record, dict) else None
             except (OSError, ValueError, KeyError, TypeError) as exc:
                 log.warning("controller: submission %s unreadable (%s); removed", name, exc)

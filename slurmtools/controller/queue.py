@@ -13,7 +13,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from slurmtools.fsutil import check_trusted, trusted_dir, write_atomic
+from slurmtools.fsutil import check_trusted, read_safely, trusted_dir, write_atomic
 
 VERSION = 1
 
@@ -80,7 +80,6 @@ def pending(queue_dir: str, trusted: set[int] | None = None) -> list[tuple[str, 
     """Queued attempts, oldest first. A file we cannot read, or one written by a user outside TRUSTED (default:
     root and us), is moved to `bad/` (kept for an admin). Raises UntrustedPath for a directory another user
     could write: its files could be anyone's."""
-    import stat
 
     trusted = trusted if trusted is not None else owners()
     try:
@@ -92,12 +91,8 @@ def pending(queue_dir: str, trusted: set[int] | None = None) -> list[tuple[str, 
     for name in names:
         path = os.path.join(queue_dir, name)
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-            with os.fdopen(fd, encoding="utf-8") as fh:
-                st = os.fstat(fh.fileno())
-                if not stat.S_ISREG(st.st_mode) or st.st_uid not in trusted:
-                    raise QueueError(f"not a regular file of a trusted user (uid {st.st_uid})")
-                item = json.loads(fh.read(1 << 20))
+            data, _ = read_safely(path, 1 << 20, owners=trusted, head=True)
+            item = json.loads(data)
             if not isinstance(item, dict) or not isinstance(item.get("job_id"), int):
                 raise QueueError("not a queue item")
             item.setdefault("restart_count", 0)

@@ -16,7 +16,6 @@ import errno
 import json
 import os
 import time
-from collections.abc import Mapping
 
 from slurmtools._plain import Plain
 
@@ -125,70 +124,37 @@ def mark(source: str) -> Marker:
     return marker
 
 
-def marker_path(state_dir: str, job_id: str, node: str) -> str:
-    # os.path, not pathlib: this runs in the prolog before every job, and pathlib costs ~6 ms to import
-    return os.path.join(state_dir, "jobs", f"{job_id}.{node}.json")
+def save_marker(state_dir: str, job_id: int, node: str, marker: Marker) -> None:
+    """Keep MARKER for the job's epilog on this node (jobstate owns the folder). Raises OSError."""
+    from slurmtools import jobstate
+
+    jobstate.write(state_dir, job_id, node, "marker", marker.to_json())
 
 
-def save_marker(state_dir: str, job_id: str, node: str, marker: Marker) -> None:
-    path = marker_path(state_dir, job_id, node)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = path[:-len(".json")] + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(marker.to_json())
-    os.replace(tmp, path)
+def load_marker(state_dir: str, job_id: int, node: str) -> Marker | None:
+    """The job's marker on this node; None when there is none or it is not one (not ours, not a marker)."""
+    from slurmtools import jobstate
 
-
-#: Markers of jobs that ended longer ago than this are removed (the epilog leaves one per job and node).
-MARKER_MAX_AGE_S = 7 * 86400
-
-
-def prune_markers(state_dir: str, max_age: float = MARKER_MAX_AGE_S, every: float = 0.0) -> int:
-    """Remove markers older than MAX_AGE seconds; returns how many. EVERY: at most once per that many
-    seconds (a stamp file's age says when it last ran), so that an epilog does not stat a week of markers
-    after every job."""
-    jobs = os.path.join(state_dir, "jobs")
-    if every:
-        stamp = os.path.join(jobs, ".pruned")
-        try:
-            if time.time() - os.stat(stamp).st_mtime < every:
-                return 0
-        except FileNotFoundError:
-            pass
-        with open(stamp, "w"):
-            pass
-    cutoff = time.time() - max_age
-    removed = 0
-    try:
-        entries = list(os.scandir(jobs))
-    except OSError:
-        return 0
-    for entry in entries:
-        try:
-            if entry.name.endswith((".json", ".tmp")) and entry.stat().st_mtime < cutoff:
-                os.unlink(entry.path)
-                removed += 1
-        except OSError:
-            pass
-    return removed
-
-
-def load_marker(state_dir: str, job_id: str, node: str) -> Marker | None:
-    try:
-        with open(marker_path(state_dir, job_id, node), encoding="utf-8") as fh:
-            return Marker.from_json(fh.read())
-    except (OSError, ValueError, TypeError):
+    text = jobstate.read(state_dir, job_id, node, "marker")
+    if text is None:
         return None
+    try:
+        raw = json.loads(text)
+        marker = Marker(source=str(raw["source"]), time=float(raw["time"]), mono=float(raw["mono"]),
+                        inode=raw.get("inode"), offset=raw.get("offset"))
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+        return None
+    if not all(v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 0)
+               for v in (marker.inode, marker.offset)):
+        return None
+    return marker
 
 
-def record_job_start(cfg: Any, env: Mapping[str, str]) -> None:
+def record_job_start(cfg: Any, job_id: int | None, node: str) -> None:
     """At job start (the prolog): remember where this node's kernel log stands for the job's epilog."""
-    from slurmtools.config import this_node
-
-    node = this_node(dict(env))
-    ncfg = cfg.node(node)
-    if env.get("SLURM_JOB_ID"):
-        save_marker(ncfg["state_dir"], env["SLURM_JOB_ID"], node, mark(ncfg["kernel_log"]))
+    if job_id is not None:
+        ncfg = cfg.node(node)
+        save_marker(ncfg["state_dir"], job_id, node, mark(ncfg["kernel_log"]))
 
 
 def read_window(source: str, marker: Marker | None, *, max_bytes: int = DEFAULT_MAX_BYTES,

@@ -16,18 +16,17 @@ recorded as an internal error event, never a drain. A job's `slurmtools=off` ski
 from __future__ import annotations
 
 import logging
-import os
 import signal
-import stat
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from slurmtools.config import this_node
+from slurmtools import jobstate
 from slurmtools.diagnosis import diagnose, diagnose_job_output, policy, sources
 from slurmtools.diagnosis.findings import Finding
+from slurmtools.hooks.context import JobContext
 from slurmtools.ledger import api
 from slurmtools.ledger.spool import Event, make_key, record_or_report
 from slurmtools.slurm.types import ExitStatus
@@ -61,18 +60,14 @@ MAX_LINE = 4096
 def read_job_log(path: str, uid: int | None, max_bytes: int) -> list[str]:
     """The tail of the job's output, opened safely: a regular file owned by the job's user, no symlinks
     (the epilog runs as root; a user must not make us read /etc/shadow into the ledger)."""
+    from slurmtools.fsutil import read_safely
+
     if not path or path == "/dev/null":
         return []
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        data, _ = read_safely(path, max_bytes, owners=None if uid is None else (uid,))
     except OSError:
         return []
-    with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fh.fileno())
-        if not stat.S_ISREG(st.st_mode) or (uid is not None and st.st_uid != uid):
-            return []
-        fh.seek(max(0, st.st_size - max_bytes))
-        data = fh.read(max_bytes)
     return [line[:MAX_LINE] for line in data.decode("utf-8", "replace").splitlines()]
 
 
@@ -86,81 +81,77 @@ def first_node(nodelist: str) -> str | None:
     return nodes[0] if nodes else None
 
 
-def collect(cfg: Any, env: Mapping[str, str]) -> tuple[list[Finding], dict[str, Any], ExitStatus | None,
+def collect(cfg: Any, job: JobContext) -> tuple[list[Finding], dict[str, Any], ExitStatus | None,
                                                        float | None]:
     """The node's evidence: the findings of the kernel-log window and the exit status Slurm reports, what was read
     (for the ledger), the exit status, and when this attempt's prolog ran (None without a marker). Nothing the job
     wrote is read here."""
-    node = this_node(dict(env))
-    job_id = env.get("SLURM_JOB_ID", "")
+    node, job_id = job.node, job.job_id
     ncfg = cfg.node(node)
-    marker = sources.load_marker(ncfg["state_dir"], job_id, node) if job_id else None
+    marker = sources.load_marker(ncfg["state_dir"], job_id, node) if job_id is not None else None
     data, how = sources.read_window(ncfg["kernel_log"], marker, max_bytes=cfg.get("diagnosis.max_bytes"))
-    raw = env.get("SLURM_JOB_EXIT_CODE")
-    status = ExitStatus.from_wait_status(int(raw)) if raw and raw.isascii() and raw.isdigit() and len(raw) < 12 \
-        else None
+    status = ExitStatus.from_wait_status(job.exit_status) if job.exit_status is not None else None
     findings = diagnose(data, exit_code=status.code if status else None, exit_signal=status.signal if status else 0,
                         overrides=cfg.get("xid"), no_requeue_code=cfg.get("diagnosis.no_requeue_exit_code"),
                         rules=cfg.get("diagnosis.rules") or None,
                         window_s=max(0.0, time.time() - marker.time) if marker is not None else None)
-    info = {"node": node, "job_id": job_id, "kernel_log": how, "marker": marker is not None,
+    info = {"node": node, "job_id": job.key, "kernel_log": how, "marker": marker is not None,
             "exit": str(status) if status else None}
-    if job_id:
+    if job_id is not None:
         # Leave a marker where this window ends, for the job's next attempt on this node: slurmd skips the
         # prolog of a requeued attempt that lands on the same node while the job's credential is cached
         # ("reissued job credential"), and without a marker that attempt's epilog would read the log's tail
         # and its old lines (seen on the lab: a stale XID 79 drained a node after a fast requeue).
         try:
             sources.save_marker(ncfg["state_dir"], job_id, node, sources.mark(ncfg["kernel_log"]))
-            sources.prune_markers(ncfg["state_dir"], every=3600)
+            jobstate.prune(ncfg["state_dir"], every=3600)
         except OSError:
             pass
     return findings, info, status, marker.time if marker is not None else None
 
 
-def job_output(cfg: Any, env: Mapping[str, str], node: str) -> list[str]:
+def job_output(cfg: Any, job: JobContext) -> list[str]:
     """The tail of the job's output (stdout, then stderr when it is a separate file), on its first node only: the
     job's own word, each line cut to MAX_LINE."""
-    if first_node(env.get("SLURM_NODELIST", "")) != node:
+    if first_node(job.nodelist or "") != job.node:
         return []
-    uid = int(env["SLURM_JOB_UID"]) if env.get("SLURM_JOB_UID", "").isdigit() else None
     lines: list[str] = []
-    for path in dict.fromkeys(p for p in (env.get("SLURM_JOB_STDOUT"), env.get("SLURM_JOB_STDERR")) if p):
-        lines += read_job_log(path, uid, cfg.get("diagnosis.job_log_max_bytes"))
+    for path in job.outputs:
+        lines += read_job_log(path, job.uid, cfg.get("diagnosis.job_log_max_bytes"))
     return lines
 
 
-def finding_event(f: Finding, cfg: Any, node: str, job_id: str, job_num: int | None, restart: int) -> Event:
-    data = {"node": node, "job_id": job_num, "restart_count": restart,
+def finding_event(f: Finding, cfg: Any, job: JobContext) -> Event:
+    node, restart = job.node, job.restart_count
+    data = {"node": node, "job_id": job.job_id, "restart_count": restart,
             "source": f.source, "kind": f.kind, "xid": f.xid, "pci": f.pci, "gpu": f.gpu, "category": f.category,
             "severity": f.severity, "action": f.action, "trust": f.trust, "message": f.message[:2000],
             "details": {**f.details, "line": f.line, "log_time": f.time, "count": f.count}}
-    key = make_key("epilog", cfg.cluster, node, job_id, restart, f.kind, f.xid, f.pci, f.line, f.message[:200])
+    key = make_key("epilog", cfg.cluster, node, job.key, restart, f.kind, f.xid, f.pci, f.line, f.message[:200])
     return Event("finding", data, cluster=cfg.cluster, key=key)
 
 
-def io_events(cfg: Any, env: Mapping[str, str], node: str, job_num: int | None, restart: int,
-              now: datetime) -> list[Event]:
+def io_events(cfg: Any, job: JobContext, now: datetime) -> list[Event]:
     """The job's NFS I/O on this node, per mount (nothing when the prolog kept no reading). Errors are the
     caller's (a stage of its own)."""
     from slurmtools.iostat import jobio
 
-    summaries = jobio.finish(cfg, env, node)
-    return [Event("io", {"node": node, "job_id": job_num or 0, "restart_count": restart, **s}, cluster=cfg.cluster,
+    node, job_num, restart = job.node, job.job_id, job.restart_count
+    summaries = jobio.finish(cfg, job_num, node)
+    return [Event("io", {"node": node, "job_id": job_num, "restart_count": restart, **s}, cluster=cfg.cluster,
                   time=now, key=make_key("io", cfg.cluster, job_num, restart, node, s["mountpoint"]))
             for s in summaries]
 
 
-def checkpoint_events(cfg: Any, env: Mapping[str, str], node: str, job_num: int | None,
-                      restart: int, window: tuple[float, float] | None = None) -> list[Event]:
+def checkpoint_events(cfg: Any, job: JobContext, window: tuple[float, float] | None = None) -> list[Event]:
     """The checkpoints the job marked on this node (slurmtools checkpoint begin/end): the job's own word, its times
     within WINDOW (the attempt's), every number bounded (iostat/checkpoints.clean_mark). Errors are the caller's."""
-    uid = env.get("SLURM_JOB_UID", "")
-    if job_num is None or not uid.isdigit():
+    node, job_num, restart = job.node, job.job_id, job.restart_count
+    if job_num is None or job.uid is None:
         return []
     from slurmtools.iostat import checkpoints
 
-    pairs = checkpoints.pair(checkpoints.read_marks(str(job_num), int(uid)), cfg.get("io.filesystems"), window)
+    pairs = checkpoints.pair(checkpoints.read_marks(job_num, job.uid), cfg.get("io.filesystems"), window)
     return [Event("checkpoint", {"node": node, "job_id": job_num, "restart_count": restart, "kind": p["kind"],
                                  "time": datetime.fromtimestamp(p["start"], UTC), "seconds": p["seconds"],
                                  "nbytes": p["bytes"], "bytes_source": p["bytes_source"],
@@ -174,12 +165,13 @@ def checkpoint_events(cfg: Any, env: Mapping[str, str], node: str, job_num: int 
             for p in pairs]
 
 
-def checkpoint_log_events(cfg: Any, node: str, job_num: int | None, restart: int, lines: list[str],
-                          now: datetime, window: tuple[float, float]) -> list[Event]:
+def checkpoint_log_events(cfg: Any, job: JobContext, lines: list[str], now: datetime,
+                          window: tuple[float, float]) -> list[Event]:
     """The checkpoints the training framework printed in the job's output (first node only): the job's own word.
     Events dated outside this attempt's WINDOW came from an earlier attempt appending to the same file (or are not
     times at all); the key is the line itself, so an undated line recorded by an earlier attempt is not counted
     twice. Errors are the caller's."""
+    node, job_num, restart = job.node, job.job_id, job.restart_count
     if job_num is None or not lines:
         return []
     from slurmtools.iostat import ckptlog
@@ -210,29 +202,26 @@ def cause_text(f: Finding) -> str:
     return f"{f.kind}{where}: {f.message}"
 
 
-def internal_event(cfg: Any, node: str, job_id: str, job_num: int | None, restart: int, stage: str,
-                   exc: BaseException) -> Event:
+def internal_event(cfg: Any, job: JobContext, stage: str, exc: BaseException) -> Event:
     """An internal error of ours in one stage, as a finding that never drains (action none)."""
-    return Event("finding", {"node": node, "job_id": job_num, "restart_count": restart, "source": "slurmtools",
+    node, restart = job.node, job.restart_count
+    return Event("finding", {"node": node, "job_id": job.job_id, "restart_count": restart, "source": "slurmtools",
                              "kind": "internal", "category": "unknown", "severity": "error", "action": "none",
                              "trust": "kernel", "message": f"epilog {stage} failed: {exc}"[:2000],
                              "details": {"error": repr(exc)[:2000], "stage": stage}},
-                 cluster=cfg.cluster, key=make_key("epilog-internal", cfg.cluster, node, job_id, restart, stage))
+                 cluster=cfg.cluster, key=make_key("epilog-internal", cfg.cluster, node, job.key, restart, stage))
 
 
 def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
     from slurmtools import bounds, config
     from slurmtools.controller import safety
-    from slurmtools.jobs.marker import opted_out
 
-    env = dict(os.environ) if env is None else env
+    job = JobContext.from_env(env)
     cfg = cfg or config.get()
-    node = this_node(env)
+    node, job_id = job.node, job.key
+    for problem in job.problems:
+        print(f"slurmtools epilog: {problem}; ignored")
     status: ExitStatus | None = None
-    job_id = env.get("SLURM_JOB_ID", "")
-    job_num = int(job_id) if job_id.isascii() and job_id.isdigit() and len(job_id) < 19 else None
-    raw_restart = env.get("SLURM_JOB_RESTART_COUNT") or "0"
-    restart = int(raw_restart) if raw_restart.isascii() and raw_restart.isdigit() and len(raw_restart) < 10 else 0
     now = datetime.now(UTC)
     t0 = time.monotonic()
     events: list[Event] = []
@@ -242,27 +231,28 @@ def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
     #    drain decision, spooled before anything the job wrote is opened.
     try:
         with time_budget(cfg.get("diagnosis.time_budget")):
-            findings, info, status, since = collect(cfg, env)
+            findings, info, status, since = collect(cfg, job)
     except Exception as exc:  # noqa: BLE001 - ours (a blown time budget included): recorded, never a drain
         findings, info = [], {"node": node, "job_id": job_id, "internal_error": f"{exc.__class__.__name__}: {exc}"}
-        events.append(internal_event(cfg, node, job_id, job_num, restart, "diagnosis", exc))
+        events.append(internal_event(cfg, job, "diagnosis", exc))
         log.error("epilog: diagnosis failed on %s for job %s: %r", node, job_id, exc)
     else:
         top = policy.summary(findings)
-    comment = env.get("SLURM_JOB_COMMENT", "")[:4096]
-    events.insert(0, Event("attempt", {
-        "job_id": job_num or 0, "restart_count": restart, "end_time": now,
-        "exit_code": status.code if status else None, "exit_signal": status.signal if status else None,
-        "nodes": (env.get("SLURM_NODELIST") or "")[:65536] or None,
-        "user": env.get("SLURM_JOB_USER") or None, "partition": env.get("SLURM_JOB_PARTITION") or None,
-        "source": "epilog", "details": {"epilog": {node: {**info, "findings": len(findings),
-                                                          "duration_ms": int((time.monotonic() - t0) * 1000)}},
-                                         "comment": comment}},
-        cluster=cfg.cluster, time=now, key=make_key("epilog-attempt", cfg.cluster, job_id, restart, node)))
-    events += [finding_event(f, cfg, node, job_id, job_num, restart) for f in findings]
-    _spool(events, cfg, node)
+    if job.job_id is not None:
+        events.insert(0, Event("attempt", {
+            "job_id": job.job_id, "restart_count": job.restart_count, "end_time": now,
+            "exit_code": status.code if status else None, "exit_signal": status.signal if status else None,
+            "nodes": job.nodelist, "user": job.user, "partition": job.partition,
+            "source": "epilog", "details": {"epilog": {node: {**info, "findings": len(findings),
+                                                              "duration_ms": int((time.monotonic() - t0) * 1000)}},
+                                             "comment": job.comment}},
+            cluster=cfg.cluster, time=now, key=make_key("epilog-attempt", cfg.cluster, job_id, job.restart_count,
+                                                        node)))
+    events += [finding_event(f, cfg, job) for f in findings]
+    if events:
+        _spool(events, cfg, node)
     if top is not None and cfg.get("diagnosis.drain"):
-        decision, drain_events = safety.request_drain(node, top.category, cause_text(top), job_id=job_id,
+        decision, drain_events = safety.request_drain(node, top.category, cause_text(top), job_id=job.job_id,
                                                       actor="epilog", cfg=cfg, evidence={"finding": top.to_dict()})
         _spool(drain_events, cfg, node)
         if decision.outcome in {"breaker_open", "error"}:
@@ -279,21 +269,19 @@ def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
                 return work()
         except Exception as exc:  # noqa: BLE001 - ours or the job's input: recorded, never a drain
             failed.append(name)
-            later.append(internal_event(cfg, node, job_id, job_num, restart, name, exc))
+            later.append(internal_event(cfg, job, name, exc))
             log.error("epilog: %s failed on %s for job %s: %r", name, node, job_id, exc)
             return None
 
-    if not opted_out(comment):
-        lines = stage("job output", lambda: job_output(cfg, env, node)) or []
+    if not job.opted_out:
+        lines = stage("job output", lambda: job_output(cfg, job)) or []
         job_findings = stage("job output rules", lambda: diagnose_job_output(
             lines, cfg.get("diagnosis.rules") or None)) or []
-        later += [finding_event(f, cfg, node, job_id, job_num, restart) for f in job_findings]
+        later += [finding_event(f, cfg, job) for f in job_findings]
         findings = findings + job_findings
-        later += stage("NFS I/O", lambda: io_events(cfg, env, node, job_num, restart, now)) or []
-        later += stage("checkpoint marks", lambda: checkpoint_events(cfg, env, node, job_num, restart,
-                                                                      window)) or []
-        later += stage("checkpoint lines", lambda: checkpoint_log_events(cfg, node, job_num, restart, lines, now,
-                                                                          window)) or []
+        later += stage("NFS I/O", lambda: io_events(cfg, job, now)) or []
+        later += stage("checkpoint marks", lambda: checkpoint_events(cfg, job, window)) or []
+        later += stage("checkpoint lines", lambda: checkpoint_log_events(cfg, job, lines, now, window)) or []
     if later:
         _spool(later, cfg, node)
     if cfg.get("metrics.textfile_dir"):

@@ -14,16 +14,14 @@ the node (no new jobs) but lets this job start.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
-
 from slurmtools import config
 from slurmtools.checks import FAIL, runner
-from slurmtools.config import this_node
+from slurmtools.hooks.context import JobContext
 from slurmtools.ledger.spool import Event, record_or_report
 
 TYPE_CHECKING = False  # typing for the type checker only: it costs ~7 ms of every prolog (docs/performance.md)
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
 #: The hook's exit code for "this job must not start here" (prolog.d/ turns it into 1; any other
@@ -34,9 +32,9 @@ GATE_FAILED = 100
 NODE_OUT = ("drained", "already_ours", "not_ours")
 
 
-def gate_event(cfg: Any, report: runner.Report, job_id: str | None) -> Event:
+def gate_event(cfg: Any, report: runner.Report, job_id: int | None) -> Event:
     bad = [r.to_dict() for r in report.results if r.status != "ok"]
-    return Event("gate_run", {"node": report.node, "job_id": int(job_id) if job_id and job_id.isdigit() else None,
+    return Event("gate_run", {"node": report.node, "job_id": job_id,
                               "profile": report.profile, "verdict": report.verdict,
                               "duration_ms": int(report.duration_ms),
                               "failed_checks": ",".join(sorted({r.check for r in report.failures})),
@@ -56,7 +54,7 @@ def _spool(cfg: Any, events: list[Event], node: str) -> None:
     record_or_report(cfg.get("ledger.spool_dir"), events, "prolog", cfg.node(node)["state_dir"], node)
 
 
-def act(cfg: Any, report: runner.Report, *, job_id: str | None, job_gpus: set[int] | None,
+def act(cfg: Any, report: runner.Report, *, job_id: int | None, job_gpus: frozenset[int] | None,
         actor: str) -> int:
     """Record the verdict; on failure drain through the safety rails. Returns the hook's exit code."""
     events = [gate_event(cfg, report, job_id), *perf_events(cfg, report)]
@@ -97,36 +95,34 @@ def act(cfg: Any, report: runner.Report, *, job_id: str | None, job_gpus: set[in
 
 def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
     """The prolog hook (SLURM_SCRIPT_CONTEXT=prolog_slurmd)."""
-    env = os.environ if env is None else env
+    job = JobContext.from_env(env)
     cfg = cfg or config.get()
-    node = this_node(dict(env))
+    node = job.node
+    for problem in job.problems:
+        print(f"slurmtools prolog: {problem}; ignored")
     from slurmtools.diagnosis import sources
 
     try:
-        sources.record_job_start(cfg, env)
+        sources.record_job_start(cfg, job.job_id, node)
     except OSError as exc:  # without a marker the epilog reads the log's tail instead
         print(f"slurmtools prolog: cannot record the kernel-log marker: {exc}")
-    from slurmtools.jobs.marker import opted_out
-
-    if opted_out(env.get("SLURM_JOB_COMMENT")):
+    if job.opted_out:
         return 0    # the job's own gate only: the marker above still bounds the epilog's kernel-log window
     try:
         from slurmtools.iostat import jobio
 
-        jobio.record_start(cfg, env, node)
+        jobio.record_start(cfg, job.job_id, node)
     except Exception as exc:  # noqa: BLE001 - the job's I/O summary is a nicety: never a reason to fail a job
         print(f"slurmtools prolog: cannot record the NFS counters: {exc}")
-    job_gpus = runner.parse_gpus(env.get("SLURM_JOB_GPUS"))
-    report = runner.run(cfg, "prolog", node=node, job_gpus=job_gpus)
+    report = runner.run(cfg, "prolog", node=node, job_gpus=set(job.gpus))
     runner.write_status(cfg.node(node)["state_dir"], report)
-    return act(cfg, report, job_id=env.get("SLURM_JOB_ID"), job_gpus=job_gpus, actor="prolog")
+    return act(cfg, report, job_id=job.job_id, job_gpus=job.gpus, actor="prolog")
 
 
 def healthcheck(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
     """Slurm's HealthCheckProgram: reuse a recent gate verdict, or run the health profile. Always 0."""
-    env = os.environ if env is None else env
     cfg = cfg or config.get()
-    node = this_node(dict(env))
+    node = JobContext.from_env(env).node
     state_dir = cfg.node(node)["state_dir"]
     report = runner.read_status(state_dir, float(cfg.get("checks.health_max_age")))
     if report is None or report.verdict == FAIL:   # a failure is re-checked: it may have been repaired

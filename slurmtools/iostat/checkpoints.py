@@ -98,18 +98,15 @@ def mark(event: str, kind: str, path: str, nbytes: int | None, env: dict[str, st
     return record
 
 
-def read_marks(job_id: str, uid: int) -> list[dict[str, Any]]:
+def read_marks(job_id: int, uid: int) -> list[dict[str, Any]]:
     """The job's marks (the epilog, as root): only a regular file of the job's user, no link; removed after."""
-    path = marks_path(job_id, uid)
+    from slurmtools.fsutil import read_safely
+
+    path = marks_path(str(job_id), uid)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        data, _ = read_safely(path, MAX_BYTES, owners=(uid,), whole=True)
     except OSError:
         return []
-    with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fh.fileno())
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != uid or st.st_size > MAX_BYTES:
-            return []
-        data = fh.read(MAX_BYTES)
     try:
         os.unlink(path)
     except OSError:

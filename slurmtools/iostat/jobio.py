@@ -8,19 +8,13 @@ counters it keeps are the raw ones of the watched mounts (`[io] mounts`, or ever
 from __future__ import annotations
 
 import json
-import os
 import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any
 
     from slurmtools.iostat.mountstats import Mount
-
-
-def _path(state_dir: str, job_id: str, node: str) -> str:
-    return os.path.join(state_dir, "jobs", f"{job_id}.{node}.io.json")
 
 
 def watched(cfg: Any) -> list[Mount] | None:
@@ -40,38 +34,35 @@ def watched(cfg: Any) -> list[Mount] | None:
     return mounts[: int(cfg.get("io.max_mounts"))] or None
 
 
-def record_start(cfg: Any, env: Mapping[str, str], node: str) -> bool:
+def record_start(cfg: Any, job_id: int | None, node: str) -> bool:
     """At job start: keep the watched mounts' counters for the epilog. True if anything was kept."""
-    job_id = env.get("SLURM_JOB_ID")
-    if not job_id:
+    if job_id is None:
         return False
     mounts = watched(cfg)
     if not mounts:
         return False
-    path = _path(cfg.node(node)["state_dir"], job_id, node)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump({"time": time.time(), "mounts": [m.to_dict() for m in mounts]}, fh)
-    os.replace(tmp, path)
+    from slurmtools import jobstate
+
+    jobstate.write(cfg.node(node)["state_dir"], job_id, node, "io",
+                   json.dumps({"time": time.time(), "mounts": [m.to_dict() for m in mounts]}))
     return True
 
 
-def finish(cfg: Any, env: Mapping[str, str], node: str) -> list[dict[str, Any]]:
+def finish(cfg: Any, job_id: int | None, node: str) -> list[dict[str, Any]]:
     """At job end: the window of each mount kept at job start (one summary each); the start reading is removed.
     Nothing (an empty list) when the prolog kept none or no mount is left to compare."""
+    from slurmtools import jobstate
     from slurmtools.iostat.mountstats import Mount
     from slurmtools.iostat.rates import window
 
-    job_id = env.get("SLURM_JOB_ID")
-    if not job_id:
+    if job_id is None:
         return []
-    path = _path(cfg.node(node)["state_dir"], job_id, node)
+    text = jobstate.read(cfg.node(node)["state_dir"], job_id, node, "io", remove=True)
     try:
-        with open(path, encoding="utf-8") as fh:
-            start = json.load(fh)
-        os.unlink(path)
-    except (OSError, ValueError):
+        start = json.loads(text) if text is not None else None
+    except (ValueError, RecursionError):
+        return []
+    if not isinstance(start, dict):
         return []
     now = watched(cfg) or []
     earlier = {}

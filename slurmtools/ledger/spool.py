@@ -197,23 +197,18 @@ class Spool:
         """The events of one spool file. Raises ValueError if any line is not an event, or if the file is
         not a regular file written by us (root): a symlink, a FIFO or a file another user planted."""
         import errno
-        import stat
+
+        from slurmtools.fsutil import UntrustedPath, read_safely
 
         try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            data, _ = read_safely(str(path), MAX_FILE_BYTES, owners=(0, os.geteuid()), whole=True)
+        except UntrustedPath as exc:
+            raise ValueError(str(exc).removeprefix(f"{path}: ")) from None
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise ValueError("a symbolic link; refused") from None
             raise
-        with os.fdopen(fd, "rb") as fh:
-            st = os.fstat(fh.fileno())
-            if not stat.S_ISREG(st.st_mode):
-                raise ValueError("not a regular file; refused")
-            if st.st_uid not in (0, os.geteuid()):
-                raise ValueError(f"written by uid {st.st_uid}, not by root; refused")
-            if st.st_size > MAX_FILE_BYTES:
-                raise ValueError(f"larger than {MAX_FILE_BYTES} bytes; refused")
-            text = fh.read().decode("utf-8")
+        text = data.decode("utf-8")
         lines = [ln for ln in text.splitlines() if ln.strip()]
         if not lines:
             raise ValueError("empty spool file")
@@ -336,12 +331,13 @@ def _note_loss(path: str, who: str, events: list[Event], error: str) -> None:
 
 def _read_new(path: str) -> str:
     """The losses not yet reported ("" when none: the usual case costs one failed open)."""
+    from slurmtools.fsutil import read_safely
+
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        data, _ = read_safely(path, 1 << 20, owners=(0, os.geteuid()), head=True)
     except OSError:
         return ""
-    with os.fdopen(fd, "rb") as fh:
-        return fh.read(1 << 20).decode("utf-8", "replace")
+    return data.decode("utf-8", "replace")
 
 
 def _forget(path: str, reported: str) -> None:

@@ -103,7 +103,7 @@ def kernel_findings(cfg: Any, job_id: str, node: str) -> list[dict[str, Any]]:
     from slurmtools.diagnosis.findings import NODE_TRUST
 
     ncfg = cfg.node(node)
-    marker = sources.load_marker(ncfg["state_dir"], job_id, node)
+    marker = sources.load_marker(ncfg["state_dir"], int(job_id), node) if str(job_id).isdigit() else None
     if marker is None:      # the log's tail would hold other jobs' (and older) lines: not this attempt's evidence
         return [{"error": "no kernel-log marker for this job on this node (the prolog records it): not read"}]
     try:

@@ -94,17 +94,13 @@ def read_new(path: str, uid: int | None, offset: int, max_bytes: int) -> tuple[l
     """The complete lines of PATH after byte OFFSET (at most the last MAX_BYTES of them), the offset after the last
     one, and the file's inode; the file opened as `hooks.epilog.read_job_log` does (a regular file of the job's
     user, no link, never blocking). None when it cannot be read so."""
+    from slurmtools.fsutil import read_safely
+
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        data, st = read_safely(path, max_bytes, owners=None if uid is None else (uid,), start=offset)
     except OSError:
         return None
-    with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fh.fileno())
-        if not stat.S_ISREG(st.st_mode) or (uid is not None and st.st_uid != uid):
-            return None
-        begin = max(offset, st.st_size - max_bytes)
-        fh.seek(begin)
-        data = fh.read(st.st_size - begin)
+    begin = max(offset, st.st_size - max_bytes)
     if begin > offset:                       # cut: the first line is partial
         data = data[data.find(b"\n") + 1:] if b"\n" in data else b""
         begin = st.st_size - len(data)
