@@ -5,14 +5,18 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from slurmtools.ledger.events import Action, Category, Severity, Trust
+
 #: The finding kinds (docs/diagnosis.md has a verdict row for each; a site's rule may name its own).
 KINDS = ("xid", "sxid", "nvlink", "fabric_manager", "gsp", "gpu_init", "cuda", "nccl", "aer", "pcie", "mce",
          "thermal", "oom", "hung_task", "soft_lockup", "ib", "nfs", "disk", "segfault", "exit")
-ACTIONS = ("none", "restart_app", "investigate", "reset_gpu", "reboot_node", "drain_node")
-CATEGORIES = ("hardware", "driver", "network", "filesystem", "application", "unknown")
-SEVERITIES = ("info", "warning", "error", "critical")
-#: "syslog": a daemon's line in a syslog-fed log (`TAG[PID]: ...`), which any local user can forge with logger(1).
-TRUSTS = ("kernel", "nvml", "sysfs", "job", "admin", "syslog")
+#: The allowed values, defined once as enums in ledger/events.py (what the ledger stores); mildest action first.
+ACTIONS = tuple(a.value for a in Action)
+CATEGORIES = tuple(c.value for c in Category)
+SEVERITIES = tuple(s.value for s in Severity)
+#: "syslog": a daemon's line in a syslog-fed log (`TAG[PID]: ...`), which any local user can forge with logger(1);
+#: "metrics": Prometheus series (detect, stalls).
+TRUSTS = tuple(t.value for t in Trust)
 
 #: Actions that mean the node itself is faulty: with node-level evidence, the node leaves service.
 NODE_ACTIONS = frozenset({"reset_gpu", "reboot_node", "drain_node"})

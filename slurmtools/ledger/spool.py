@@ -19,6 +19,7 @@ import time
 from datetime import UTC, datetime
 
 from slurmtools._plain import Plain
+from slurmtools.ledger.fields import FIELDS, check
 from slurmtools.timeutil import aware
 
 TYPE_CHECKING = False  # typing for the type checker only: it costs ~7 ms of every prolog (docs/performance.md)
@@ -27,10 +28,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 VERSION = 1
-EVENT_TYPES = frozenset({
-    "finding", "attempt", "gate_run", "node_state", "node_event", "exclusion", "exclusion_end",
-    "chain", "decision", "io", "checkpoint", "perf",
-})
+#: The kinds of event, each defined in ledger/fields.py (its fields) and ledger/events.py (a finding's values).
+EVENT_TYPES = frozenset(FIELDS)
 STALE_TMP_S = 3600.0
 #: A spool file larger than this is refused unread (a hook's batch is a few kB).
 MAX_FILE_BYTES = 64 << 20
@@ -70,17 +69,26 @@ def finite_only(value: Any, where: str = "", nulled: list[str] | None = None) ->
 
 
 class Event(Plain):
-    """One ledger event. `key` makes shipping idempotent; a random one is made if none is given."""
+    """One ledger event. `key` makes shipping idempotent; a random one is made if none is given. DATA holds only
+    the fields its TYPE defines (ledger/fields.py): anything else is refused here (ValueError), where it is
+    written. An event read back from a spool file is checked where it is stored (ledger/store.py), so that one
+    bad event goes to bad/ alone, with the reason."""
 
     def __init__(self, type: str, data: dict[str, Any], cluster: str = "default",
-                 time: datetime | None = None, key: str = "") -> None:
-        self.type = type
+                 time: datetime | None = None, key: str = "", *, checked: bool = True) -> None:
+        self.type = str(type)
         self.data = data
         self.cluster = cluster
         self.time = now() if time is None else time
         self.key = key
         if self.type not in EVENT_TYPES:
             raise ValueError(f"unknown event type {self.type!r}")
+        if checked:
+            check(self.type, data)
+            if self.type == "finding":
+                from slurmtools.ledger.events import check_finding
+
+                check_finding(data)
         if not self.key:
             self.key = os.urandom(16).hex()  # what uuid4().hex is, without importing uuid
 
@@ -106,7 +114,7 @@ class Event(Plain):
         if not isinstance(raw.get("data"), dict) or not raw.get("key"):
             raise ValueError("event lacks data or key")
         return cls(type=raw["type"], data=raw["data"], cluster=str(raw.get("cluster") or "default"),
-                   time=when, key=str(raw["key"]))
+                   time=when, key=str(raw["key"]), checked=False)
 
 
 class Spool:
