@@ -881,7 +881,7 @@ def _hostile_job(world: dict[str, Any]) -> None:
 
     cfg = world["cfg"]
     api.record([Event("attempt", {"job_id": 7, "restart_count": 0, "nodes": "n1", "source": "epilog",
-                                  "reason": HOSTILE_TEXT}, cluster=cfg.cluster, key="att-7"),
+                                  "details": {"reason": HOSTILE_TEXT}}, cluster=cfg.cluster, key="att-7"),
                 Event("finding", {"node": "n1", "job_id": 7, "restart_count": 0, "source": "job-log",
                                   "kind": "nccl" + HOSTILE_TEXT[:9], "category": "application", "severity": "error",
                                   "action": "restart_app", "trust": "job", "message": "NCCL WARN " + HOSTILE_TEXT,

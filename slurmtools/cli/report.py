@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from slurmtools.cli.common import echo, emit_json, fail, get_config, since_option
+from slurmtools.config import Config
 
 FORMATS = ("text", "json", "csv", "html")
 
@@ -104,17 +105,17 @@ def report_cmd(since: str, until: str, cluster: str | None, partition: str | Non
     echo(f"wrote {output}", err=True)
 
 
-def _gpus_per_node(cfg: object, cluster: str) -> tuple[float, str]:
+def _gpus_per_node(cfg: Config, cluster: str) -> tuple[float, str]:
     """Slurm's GRES of each node (this cluster's Slurm only), else the ledger's last reading, else the config."""
     from slurmtools.ledger import api
     from slurmtools.reports.gpus import gpus_per_node
 
     nodes = None
-    if cluster == cfg.cluster:  # type: ignore[attr-defined]
+    if cluster == cfg.cluster:
         try:
             from slurmtools.slurm import get_client
 
             nodes = get_client(cfg).nodes()
         except Exception:  # noqa: BLE001 - Slurm not reachable from here: the ledger's copy, or the configuration
             nodes = None
-    return gpus_per_node(api.engine_for(cfg), cluster, nodes, float(cfg.get("reports.gpus_per_node")))  # type: ignore[attr-defined]
+    return gpus_per_node(api.engine_for(cfg), cluster, nodes, float(cfg.get("reports.gpus_per_node")))

@@ -23,6 +23,8 @@ TYPE_CHECKING = False  # typing for the type checker only: it costs ~7 ms of eve
 if TYPE_CHECKING:
     from typing import Any
 
+    from slurmtools.config import Config
+
 DEFAULT_MAX_BYTES = 64 << 20
 
 
@@ -107,10 +109,6 @@ class Marker(Plain):
     def to_json(self) -> str:
         return json.dumps(vars(self))
 
-    @classmethod
-    def from_json(cls, text: str) -> Marker:
-        return cls(**json.loads(text))
-
 
 def mark(source: str) -> Marker:
     """Where this source stands now (cheap: one stat for a file)."""
@@ -150,11 +148,11 @@ def load_marker(state_dir: str, job_id: int, node: str) -> Marker | None:
     return marker
 
 
-def record_job_start(cfg: Any, job_id: int | None, node: str) -> None:
+def record_job_start(cfg: Config, job_id: int | None, node: str) -> None:
     """At job start (the prolog): remember where this node's kernel log stands for the job's epilog."""
     if job_id is not None:
-        ncfg = cfg.node(node)
-        save_marker(ncfg["state_dir"], job_id, node, mark(ncfg["kernel_log"]))
+        ncfg = cfg.node_for(node)
+        save_marker(ncfg.state_dir, job_id, node, mark(ncfg.kernel_log))
 
 
 def read_window(source: str, marker: Marker | None, *, max_bytes: int = DEFAULT_MAX_BYTES,

@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from slurmtools import jobstate
 from slurmtools.diagnosis import diagnose, diagnose_job_output, policy, sources
@@ -29,7 +29,11 @@ from slurmtools.diagnosis.findings import Finding
 from slurmtools.hooks.context import JobContext
 from slurmtools.ledger import api
 from slurmtools.ledger.spool import Event, make_key, record_or_report
+from slurmtools.settings import plain
 from slurmtools.slurm.types import ExitStatus
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
 
 log = logging.getLogger(__name__)
 
@@ -81,19 +85,19 @@ def first_node(nodelist: str) -> str | None:
     return nodes[0] if nodes else None
 
 
-def collect(cfg: Any, job: JobContext) -> tuple[list[Finding], dict[str, Any], ExitStatus | None,
+def collect(cfg: Config, job: JobContext) -> tuple[list[Finding], dict[str, Any], ExitStatus | None,
                                                        float | None]:
     """The node's evidence: the findings of the kernel-log window and the exit status Slurm reports, what was read
     (for the ledger), the exit status, and when this attempt's prolog ran (None without a marker). Nothing the job
     wrote is read here."""
     node, job_id = job.node, job.job_id
-    ncfg = cfg.node(node)
-    marker = sources.load_marker(ncfg["state_dir"], job_id, node) if job_id is not None else None
-    data, how = sources.read_window(ncfg["kernel_log"], marker, max_bytes=cfg.get("diagnosis.max_bytes"))
+    ncfg = cfg.node_for(node)
+    marker = sources.load_marker(ncfg.state_dir, job_id, node) if job_id is not None else None
+    data, how = sources.read_window(ncfg.kernel_log, marker, max_bytes=cfg.diagnosis.max_bytes)
     status = ExitStatus.from_wait_status(job.exit_status) if job.exit_status is not None else None
     findings = diagnose(data, exit_code=status.code if status else None, exit_signal=status.signal if status else 0,
-                        overrides=cfg.get("xid"), no_requeue_code=cfg.get("diagnosis.no_requeue_exit_code"),
-                        rules=cfg.get("diagnosis.rules") or None,
+                        overrides=plain(cfg.xid), no_requeue_code=cfg.diagnosis.no_requeue_exit_code,
+                        rules=plain(cfg.diagnosis.rules) or None,
                         window_s=max(0.0, time.time() - marker.time) if marker is not None else None)
     info = {"node": node, "job_id": job.key, "kernel_log": how, "marker": marker is not None,
             "exit": str(status) if status else None}
@@ -103,25 +107,25 @@ def collect(cfg: Any, job: JobContext) -> tuple[list[Finding], dict[str, Any], E
         # ("reissued job credential"), and without a marker that attempt's epilog would read the log's tail
         # and its old lines (seen on the lab: a stale XID 79 drained a node after a fast requeue).
         try:
-            sources.save_marker(ncfg["state_dir"], job_id, node, sources.mark(ncfg["kernel_log"]))
-            jobstate.prune(ncfg["state_dir"], every=3600)
+            sources.save_marker(ncfg.state_dir, job_id, node, sources.mark(ncfg.kernel_log))
+            jobstate.prune(ncfg.state_dir, every=3600)
         except OSError:
             pass
     return findings, info, status, marker.time if marker is not None else None
 
 
-def job_output(cfg: Any, job: JobContext) -> list[str]:
+def job_output(cfg: Config, job: JobContext) -> list[str]:
     """The tail of the job's output (stdout, then stderr when it is a separate file), on its first node only: the
     job's own word, each line cut to MAX_LINE."""
     if first_node(job.nodelist or "") != job.node:
         return []
     lines: list[str] = []
     for path in job.outputs:
-        lines += read_job_log(path, job.uid, cfg.get("diagnosis.job_log_max_bytes"))
+        lines += read_job_log(path, job.uid, cfg.diagnosis.job_log_max_bytes)
     return lines
 
 
-def finding_event(f: Finding, cfg: Any, job: JobContext) -> Event:
+def finding_event(f: Finding, cfg: Config, job: JobContext) -> Event:
     node, restart = job.node, job.restart_count
     data = {"node": node, "job_id": job.job_id, "restart_count": restart,
             "source": f.source, "kind": f.kind, "xid": f.xid, "pci": f.pci, "gpu": f.gpu, "category": f.category,
@@ -131,7 +135,7 @@ def finding_event(f: Finding, cfg: Any, job: JobContext) -> Event:
     return Event("finding", data, cluster=cfg.cluster, key=key)
 
 
-def io_events(cfg: Any, job: JobContext, now: datetime) -> list[Event]:
+def io_events(cfg: Config, job: JobContext, now: datetime) -> list[Event]:
     """The job's NFS I/O on this node, per mount (nothing when the prolog kept no reading). Errors are the
     caller's (a stage of its own)."""
     from slurmtools.iostat import jobio
@@ -143,7 +147,7 @@ def io_events(cfg: Any, job: JobContext, now: datetime) -> list[Event]:
             for s in summaries]
 
 
-def checkpoint_events(cfg: Any, job: JobContext, window: tuple[float, float] | None = None) -> list[Event]:
+def checkpoint_events(cfg: Config, job: JobContext, window: tuple[float, float] | None = None) -> list[Event]:
     """The checkpoints the job marked on this node (slurmtools checkpoint begin/end): the job's own word, its times
     within WINDOW (the attempt's), every number bounded (iostat/checkpoints.clean_mark). Errors are the caller's."""
     node, job_num, restart = job.node, job.job_id, job.restart_count
@@ -151,7 +155,7 @@ def checkpoint_events(cfg: Any, job: JobContext, window: tuple[float, float] | N
         return []
     from slurmtools.iostat import checkpoints
 
-    pairs = checkpoints.pair(checkpoints.read_marks(job_num, job.uid), cfg.get("io.filesystems"), window)
+    pairs = checkpoints.pair(checkpoints.read_marks(job_num, job.uid), plain(cfg.io.filesystems), window)
     return [Event("checkpoint", {"node": node, "job_id": job_num, "restart_count": restart, "kind": p["kind"],
                                  "time": datetime.fromtimestamp(p["start"], UTC), "seconds": p["seconds"],
                                  "nbytes": p["bytes"], "bytes_source": p["bytes_source"],
@@ -165,7 +169,7 @@ def checkpoint_events(cfg: Any, job: JobContext, window: tuple[float, float] | N
             for p in pairs]
 
 
-def checkpoint_log_events(cfg: Any, job: JobContext, lines: list[str], now: datetime,
+def checkpoint_log_events(cfg: Config, job: JobContext, lines: list[str], now: datetime,
                           window: tuple[float, float]) -> list[Event]:
     """The checkpoints the training framework printed in the job's output (first node only): the job's own word.
     Events dated outside this attempt's WINDOW came from an earlier attempt appending to the same file (or are not
@@ -177,7 +181,7 @@ def checkpoint_log_events(cfg: Any, job: JobContext, lines: list[str], now: date
     from slurmtools.iostat import ckptlog
 
     out = []
-    for e in ckptlog.scan(lines, cfg.get("io.filesystems")):
+    for e in ckptlog.scan(lines, plain(cfg.io.filesystems)):
         when = e["start"] if e["start"] is not None else e["end"]
         if when is not None and not window[0] <= when <= window[1]:
             continue
@@ -202,7 +206,7 @@ def cause_text(f: Finding) -> str:
     return f"{f.kind}{where}: {f.message}"
 
 
-def internal_event(cfg: Any, job: JobContext, stage: str, exc: BaseException) -> Event:
+def internal_event(cfg: Config, job: JobContext, stage: str, exc: BaseException) -> Event:
     """An internal error of ours in one stage, as a finding that never drains (action none)."""
     node, restart = job.node, job.restart_count
     return Event("finding", {"node": node, "job_id": job.job_id, "restart_count": restart, "source": "slurmtools",
@@ -212,7 +216,7 @@ def internal_event(cfg: Any, job: JobContext, stage: str, exc: BaseException) ->
                  cluster=cfg.cluster, key=make_key("epilog-internal", cfg.cluster, node, job.key, restart, stage))
 
 
-def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
+def run(env: Mapping[str, str] | None = None, cfg: Config | None = None) -> int:
     from slurmtools import bounds, config
     from slurmtools.controller import safety
 
@@ -230,7 +234,7 @@ def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
     # 1. The node's evidence: the kernel-log window and the exit status Slurm reports -> findings, the attempt, the
     #    drain decision, spooled before anything the job wrote is opened.
     try:
-        with time_budget(cfg.get("diagnosis.time_budget")):
+        with time_budget(cfg.diagnosis.time_budget):
             findings, info, status, since = collect(cfg, job)
     except Exception as exc:  # noqa: BLE001 - ours (a blown time budget included): recorded, never a drain
         findings, info = [], {"node": node, "job_id": job_id, "internal_error": f"{exc.__class__.__name__}: {exc}"}
@@ -251,7 +255,7 @@ def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
     events += [finding_event(f, cfg, job) for f in findings]
     if events:
         _spool(events, cfg, node)
-    if top is not None and cfg.get("diagnosis.drain"):
+    if top is not None and cfg.diagnosis.drain:
         decision, drain_events = safety.request_drain(node, top.category, cause_text(top), job_id=job.job_id,
                                                       actor="epilog", cfg=cfg, evidence={"finding": top.to_dict()})
         _spool(drain_events, cfg, node)
@@ -260,7 +264,7 @@ def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
     # 2. The job's word, after: each stage with its own budget and try; a failure costs that stage's records only.
     later: list[Event] = []
     failed: list[str] = []
-    budget = float(cfg.get("diagnosis.job_time_budget"))
+    budget = cfg.diagnosis.job_time_budget
     window = bounds.window(since, now.timestamp())
 
     def stage(name: str, work: Any) -> Any:
@@ -276,7 +280,7 @@ def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
     if not job.opted_out:
         lines = stage("job output", lambda: job_output(cfg, job)) or []
         job_findings = stage("job output rules", lambda: diagnose_job_output(
-            lines, cfg.get("diagnosis.rules") or None)) or []
+            lines, plain(cfg.diagnosis.rules) or None)) or []
         later += [finding_event(f, cfg, job) for f in job_findings]
         findings = findings + job_findings
         later += stage("NFS I/O", lambda: io_events(cfg, job, now)) or []
@@ -284,7 +288,7 @@ def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
         later += stage("checkpoint lines", lambda: checkpoint_log_events(cfg, job, lines, now, window)) or []
     if later:
         _spool(later, cfg, node)
-    if cfg.get("metrics.textfile_dir"):
+    if cfg.metrics.textfile_dir:
         from slurmtools.hooks import textfile
 
         try:
@@ -296,5 +300,5 @@ def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
     return 0
 
 
-def _spool(events: list[Event], cfg: Any, node: str) -> None:
-    record_or_report(cfg.get("ledger.spool_dir"), events, "epilog", cfg.node(node)["state_dir"], node)
+def _spool(events: list[Event], cfg: Config, node: str) -> None:
+    record_or_report(cfg.ledger.spool_dir, events, "epilog", cfg.state_dir(node), node)

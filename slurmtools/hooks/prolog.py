@@ -22,7 +22,8 @@ from slurmtools.ledger.spool import Event, record_or_report
 TYPE_CHECKING = False  # typing for the type checker only: it costs ~7 ms of every prolog (docs/performance.md)
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import Any
+
+    from slurmtools.config import Config
 
 #: The hook's exit code for "this job must not start here" (prolog.d/ turns it into 1; any other
 #: non-zero code is an error of ours and becomes 0 there).
@@ -32,7 +33,7 @@ GATE_FAILED = 100
 NODE_OUT = ("drained", "already_ours", "not_ours")
 
 
-def gate_event(cfg: Any, report: runner.Report, job_id: int | None) -> Event:
+def gate_event(cfg: Config, report: runner.Report, job_id: int | None) -> Event:
     bad = [r.to_dict() for r in report.results if r.status != "ok"]
     return Event("gate_run", {"node": report.node, "job_id": job_id,
                               "profile": report.profile, "verdict": report.verdict,
@@ -42,7 +43,7 @@ def gate_event(cfg: Any, report: runner.Report, job_id: int | None) -> Event:
                  cluster=cfg.cluster)
 
 
-def perf_events(cfg: Any, report: runner.Report) -> list[Event]:
+def perf_events(cfg: Config, report: runner.Report) -> list[Event]:
     """One `perf` ledger event per probed GPU in the report (none on the prolog's path: nothing imported)."""
     if not any(r.check == "perf" for r in report.results):
         return []
@@ -50,15 +51,15 @@ def perf_events(cfg: Any, report: runner.Report) -> list[Event]:
 
     return events(cfg, report.node, report.profile, report.results, report.time)
 
-def _spool(cfg: Any, events: list[Event], node: str) -> None:
-    record_or_report(cfg.get("ledger.spool_dir"), events, "prolog", cfg.node(node)["state_dir"], node)
+def _spool(cfg: Config, events: list[Event], node: str) -> None:
+    record_or_report(cfg.ledger.spool_dir, events, "prolog", cfg.state_dir(node), node)
 
 
-def act(cfg: Any, report: runner.Report, *, job_id: int | None, job_gpus: frozenset[int] | None,
+def act(cfg: Config, report: runner.Report, *, job_id: int | None, job_gpus: frozenset[int] | None,
         actor: str) -> int:
     """Record the verdict; on failure drain through the safety rails. Returns the hook's exit code."""
     events = [gate_event(cfg, report, job_id), *perf_events(cfg, report)]
-    if cfg.get("metrics.textfile_dir"):
+    if cfg.metrics.textfile_dir:
         from slurmtools.hooks import textfile
 
         try:
@@ -93,7 +94,7 @@ def act(cfg: Any, report: runner.Report, *, job_id: int | None, job_gpus: frozen
     return code
 
 
-def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
+def run(env: Mapping[str, str] | None = None, cfg: Config | None = None) -> int:
     """The prolog hook (SLURM_SCRIPT_CONTEXT=prolog_slurmd)."""
     job = JobContext.from_env(env)
     cfg = cfg or config.get()
@@ -115,16 +116,16 @@ def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
     except Exception as exc:  # noqa: BLE001 - the job's I/O summary is a nicety: never a reason to fail a job
         print(f"slurmtools prolog: cannot record the NFS counters: {exc}")
     report = runner.run(cfg, "prolog", node=node, job_gpus=set(job.gpus))
-    runner.write_status(cfg.node(node)["state_dir"], report)
+    runner.write_status(cfg.state_dir(node), report)
     return act(cfg, report, job_id=job.job_id, job_gpus=job.gpus, actor="prolog")
 
 
-def healthcheck(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
+def healthcheck(env: Mapping[str, str] | None = None, cfg: Config | None = None) -> int:
     """Slurm's HealthCheckProgram: reuse a recent gate verdict, or run the health profile. Always 0."""
     cfg = cfg or config.get()
     node = JobContext.from_env(env).node
-    state_dir = cfg.node(node)["state_dir"]
-    report = runner.read_status(state_dir, float(cfg.get("checks.health_max_age")))
+    state_dir = cfg.state_dir(node)
+    report = runner.read_status(state_dir, cfg.checks.health_max_age)
     if report is None or report.verdict == FAIL:   # a failure is re-checked: it may have been repaired
         report = runner.run(cfg, "health", node=node)
         runner.write_status(state_dir, report)

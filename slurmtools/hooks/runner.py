@@ -17,7 +17,7 @@ def run(context: str) -> int:
     from slurmtools import config
 
     cfg = config.get()
-    if not cfg.get("general.enabled"):
+    if not cfg.general.enabled:
         return 0
     handler = HANDLERS.get(context)
     return handler() if handler else 0
@@ -41,7 +41,7 @@ def epilog_slurmctld() -> int:
     from slurmtools.controller import queue
 
     cfg = config.get()
-    queue.enqueue(cfg.get("controller.queue_dir"), queue.item_from_env(os.environ, cfg.cluster))
+    queue.enqueue(cfg.controller.queue_dir, queue.item_from_env(os.environ, cfg.cluster))
     return 0
 
 

@@ -20,6 +20,8 @@ TYPE_CHECKING = False  # typing for the type checker only: it costs ~7 ms of eve
 if TYPE_CHECKING:
     from typing import Any
 
+    from slurmtools.config import Config
+
     Family = tuple[str, str, str, list[tuple[dict[str, str], float]]]   # name, type, help, samples
 
 VERDICTS = ("ok", "warn", "fail", "unknown")
@@ -48,13 +50,13 @@ def render(families: Iterable[Family]) -> str:
     return "\n".join(out) + "\n"
 
 
-def write(cfg: Any, filename: str, families: Iterable[Family], node: str) -> str | None:
+def write(cfg: Config, filename: str, families: Iterable[Family], node: str) -> str | None:
     """Write FAMILIES to textfile_dir/FILENAME (`{node}` in textfile_dir: this node's name, for several nodes on
     one host as in the lab); None when textfile_dir is not set. Raises OSError (UntrustedPath for a directory
     someone else could write)."""
     from slurmtools.fsutil import check_trusted, write_atomic
 
-    where = str(cfg.get("metrics.textfile_dir") or "").replace("{node}", node)
+    where = str(cfg.metrics.textfile_dir or "").replace("{node}", node)
     if not where:
         return None
     if not os.path.isabs(where):

@@ -14,12 +14,13 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from slurmtools.config import Config
     from slurmtools.iostat.mountstats import Mount
 
 
-def watched(cfg: Any) -> list[Mount] | None:
+def watched(cfg: Config) -> list[Mount] | None:
     """The watched NFS mounts now, or None when there is none (or the file is not there)."""
-    path = cfg.get("io.mountstats")
+    path = cfg.io.mountstats
     try:
         with open(path, "rb") as fh:
             head = fh.read(16 << 20)
@@ -29,12 +30,12 @@ def watched(cfg: Any) -> list[Mount] | None:
         return None                           # no NFS mount: nothing to parse
     from slurmtools.iostat.mountstats import parse
 
-    wanted = set(cfg.get("io.mounts"))
+    wanted = set(cfg.io.mounts)
     mounts = [m for m in parse(head.decode("utf-8", "replace")) if not wanted or m.mountpoint in wanted]
-    return mounts[: int(cfg.get("io.max_mounts"))] or None
+    return mounts[: cfg.io.max_mounts] or None
 
 
-def record_start(cfg: Any, job_id: int | None, node: str) -> bool:
+def record_start(cfg: Config, job_id: int | None, node: str) -> bool:
     """At job start: keep the watched mounts' counters for the epilog. True if anything was kept."""
     if job_id is None:
         return False
@@ -43,12 +44,12 @@ def record_start(cfg: Any, job_id: int | None, node: str) -> bool:
         return False
     from slurmtools import jobstate
 
-    jobstate.write(cfg.node(node)["state_dir"], job_id, node, "io",
+    jobstate.write(cfg.state_dir(node), job_id, node, "io",
                    json.dumps({"time": time.time(), "mounts": [m.to_dict() for m in mounts]}))
     return True
 
 
-def finish(cfg: Any, job_id: int | None, node: str) -> list[dict[str, Any]]:
+def finish(cfg: Config, job_id: int | None, node: str) -> list[dict[str, Any]]:
     """At job end: the window of each mount kept at job start (one summary each); the start reading is removed.
     Nothing (an empty list) when the prolog kept none or no mount is left to compare."""
     from slurmtools import jobstate
@@ -57,7 +58,7 @@ def finish(cfg: Any, job_id: int | None, node: str) -> list[dict[str, Any]]:
 
     if job_id is None:
         return []
-    text = jobstate.read(cfg.node(node)["state_dir"], job_id, node, "io", remove=True)
+    text = jobstate.read(cfg.state_dir(node), job_id, node, "io", remove=True)
     try:
         start = json.loads(text) if text is not None else None
     except (ValueError, RecursionError):

@@ -7,23 +7,26 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from slurmtools.ledger.spool import Event, Spool
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
 
 log = logging.getLogger(__name__)
 
 _engines: dict[str, Any] = {}
 
 
-def spool_for(cfg: Any) -> Spool:
-    return Spool(cfg.get("ledger.spool_dir"))
+def spool_for(cfg: Config) -> Spool:
+    return Spool(cfg.ledger.spool_dir)
 
 
-def engine_for(cfg: Any) -> Any:
+def engine_for(cfg: Config) -> Any:
     from slurmtools.ledger.db import make_engine
 
-    url = cfg.get("ledger.url")
+    url = cfg.ledger.url
     if url not in _engines:
         _engines[url] = make_engine(url)
     return _engines[url]
@@ -36,12 +39,12 @@ def forget_engines() -> None:
     _engines.clear()
 
 
-def record(events: Iterable[Event], cfg: Any) -> str:
+def record(events: Iterable[Event], cfg: Config) -> str:
     """Durably spool events as one batch (never touches the database). Raises SpoolError."""
     return spool_for(cfg).write_many(list(events))
 
 
-def store_now(events: Iterable[Event], cfg: Any) -> None:
+def store_now(events: Iterable[Event], cfg: Config) -> None:
     """Store events in the database in one transaction, without the spool (a non-root admin, who cannot write
     the root-only spool). Raises whatever the database raises; nothing is stored then."""
     from slurmtools.ledger import schema
@@ -53,7 +56,7 @@ def store_now(events: Iterable[Event], cfg: Any) -> None:
         store(conn, list(events))
 
 
-def flush(cfg: Any, *, wait_lock: bool = False) -> Any:
+def flush(cfg: Config, *, wait_lock: bool = False) -> Any:
     from slurmtools.ledger.ship import flush as ship_flush
 
     return ship_flush(spool_for(cfg), engine_for(cfg), wait_lock=wait_lock)
