@@ -62,11 +62,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=41)
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--hook", help="the hook program to time (default: slurmtools-hook next to this Python); "
-                                   "a two-line wrapper putting another tree first on the path compares versions")
     args = ap.parse_args()
-    hook = args.hook or shutil.which("slurmtools-hook", path=os.path.dirname(sys.executable)) \
-        or shutil.which("slurmtools-hook")
+    hook = shutil.which("slurmtools-hook", path=os.path.dirname(sys.executable)) or shutil.which("slurmtools-hook")
     if not hook:
         raise SystemExit("slurmtools-hook not found: pip install -e . first")
     with tempfile.TemporaryDirectory() as tmp:
