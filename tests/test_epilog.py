@@ -244,3 +244,18 @@ def test_an_unrecognised_hardware_error_is_recorded_and_never_drains(lab_like: d
     assert isinstance(details, dict)
     assert details["unrecognised"] is True and details["subsystem"] == "machine-check"
     assert details["family"] == "EDAC skx: the memory controller interface failed to respond at <hex>"
+
+
+def test_a_hostile_job_id_is_one_line_and_no_traceback(lab_like: dict[str, Path],
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """SLURM_JOB_ID is parsed once (hooks/context.py): one that is not a number is said in one line; the node's
+    evidence is still read and recorded (the kernel log's tail), no attempt is made up with job id 0."""
+    cfg = config.load(lab_like["cfg"], env={})
+    append(lab_like["kern"], f"[20.0] {XID79}")
+    assert epilog.run(env(job="42; rm -rf /" + "x" * 100_000, SLURM_JOB_RESTART_COUNT="-1"), cfg) == 0
+    out = capsys.readouterr().out
+    assert "SLURM_JOB_ID is not a number" in out and "SLURM_JOB_RESTART_COUNT is not a number" in out
+    assert max(len(line) for line in out.splitlines()) < 300
+    events = spooled(lab_like)
+    assert [e["type"] for e in events if e["type"] == "attempt"] == []
+    assert {e["job_id"] for e in events if e["type"] == "finding"} == {None}
