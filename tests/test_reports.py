@@ -365,3 +365,20 @@ def test_whatif_worked_by_hand(tmp_path: Path) -> None:
     assert any(x["section"] == "whatif" and x["metric"].endswith("lemons_excluded.goodput") for x in rows)
     small = next(x for x in r["whatif"]["sizes"] if x["nodes_from"] == 1)       # job 300: no saves recorded
     assert small["advised"]["goodput"] is not None and small["lost_work_s"] == 540.0
+
+
+def test_the_lemon_attribution_tests_a_hostlist_as_expanding_it_would() -> None:
+    from slurmtools.reports.whatif import hostlist_holds
+    from slurmtools.slurm.parse import expand
+
+    lists = ["g0007", "g[0001-0064]", "g[0010-0012]", "n[1-10]", "n[08-11]", "gpu[1-3],cpu7", "n[1-2,5]", "a-b[1-2]",
+             "g[0064-0001]", "g[1-", "", "  g0003  ", "x[1-3]y"]
+    nodes = ["g0007", "g0064", "g0065", "g0010", "g10", "n5", "n05", "n10", "n08", "n9", "gpu2", "cpu7", "a-b2",
+             "g0003", "x2y", "g", "n²"]
+    for h in lists:
+        for n in nodes:
+            try:
+                want = n in expand(h)
+            except Exception:  # noqa: BLE001 - unreadable: holds nothing
+                want = False
+            assert hostlist_holds(h, n) == want, (h, n)
