@@ -127,7 +127,7 @@ def _manual(sql: Sql, scope: Scope) -> str:
                     FROM job_attempts a
                     WHERE a.cluster = :cluster AND a.chain_id IS NULL AND a."user" IS NOT NULL AND a.name IS NOT NULL
                       AND a.submit_time >= {sql.shift(':t0', '-:manual')} AND a.submit_time < :t1{part}
-                      AND a.job_id NOT IN (SELECT job_id FROM members)
+                      AND NOT EXISTS (SELECT 1 FROM members m WHERE m.job_id = a.job_id)
                       AND (a."user", a.name) IN (SELECT b."user", b.name FROM job_attempts b
                                                  WHERE b.cluster = :cluster AND b.chain_id IS NULL
                                                    AND b.state IN {failed} AND b.end_time IS NOT NULL
