@@ -7,12 +7,16 @@ executemany in one transaction; then the report is built (every section, the HTM
     python bench/report_scale.py --url postgresql+psycopg://postgres@127.0.0.1:55432/report_bench
     python bench/report_scale.py --url sqlite:////var/tmp/report_bench.db
     python bench/report_scale.py --url ... --explain     # also EXPLAIN ANALYZE of the incident query (PostgreSQL)
+
+On PostgreSQL running on this machine it also prints the CPU seconds of the report (its backend + this client):
+on a shared machine the wall time measures the neighbours too.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import statistics
@@ -180,6 +184,23 @@ def _lite(v: Any) -> Any:
     return v
 
 
+def _backend(engine: Engine) -> int | None:
+    """The PostgreSQL backend the next report will use (the pool gives back its one connection); None on SQLite."""
+    if engine.dialect.name != "postgresql":
+        return None
+    with engine.connect() as conn:
+        return int(conn.exec_driver_sql("SELECT pg_backend_pid()").scalar_one())
+
+
+def _server_cpu(pid: int | None) -> float | None:
+    """CPU seconds (user + system) of process PID so far, from /proc; None when it is not on this machine."""
+    try:
+        fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--url", required=True)
@@ -192,13 +213,22 @@ def main() -> int:
     schema.upgrade(engine)
     fill_s = {} if args.no_fill else fill(engine, args.scale)
     scope = Scope(CLUSTER, START, START + timedelta(days=DAYS), nodes=len(NODES), gpus_per_node=8)
-    times, last = [], {}
+    times, cpu, last = [], [], {}
     for _ in range(args.runs):
-        t0 = time.monotonic()
+        pid = _backend(engine)
+        c0, r0, t0 = _server_cpu(pid), resource.getrusage(resource.RUSAGE_SELF), time.monotonic()
         last = build_report(engine, scope, charts=True)
         times.append(time.monotonic() - t0)
+        r1, c1 = resource.getrusage(resource.RUSAGE_SELF), _server_cpu(pid) if _backend(engine) == pid else None
+        client = r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime
+        cpu.append(None if c0 is None or c1 is None else c1 - c0 + client)
     out = {"database": engine.dialect.name, "scale": args.scale, "fill_s": {k: round(v, 1) for k, v in fill_s.items()},
            "report_s": {"median": round(statistics.median(times), 2), "runs": [round(t, 2) for t in times]},
+           # CPU seconds of the report's PostgreSQL backend and this client: what the report costs, whatever else
+           # the machine runs (a shared machine's wall time says as much about the others); null when the
+           # server's /proc is not this machine's
+           "cpu_s": None if None in cpu else {"median": round(statistics.median(c for c in cpu if c is not None), 2),
+                                              "runs": [round(c, 2) for c in cpu if c is not None]},
            "sections_s": last["report"]["timings_s"], "failures": last["failures"]["failures"],
            "attempts_in_mttf": last["mttf"]["attempts"], "chains": last["goodput"]["chains"],
            "manual_chains": last["retries"]["manual"]["chains"],

@@ -77,8 +77,8 @@ def generate(c: Cluster, precursors: list[str] | None = None, sudden: int = 1,
         "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
         "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", "DCGM_FI_DEV_ROW_REMAP_PENDING",
         "DCGM_FI_DEV_ROW_REMAP_FAILURE", "DCGM_FI_DEV_XID_ERRORS", "node_infiniband_link_downed_total",
-        "node_infiniband_symbol_error_total", "node_network_carrier_changes_total", "node_load1",
-        "node_memory_MemAvailable_bytes")}
+        "node_infiniband_symbol_error_total", "node_network_carrier_changes_total", "node_infiniband_state_id",
+        "node_network_up", "node_load1", "node_memory_MemAvailable_bytes")}
     ambient = 1.0 * np.sin(2 * np.pi * t / (24 * 60))          # the room's day cycle, every node alike
     offsets: dict[tuple[str, str], float] = {}
     # --- healthy base
@@ -111,6 +111,8 @@ def generate(c: Cluster, precursors: list[str] | None = None, sudden: int = 1,
             m["node_infiniband_link_downed_total"][(node, port)] = np.zeros(T)
             m["node_infiniband_symbol_error_total"][(node, port)] = np.cumsum(rng.random(T) < 1 / 4000).astype(float)
             m["node_network_carrier_changes_total"][(node, f"ib{g}")] = np.full(T, 2.0)
+            m["node_infiniband_state_id"][(node, port)] = np.full(T, 4.0)          # active
+            m["node_network_up"][(node, f"ib{g}")] = np.ones(T)
         m["node_load1"][(node, "")] = np.maximum(0, 2 + 60 * _smooth(b, 3) + rng.normal(0, 3, T))
         m["node_memory_MemAvailable_bytes"][(node, "")] = 1.9e12 - 1.2e12 * _smooth(b, 5) + rng.normal(0, 2e10, T)
     labels: dict[str, Any] = {"step_s": STEP, "start": c.start, "end": c.start + (T - 1) * STEP, "nodes": N,
@@ -130,7 +132,31 @@ def generate(c: Cluster, precursors: list[str] | None = None, sudden: int = 1,
     if confounders:
         _confound(c, m, labels, rng, pick_node, G, T, busy)
     _plant(c, m, labels, rng, pick_node, G, T, busy, offsets, ambient, precursors, sudden)
+    if confounders and len(used) < N:
+        _link_reset(c, m, labels, sorted(set(range(N)) - used), G, T)
     return m, labels
+
+
+def _link_reset(c: Cluster, m: dict, labels: dict[str, Any], free: list[int], G: int, T: int) -> None:
+    """A planned reset of one IB link (a cable reseated, a switch port bounced): one down and back. A generator of
+    its own, so the other series are those of the seed without it."""
+    rng = np.random.default_rng(c.seed + 7919)
+    node = c.node(free[int(rng.integers(0, len(free)))])
+    g = int(rng.integers(0, G))
+    i = int(rng.integers(int(T * 0.4), int(T * 0.9)))
+    _flap(m, node, g, np.arange(T) == i)
+    labels["confounders"].append({"kind": "link_reset", "nodes": [node], "start": c.start + i * STEP,
+                                  "end": c.start + min(T - 1, i + 60) * STEP})
+
+
+def _flap(m: dict, node: str, g: int, flaps: np.ndarray) -> None:
+    """The link of NODE's GPU G goes down and back at each sample where FLAPS is set: the IB port counts a down,
+    its state reads down at that scrape, the netdev's carrier changes twice (down, up) and reads down."""
+    dev = f"mlx5_{g}:1"
+    m["node_infiniband_link_downed_total"][(node, dev)] += np.cumsum(flaps)
+    m["node_network_carrier_changes_total"][(node, f"ib{g}")] += 2 * np.cumsum(flaps)
+    m["node_infiniband_state_id"][(node, dev)][flaps > 0] = 1.0
+    m["node_network_up"][(node, f"ib{g}")][flaps > 0] = 0.0
 
 
 def _confound(c: Cluster, m: dict, labels: dict[str, Any], rng: np.random.Generator, pick_node: Any, G: int,
@@ -237,8 +263,7 @@ def _plant(c: Cluster, m: dict, labels: dict[str, Any], rng: np.random.Generator
             while k < fail:
                 flaps[k] = 1
                 k += int(rng.integers(4, 16))
-            m["node_infiniband_link_downed_total"][(node, dev)] += np.cumsum(flaps)
-            m["node_network_carrier_changes_total"][(node, f"ib{g}")] += 2 * np.cumsum(flaps)
+            _flap(m, node, g, flaps)
             _add_counter(m["node_infiniband_symbol_error_total"][(node, dev)], pre, fail, 5 + 50 * x, rng)
             xid = 0
         elif kind == "power_brake":
@@ -264,7 +289,10 @@ def _plant(c: Cluster, m: dict, labels: dict[str, Any], rng: np.random.Generator
                     if name.startswith("DCGM_") and name != "DCGM_FI_DEV_XID_ERRORS":
                         series[xk][fail + 2:] = np.nan
         else:
-            m["node_infiniband_link_downed_total"][(node, dev)][fail:] += 1
+            m["node_infiniband_link_downed_total"][(node, dev)][fail:] += 1         # down for good
+            m["node_network_carrier_changes_total"][(node, f"ib{g}")][fail:] += 1
+            m["node_infiniband_state_id"][(node, dev)][fail:] = 1.0
+            m["node_network_up"][(node, f"ib{g}")][fail:] = 0.0
         labels["failures"].append({"kind": kind, "node": node, "device": dev, "xid": xid or None,
                                    "precursor_start": c.start + pre * STEP if lead else None,
                                    "failure": c.start + fail * STEP})

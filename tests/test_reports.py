@@ -403,3 +403,20 @@ def test_html_sections_are_in_order_each_once_and_never_inside_a_table(report: d
         assert len(page.ids) == len(set(page.ids))
     assert "<td>device-to-device copy</td><td>2,900.0 GB/s</td>" in html
     assert "<td>n2 GPU 1</td>" in html and "d2d_gbps 2,400.0 (17.0% below)" in html
+
+
+def test_the_lemon_attribution_tests_a_hostlist_as_expanding_it_would() -> None:
+    from slurmtools.reports.whatif import hostlist_holds
+    from slurmtools.slurm.parse import expand
+
+    lists = ["g0007", "g[0001-0064]", "g[0010-0012]", "n[1-10]", "n[08-11]", "gpu[1-3],cpu7", "n[1-2,5]", "a-b[1-2]",
+             "g[0064-0001]", "g[1-", "", "  g0003  ", "x[1-3]y"]
+    nodes = ["g0007", "g0064", "g0065", "g0010", "g10", "n5", "n05", "n10", "n08", "n9", "gpu2", "cpu7", "a-b2",
+             "g0003", "x2y", "g", "n²"]
+    for h in lists:
+        for n in nodes:
+            try:
+                want = n in expand(h)
+            except Exception:  # noqa: BLE001 - unreadable: holds nothing
+                want = False
+            assert hostlist_holds(h, n) == want, (h, n)

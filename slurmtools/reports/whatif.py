@@ -7,6 +7,7 @@ Reads st_chain_attempts (chains.prepare) and st_failures (incidents.prepare)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -160,25 +161,47 @@ def _lemons(sql: Sql, params: dict[str, Any]) -> list[tuple[str, float]]:
 
 def _avoided(sql: Sql, params: dict[str, Any], lemons: list[tuple[str, float]]) -> dict[int, tuple[float, float, int]]:
     """Per bucket: (lost work, recovery after, interruptions) of interrupted attempts on a lemon node in the week
-    before its lemon exclusion."""
-    from slurmtools.slurm.parse import expand
-
+    before its lemon exclusion. The database keeps the attempts that ended in some lemon's week; each is then
+    tested against the lemons whose week holds its end, without expanding its hostlist where its form says it
+    cannot hold the node (`hostlist_holds`)."""
     if not lemons:
         return {}
-    lo, hi = min(s for _, s in lemons) - WEEK, max(s for _, s in lemons)
+    weeks = " OR ".join(f"(e >= :lo{i} AND e < :hi{i})" for i in range(len(lemons)))
+    bounds = {k: v for i, (_, s) in enumerate(lemons) for k, v in ((f"lo{i}", s - WEEK), (f"hi{i}", s))}
     out: dict[int, tuple[float, float, int]] = {}
-    for r in sql.rows("""SELECT bucket, nodes, e, lost, recovery_after FROM st_whatif
-                         WHERE interrupted = 1 AND e >= :lo AND e < :hi LIMIT 100000""",
-                      {**params, "lo": lo, "hi": hi}):
-        try:
-            on = set(expand(str(r["nodes"] or "")))
-        except Exception:  # noqa: BLE001 - a hostlist the library cannot read: not attributed
-            continue
-        if any(node in on and s - WEEK <= float(r["e"]) < s for node, s in lemons):
+    for r in sql.rows(f"""SELECT bucket, nodes, e, lost, recovery_after FROM st_whatif
+                          WHERE interrupted = 1 AND ({weeks}) LIMIT 100000""", {**params, **bounds}):
+        e, nodes = float(r["e"]), str(r["nodes"] or "")
+        if any(s - WEEK <= e < s and hostlist_holds(nodes, node) for node, s in lemons):
             b = int(r["bucket"])
             lost, rec, n = out.get(b, (0.0, 0.0, 0))
             out[b] = (lost + float(r["lost"] or 0), rec + float(r["recovery_after"] or 0), n + 1)
     return out
+
+
+#: A hostlist of one bracketed range (`gpu[0001-0064]`): every name it holds is PREFIX + a number in [LOW, HIGH].
+_ONE_RANGE = re.compile(r"([^\[\],]*)\[(\d+)-(\d+)\]")
+
+
+def hostlist_holds(nodes: str, node: str) -> bool:
+    """Whether the hostlist NODES holds NODE. A plain name is compared; a one-range hostlist whose prefix or
+    range cannot hold NODE is not expanded (the usual case: a multi-node attempt elsewhere); anything else is
+    expanded (python-hostlist, through slurm.parse.expand). A hostlist it cannot read holds nothing."""
+    from slurmtools.slurm.parse import expand
+
+    text = nodes.strip()
+    if "[" not in text and "," not in text:
+        return text == node
+    m = _ONE_RANGE.fullmatch(text)
+    if m is not None:
+        prefix, low, high = m.groups()
+        rest = node[len(prefix):]
+        if not (node.startswith(prefix) and rest.isascii() and rest.isdigit() and int(low) <= int(rest) <= int(high)):
+            return False
+    try:
+        return node in expand(text)
+    except Exception:  # noqa: BLE001 - a hostlist the library cannot read: not attributed
+        return False
 
 
 def _r(value: float | None, digits: int = 4) -> float | None:

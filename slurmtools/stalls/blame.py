@@ -6,7 +6,8 @@ Each kind of evidence names at most one node, and only when that node alone stan
   with three nodes or more, also the one node whose signature differs from all the others sharing one;
 * D-state: the one node whose job processes sit in uninterruptible sleep (a filesystem, a driver call);
 * kernel: the one node with node-level kernel findings since the attempt began;
-* network: the one node whose IB/RoCE links went down or burst errors (node_exporter's counters), when known.
+* network: the one node whose IB/RoCE links went down (the link-flap evidence `detect` scores:
+  slurmtools.detect.links, read by slurmtools.stalls.signals.network_events), when known.
 
 The suspect is the node named by the most kinds of evidence, if exactly one node has that most; a tie, or no
 evidence, is no suspect: the job's own bug is as likely, and nobody is excluded. Pure functions."""

@@ -155,17 +155,16 @@ def for_job(samples: dict[str, list[GpuSample]], job_id: int, nodes: list[str]) 
     return out
 
 
-#: node_exporter's counters of a link going down or erring (infiniband and netclass collectors): what blame
-#: compares across a stalled job's nodes (a NIC that lost its peer).
-NETWORK = ("node_infiniband_link_downed_total", "node_infiniband_link_error_recovery_total",
-           "node_infiniband_symbol_error_total", "node_network_carrier_changes_total")
-
-
 def network_events(cfg: Any, nodes: list[str], since: float, now: float | None = None,
                    client: Any = None) -> dict[str, float] | None:
-    """Per node, how many link-down, link-recovery, symbol-error and carrier-change events its ports counted since
-    SINCE (at most 6 h back), from Prometheus; None where it cannot be read (no network evidence, not zero)."""
-    from slurmtools.detect import prom
+    """Per node, how many times its IB/RoCE links went down since SINCE (at most 6 h back), from Prometheus: the
+    same link-flap evidence `detect` scores (slurmtools.detect.links), in link downs: per source (the IB ports'
+    LinkDownedCounter, their state changes, the network devices' carrier downs, their operstate changes) the
+    sum over the node's ports, and the node's figure the largest source (one flap is seen by several of them).
+    A counter that grows steadily (background symbol errors) is not evidence here: on every node alike it would
+    name nobody, on one node it would name the wrong one. None where Prometheus cannot be read (no network
+    evidence, not zero)."""
+    from slurmtools.detect import links, prom
     from slurmtools.detect.scan import node_of
 
     if str(cfg.get("stalls.gpu_source")) != "prometheus" or not nodes:
@@ -178,12 +177,15 @@ def network_events(cfg: Any, nodes: list[str], since: float, now: float | None =
     labels = list(cfg.get("detect.node_labels"))
     out = {n: 0.0 for n in nodes}
     try:
-        for metric in NETWORK:
-            for s in client.range(f"increase({metric}[{window}s])", grid):
+        for name in links.FLAPS:
+            per_node = {n: 0.0 for n in nodes}
+            for s in client.range(links.query(name, f"{window}s"), grid):
                 node = node_of(s.labels, labels)
                 last = s.values[-1] if len(s.values) else float("nan")
-                if node in out and last == last:
-                    out[node] += max(0.0, float(last))
+                if node in per_node and last == last:
+                    per_node[node] += max(0.0, float(last)) * links.PER_DOWN[name]
+            for n, v in per_node.items():
+                out[n] = max(out[n], v)
     except prom.PromError:
         return None
     return out
