@@ -17,8 +17,10 @@ daemon's or anyone's, trust `syslog`), after `kernel:`, or at the first word tha
 - shipper tags: CRI's stream and flag (`2024-05-01T10:00:00.123456789Z stderr F `), `[pod/NAME/CONTAINER]`,
   glog headers (`E0501 10:00:00.123456  1234 file.go:12] `);
 - at the line's start only: a count (`uniq -c`, pasted line numbers), a file name from a grep across rotated logs
-  (`/var/log/kern.log.1:`, `messages-20240501:`, with grep -n's line number), a pdsh/clush `host: ` (when an
-  envelope element or a subsystem tag follows), a busybox prompt (`/ # `);
+  (`/var/log/kern.log.1:`, `messages-20240501:`, with grep -n's line number), a pdsh/clush `host: ` or docker
+  compose's `svc  | ` (when an envelope element or a subsystem tag follows), a busybox prompt (`/ # `), rsyslog's
+  wall header (`Message from syslogd@HOST at Jan 11 09:52:01 ...`), journalctl -o verbose's `MESSAGE=`, a pasted
+  list item, prompt or quote (`- `, `* `, `# `, `$ `, `1. `, `"`);
 - MPI and launcher rank tags: `0: ` (srun --label), `[1,0]<stderr>:` (Open MPI), `[rank0]:`, `[default0]:`;
 - BMC SEL exports' `|` separators.
 
@@ -27,7 +29,9 @@ skipped, so text a job controls (a process name) can only be the start of the me
 element. Structured sources are decoded as structures: journald JSON (`journalctl -o json`: a kernel record's
 MESSAGE; any other record becomes `IDENTIFIER[PID]: MESSAGE`, trust syslog) and JSON log lines with a
 `message`/`MESSAGE`/`msg`/`log`/`line` field (Docker, Fluent Bit, Loki), whose text is parsed again for its own
-envelope; journald's export format is turned into such records by `kernel.scan` (`export_to_json`).
+envelope; journald's export format is turned into such records by `kernel.scan` (`export_to_json`). A logfmt line
+(Go's logrus/slog as containerd, dockerd and kubelet write: `time=... level=... msg="..."`) gives its unescaped
+`msg`, parsed again. rsyslog's escapes of control characters in a message (`#011` tab, `#012` newline) are blanks.
 """
 
 from __future__ import annotations
@@ -101,7 +105,13 @@ _START = (
     r"|(?:kern|syslog|messages|dmesg|daemon|kernel|console|warn|all)(?:\.log)?(?:[.-][\w.-]{1,32})?(?::\d{1,10})?:"
     r"|[\w.@+-]{1,64}\.(?:log|txt|out|err)(?:\.\d{1,4})?(?:\.gz)?(?::\d{1,10})?:)",
     r"\d{1,9}(?:[ \t]+|(?=\[))",
-    rf"(?P<pdsh>[\w.-]{{1,64}}):[ \t]+(?=\[|<\d|\d{{4}}-\d\d-\d\d|\d{{1,3}},\d+,\d+,|kernel:|{_FACILITY}[ \t]*:"
+    # rsyslog's wall message to logged-in users (omusrmsg): `Message from syslogd@HOST at Jan 11 09:52:01 ...`
+    rf"Message from syslogd@(?P<wall>[\w.-]{{1,64}}) at (?:{_DATEWORD}[ \t]+){{0,4}}{_TIME}(?:[ \t]+\.\.\.)?",
+    r"MESSAGE=",                                                          # journalctl -o verbose's field line
+    r"(?:[-*\u2022#$]|\d{1,3}[.)])[ \t]+(?=\S)",                          # a pasted list item or shell prompt
+    r"[\"'`](?=\S)",                                                     # a quoted line
+    rf"(?P<pdsh>[\w.-]{{1,64}})(?::|[ \t]*\|)[ \t]+"                       # pdsh's `host: `, compose's `svc  | `
+    rf"(?=\[|<\d|\d{{4}}-\d\d-\d\d|\d{{1,3}},\d+,\d+,|kernel:|{_FACILITY}[ \t]*:"
     rf"|(?:{_DATEWORD}[ \t]+){{1,4}}\d{{1,2}}:\d\d:\d\d|(?:{_TAGS}))",
 )
 
@@ -129,7 +139,14 @@ def normalise(raw: str, number: int = 0, *, after_stamp: bool = False, structure
     """RAW's envelope and message. AFTER_STAMP: RAW is what follows a stamp already split off (no line-start
     elements then). STRUCTURED: a JSON line is decoded (not inside a JSON line's own message)."""
     text = raw.rstrip("\r\n")
+    if "#01" in text:
+        text = _RSYSLOG_ESCAPE.sub(" ", text)
     head = text.lstrip()
+    if head[:1] in "tl" and structured and not after_stamp:
+        inner = _logfmt(head[:MAX_JSON])
+        if inner is not None:
+            line = normalise(inner[:MAX_LINE], number, structured=False)
+            return line
     if head[:1] == "{" and structured and not after_stamp:
         decoded = _structured(head[:MAX_JSON], number)
         if decoded is not None:
@@ -169,12 +186,28 @@ def normalise(raw: str, number: int = 0, *, after_stamp: bool = False, structure
                 break
         if groups.get("host"):
             host = groups["host"]
-        elif groups.get("pdsh"):
-            host = host or groups["pdsh"]
+        elif groups.get("pdsh") or groups.get("wall"):
+            host = host or groups["pdsh"] or groups["wall"]
         if state is _AT_START and any(groups.get(k) for k in ("mono", "mono3", "iso", "dt", "bstamp", "slash", "usec",
                                                               "prio", "epoch")):
             state = _STAMPED
     return Line(number, text[pos:].strip(), stamp, mono, host)
+
+
+#: rsyslog's escapes of a control character received in a message (`#011` a tab, `#012` a newline): blanks.
+_RSYSLOG_ESCAPE = re.compile(r"#01[12]")
+#: A logfmt line (Go's logrus and slog, containerd, dockerd, kubelet): `time=... level=... msg="..."`.
+_LOGFMT = re.compile(r'(?:time|ts|level|lvl)=(?:"[^"\n]{0,64}"|\S{0,64})'
+                     r'(?:[ \t]+[\w.-]{1,32}=(?:"[^"\n]{0,64}"|[^\s"]{0,64})){0,8}?'
+                     r'[ \t]+(?:msg|message)="(?P<msg>(?:[^"\\]|\\.){0,4096})"')
+
+
+def _logfmt(text: str) -> str | None:
+    """A logfmt line's message (its `msg="..."` unescaped), or None if TEXT is no logfmt line."""
+    m = _LOGFMT.match(text)
+    if m is None:
+        return None
+    return re.sub(r'\\(["\\nt])', lambda e: {"n": " ", "t": " "}.get(e.group(1), e.group(1)), m.group("msg"))
 
 
 def _is_mono(stamp: str, mono: float | None) -> bool:

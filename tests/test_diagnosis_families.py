@@ -1,0 +1,143 @@
+"""Message families built from the format strings of the code that prints them (issue 32, generalisation).
+
+Every line below is a format string of a public source with its conversions filled in (the file named in the
+comment above it), not a line copied from a log: the rules must know the family, not one sample of it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from slurmtools.diagnosis import diagnose
+from slurmtools.diagnosis.lines import normalise
+
+SEVERE = {"warning", "error", "critical"}
+
+FAULTS = [
+    # linux mm/oom_kill.c, 2.6.18: "Out of Memory: Kill process %d (%s) score %li and children." and
+    # "Out of Memory: Killed process %d (%s)."
+    ("Out of Memory: Kill process 1234 (java) score 567 and children.", "oom", "error"),
+    ("Out of Memory: Killed process 1234 (java).", "oom", "error"),
+    # linux mm/oom_kill.c, 2.6.32: "Out of memory: kill process %d (%s) score %lu or a child" and
+    # "Killed process %d (%s) vsz:%lukB, anon-rss:%lukB, file-rss:%lukB"
+    ("Out of memory: kill process 1234 (java) score 5678 or a child", "oom", "error"),
+    ("Killed process 1234 (java) vsz:1234567kB, anon-rss:12345kB, file-rss:12kB", "oom", "error"),
+    # linux mm/oom_kill.c (4.19+): "oom_reaper: unable to reap pid:%d (%s)\n";
+    # "Tasks in %s are going to be killed due to memory.oom.group set\n"
+    ("oom_reaper: unable to reap pid:1234 (python3)", "oom", "error"),
+    ("Tasks in /slurm/uid_1000/job_42 are going to be killed due to memory.oom.group set", "oom", "error"),
+    # kubernetes pkg/kubelet/oom/oom_watcher_linux.go: "System OOM encountered, victim process: %s, pid: %d"
+    ("System OOM encountered, victim process: python, pid: 1234", "oom", "error"),
+    # linux kernel/watchdog.c, 2.6.18: "BUG: soft lockup detected on CPU#%d!"
+    ("BUG: soft lockup detected on CPU#3!", "soft_lockup", "error"),
+    # linux arch/x86/kernel/nmi.c, 2.6: "NMI Watchdog detected LOCKUP on CPU %d"
+    ("NMI Watchdog detected LOCKUP on CPU 3", "soft_lockup", "critical"),
+    # linux kernel/rcu/tasks.h: "%s: %s grace period %lu is %lu jiffies old.\n"
+    ("rcu_tasks_wait_gp: rcu_tasks grace period 1234 is 10001 jiffies old.", "soft_lockup", "error"),
+    # linux kernel/rcu/tree_stall.h: "\tUnless %s kthread gets sufficient CPU time, OOM is now expected behavior.\n"
+    ("rcu: \tUnless rcu_preempt kthread gets sufficient CPU time, OOM is now expected behavior.", "soft_lockup",
+     "error"),
+    # linux kernel/reboot.c: pr_emerg("HARDWARE PROTECTION shutdown (%s)\n", reason), the thermal core's reason
+    # "Temperature too high" (drivers/thermal/thermal_core.c)
+    ("reboot: HARDWARE PROTECTION shutdown (Temperature too high)", "thermal", "critical"),
+    # linux arch/i386/kernel/cpu/mcheck/p4.c, 2.6: "CPU%d: Temperature above threshold" with "CPU#%d"
+    ("CPU#1: Temperature above threshold, cpu clock throttled", "thermal", "warning"),
+    # open-mpi ompi opal/mca/btl/openib/btl_openib_component.c: "error polling %s with status %s status number %d
+    # for wr_id %llu opcode %d qp_idx %d" (BTL_PEER_ERROR's prefix names the file and the hosts)
+    ("[[12345,1],0][btl_openib_component.c:3644:handle_wc] from node1 to: node2 error polling LP CQ with status "
+     "RETRY EXCEEDED ERROR status number 12 for wr_id 1234 opcode 0 vendor error 129 qp_idx 0", "ib", "error"),
+    # rdma-core libibverbs/verbs.c ibv_wc_status_str(): "remote access error", "RNR retry counter exceeded",
+    # "Work Request Flushed Error", "local protection error"
+    ("send completion failed: status remote access error (10)", "ib", "error"),
+    ("RNR retry counter exceeded", "ib", "error"),
+    ("wc status Work Request Flushed Error", "ib", "error"),
+    # rdma-core libibverbs/verbs.c ibv_event_type_str(): "local catastrophic error", "port error" (IBV_EVENT_PORT_ERR)
+    ("Received async event local catastrophic error on mlx5_0", "ib", "error"),
+    ("async event IBV_EVENT_PORT_ERR on port 1", "ib", "error"),
+    # mvapich2 src/mpid/ch3/channels/mrail/src/gen2/ibv_channel_manager.c: "Got completion with error %d, vendor
+    # code=0x%x, dest rank=%d"
+    ("[node1:mpi_rank_0][handle_cqe] Got completion with error 12, vendor code=0x81, dest rank=1", "ib", "error"),
+    # intel-mpi/MPICH ch4 ofi (src/mpid/ch4/netmod/ofi/ofi_impl.h): "OFI %s failed (%s:%d:%s:%s)"
+    ("MPIDI_OFI_send_normal(371): OFI tagged send failed (ofi_send.h:371:MPIDI_OFI_send_normal:Input/output error)",
+     "ib", "error"),
+    # perftest: "Failed to modify QP %d to RTR" (perftest_resources.c)
+    ("Failed to modify QP 1234 to RTR", "ib", "error"),
+    # linux drivers/net/ethernet/mellanox/mlx4/catas.c: "device is going to be reset\n"
+    ("mlx4_core 0000:04:00.0: device is going to be reset", "ib", "critical"),
+    # linux fs/nfs/namespace.c / nfs4namespace.c: "NFS4: Couldn't follow remote path\n"
+    ("NFS4: Couldn't follow remote path", "nfs", "warning"),
+    # linux fs/nfs/nfs4state.c: "NFS: Server %s reports our clientid is in use\n"
+    ("NFS: Server fs01 reports our clientid is in use", "nfs", "warning"),
+    # linux fs/nfs/write.c: "NFS: Server wrote zero bytes, expected %u.\n"
+    ("NFS: Server wrote zero bytes, expected 4096.", "nfs", "warning"),
+    # lustre lustre/include/lustre_net.h DEBUG_REQ(): "@@@ " then the message and the request
+    ("Lustre: 1234:0:(service.c:1372:ptlrpc_at_send_early_reply()) @@@ Couldn't add any time (5/-150), not "
+     "sending early reply", "nfs", "warning"),
+    # open-gpu-kernel-modules src/nvidia/src/kernel/vgpu/rpc.c: "rpcRecvPoll timedout for fn %d!\n"
+    ("NVRM: GPU0 _issueRpcAndWait: rpcRecvPoll timedout for fn 76!", "gsp", "error"),
+    # open-gpu-kernel-modules (kernel-open/nvidia/nv.c and the RM's vbios code) with the GPU's address prefix
+    ("NVRM: GPU 0000:3b:00.0: Failed to copy vbios to system memory.", "gpu_init", "critical"),
+    ("NVRM: No NVIDIA GPU found.", "gpu_init", "critical"),
+    # pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp: "[%d] is setting up NCCL communicator and
+    # retrieving ncclUniqueId from [0] via c10d key-value store by key '%s', but store->get('%s') got error: "
+    ("torch.distributed.DistBackendError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from [0] "
+     "via c10d key-value store by key '0', but store->get('0') got error: Socket Timeout", "nccl", "error"),
+]
+
+
+@pytest.mark.parametrize("line, kind, severity", FAULTS, ids=lambda v: str(v)[:50])
+def test_a_family_built_from_its_format_string_is_found(line: str, kind: str, severity: str) -> None:
+    findings = diagnose(line.encode())
+    assert findings, line
+    assert (findings[0].kind, findings[0].severity) == (kind, severity)
+
+
+BENIGN_TWINS = [
+    # arch/x86/kernel/cpu/mce/therm_throt.c: "CPU%d: %s temperature/speed normal" (and 2.6's "CPU#%d: ...")
+    ("CPU0: Core temperature/speed normal", "thermal"),
+    ("CPU#0: Temperature/speed normal", "thermal"),
+    # nccl src/include/checks.h NCCLCHECK: INFO(NCCL_ALL,"%s:%d -> %d", __FILE__, __LINE__, res): a trace, not the fault
+    ("gpu01:1234:1234 [0] NCCL INFO transport/net_ib.cc:1134 -> 6", "nccl"),
+    # drivers/thermal/thermal_core.c: "failed to read out thermal zone (%d)\n": a sensor not ready, at every boot
+    ("thermal thermal_zone9: failed to read out thermal zone (-61)", None),
+    # lustre lustre/ptlrpc/import.c: "%s: Connection restored to %s (at %s)\n": the end of an outage
+    ("Lustre: scratch-OST0003-osc-ffff8808: Connection restored to scratch-OST0003 (at 10.0.0.4@o2ib)", "nfs"),
+]
+
+
+@pytest.mark.parametrize("line, kind", BENIGN_TWINS, ids=lambda v: str(v)[:50])
+def test_a_familys_benign_twin_stays_below_warning(line: str, kind: str | None) -> None:
+    findings = diagnose(line.encode())
+    assert not [f for f in findings if f.severity in SEVERE], [(f.kind, f.severity) for f in findings]
+    assert (findings[0].kind if findings else None) == kind
+
+
+OOM = "Out of memory: Killed process 1234 (python) total-vm:1kB"
+
+
+@pytest.mark.parametrize("raw, host", [
+    # rsyslog's omusrmsg wall message (rsyslog doc, "Message from syslogd@HOST at DATE ...")
+    (f"Message from syslogd@gpu017 at Jan 11 09:52:01 ... kernel:{OOM}", "gpu017"),
+    # journalctl -o verbose prints each field indented as KEY=value (systemd journalctl(1), "verbose")
+    (f"    MESSAGE={OOM}", None),
+    # rsyslog escapes a control character as #ooo (RFC 3164 practice; `$EscapeControlCharactersOnReceive`)
+    (f"Jan 11 09:52:01 gpu017 kernel: #011{OOM}", "gpu017"),
+    # logfmt (Go logrus/slog: time=... level=... msg="..."), as containerd and dockerd log
+    (f'time="2026-01-11T09:52:01Z" level=warning msg="{OOM}"', None),
+    # docker compose logs' `service  | ` prefix
+    (f"gpu017  | Jan 11 09:52:01 gpu017 kernel: {OOM}", "gpu017"),
+    # pasted in a list item, a prompt or quotes
+    (f"- {OOM}", None),
+    (f"# {OOM}", None),
+    (f'"{OOM}"', None),
+])
+def test_more_envelopes_give_the_message(raw: str, host: str | None) -> None:
+    line = normalise(raw)
+    assert line.message.strip('"') == OOM and line.host == host
+    assert diagnose(raw.encode())[0].kind == "oom"
+
+
+def test_a_logfmt_message_is_bounded_and_unescaped() -> None:
+    assert normalise('level=info msg="a \\"quoted\\" word"').message == 'a "quoted" word'
+    long = 'time=x msg="' + "a" * 100_000 + '"'
+    assert len(normalise(long).message) <= 4096
