@@ -82,6 +82,45 @@ FAULTS = [
     # retrieving ncclUniqueId from [0] via c10d key-value store by key '%s', but store->get('%s') got error: "
     ("torch.distributed.DistBackendError: [1] is setting up NCCL communicator and retrieving ncclUniqueId from [0] "
      "via c10d key-value store by key '0', but store->get('0') got error: Socket Timeout", "nccl", "error"),
+    # linux arch/x86/kernel/cpu/mce/therm_throt.c since 5.5 (throttle_active_work):
+    # "CPU%d: %s temperature is above threshold, cpu clock is throttled (total events = %lu)"
+    ("CPU9: Package temperature is above threshold, cpu clock is throttled (total events = 12)", "thermal", "warning"),
+    # Dell iDRAC message CPU0001: "CPU %d has a thermal trip (over-temperature) event."
+    ("CPU 1 has a thermal trip (over-temperature) event.", "thermal", "warning"),
+    # linux drivers/net/ethernet/mellanox/mlx5/core/health.c print_health_info(): "hw_id 0x%08x", "irisc_index %d",
+    # "raw fw_ver 0x%08x", "time %u"
+    ("mlx5_core 0000:3b:00.0: print_health_info:423:(pid 0): hw_id 0x0000020d", "ib", "error"),
+    ("mlx5_core 0000:3b:00.0: irisc_index 3", "ib", "error"),
+    ("mlx5_core 0000:3b:00.0: raw fw_ver 0x10230fa0", "ib", "error"),
+    # rdma-core libibverbs/examples/devinfo.c: "\t\t\tphys_state:\t\t%s (%d)" with port_phy_state_str() "POLLING"
+    ("\t\t\tphys_state:\t\tPOLLING (2)", "ib", "warning"),
+    # infiniband-diags src/iblinkinfo.c: a link below what both ends support, "( Could be %s)"
+    ("          1    1[  ] ==(                4X      2.5 Gbps Active/  LinkUp)==>  2 12[  ] \"sw1\" "
+     "( Could be 10.0 Gbps)", "ib", "warning"),
+    # libibmad (IBWARN): "ibwarn: [%d] %s: " then the message
+    ("ibwarn: [3784] _do_madrpc: recv failed: Connection timed out", "ib", "error"),
+    # perftest src/perftest_resources.c: "Failed status %d: wr_id %d syndrom 0x%x", "Couldn't post send"
+    ("Failed status 12: wr_id 0 syndrom 0x81", "ib", "error"),
+    ("Couldn't post send", "ib", "error"),
+    # rdma-core librdmacm/examples: perror("rdma_resolve_addr") -> "rdma_resolve_addr: No such device"
+    ("rdma_resolve_addr: No such device", "ib", "error"),
+    # ucx src/uct/ib/mlx5/ib_mlx5_log.c: "%s on %s:%d/%s (synd 0x%x vend 0x%x hw_synd %d/%d)"
+    ("Local protection on mlx5_2:1/RoCE (synd 0x4 vend 0x56 hw_synd 0/0)", "ib", "error"),
+    # open-gpu-kernel-modules kernel-open/nvidia/nv.c: "NVRM: GPU %04x:%02x:%02x.%x: request_irq() failed (%d)"
+    ("NVRM: GPU 0000:3b:00.0: request_irq() failed (-22)", "gpu_init", "error"),
+    # linux drivers/net/ethernet/intel/ice/ice_main.c (and i40e): "PCI-Express bandwidth available for this device
+    # may be insufficient for optimal performance."
+    ("ice 0000:3b:00.0: PCI-Express bandwidth available for this device may be insufficient for optimal performance.",
+     "pcie", "warning"),
+    # nfs-utils utils/mount/error.c: "requested NFS version or transport protocol is not supported"; autofs relays
+    # mount's output after ">> "
+    ("mount.nfs: requested NFS version or transport protocol is not supported", "nfs", "warning"),
+    ("automount[1234]: >> mount.nfs: Connection timed out", "nfs", "warning"),
+    # IBM Storage Scale (GPFS) mmfs.log: "[N] Node %s (%s) lease renewal is overdue. Pinging to check if it is alive"
+    ("2024-01-11_09:52:01.123+0100: [N] Node 10.0.0.1 (node1) lease renewal is overdue. Pinging to check if it is "
+     "alive", "nfs", "warning"),
+    # linux net/sunrpc/xprtsock.c: "%s: connect returned unhandled error %d\n" (__func__ = xs_tcp_setup_socket)
+    ("xs_tcp_setup_socket: connect returned unhandled error -107", "nfs", "warning"),
 ]
 
 
@@ -102,6 +141,14 @@ BENIGN_TWINS = [
     ("thermal thermal_zone9: failed to read out thermal zone (-61)", None),
     # lustre lustre/ptlrpc/import.c: "%s: Connection restored to %s (at %s)\n": the end of an outage
     ("Lustre: scratch-OST0003-osc-ffff8808: Connection restored to scratch-OST0003 (at 10.0.0.4@o2ib)", "nfs"),
+    # rdma-core libibverbs/dynamic_driver.c: "Warning: couldn't load driver '%s': %s" (every container without RDMA)
+    ("libibverbs: Warning: couldn't load driver 'libmlx4-rdmav34.so': libmlx4-rdmav34.so: cannot open shared object "
+     "file: No such file or directory", "ib"),
+    # GPFS mmfs.log notices of a normal connection
+    ("2024-01-11_09:52:01.123+0100: [N] Connected to 10.0.0.1 node1 <c0p1>", None),
+    # ucx: an unused variable is no fault
+    ("[1700000000.123456] [node1:1234 :0] parser.c:1 UCX  WARN  unused env variable: UCX_NET_DEVICES (set "
+     "UCX_WARN_UNUSED_ENV_VARS=n to suppress this)", None),
 ]
 
 

@@ -110,7 +110,8 @@ _START = (
     r"MESSAGE=",                                                          # journalctl -o verbose's field line
     r"(?:[-*\u2022#$]|\d{1,3}[.)])[ \t]+(?=\S)",                          # a pasted list item or shell prompt
     r"[\"'`](?=\S)",                                                     # a quoted line
-    rf"(?P<pdsh>[\w.-]{{1,64}})(?::|[ \t]*\|)[ \t]+"                       # pdsh's `host: `, compose's `svc  | `
+    # pdsh's `host: `, compose's `svc  | ` (not libibmad's `ibwarn: [PID] function: `, a message of its own)
+    rf"(?!ib(?:warn|error|panic):)(?P<pdsh>[\w.-]{{1,64}})(?::|[ \t]*\|)[ \t]+"
     rf"(?=\[|<\d|\d{{4}}-\d\d-\d\d|\d{{1,3}},\d+,\d+,|kernel:|{_FACILITY}[ \t]*:"
     rf"|(?:{_DATEWORD}[ \t]+){{1,4}}\d{{1,2}}:\d\d:\d\d|(?:{_TAGS}))",
 )
