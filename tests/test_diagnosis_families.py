@@ -121,6 +121,13 @@ FAULTS = [
      "alive", "nfs", "warning"),
     # linux net/sunrpc/xprtsock.c: "%s: connect returned unhandled error %d\n" (__func__ = xs_tcp_setup_socket)
     ("xs_tcp_setup_socket: connect returned unhandled error -107", "nfs", "warning"),
+    # linux drivers/scsi/scsi_lib.c (scsi_kill_request): "killing request"; drivers/md/md.c: "md: %s: %s interrupted."
+    ("sd 0:0:0:0: [sda] killing request", "disk", "warning"),
+    ("md: md0: recovery interrupted.", "disk", "warning"),
+    # smartmontools ataprint.cpp (ATA error log): "Error %d occurred at disk power-on lifetime: %d hours (...)"
+    ("Error 1 occurred at disk power-on lifetime: 1234 hours (51 days + 10 hours)", "disk", "warning"),
+    # linux fs/ext4/super.c print_daily_error_info(): "initial error at time %u: %.*s:%d"
+    ("EXT4-fs (sda1): initial error at time 1700000000: ext4_find_entry:1455: inode 2", "disk", "warning"),
 ]
 
 
@@ -177,11 +184,24 @@ OOM = "Out of memory: Killed process 1234 (python) total-vm:1kB"
     (f"- {OOM}", None),
     (f"# {OOM}", None),
     (f'"{OOM}"', None),
+    # a lower-case level word after a stamp (Go and Python loggers; rasdaemon's ras-mc-ctl --errors rows)
+    (f"2026-01-11 09:52:01 +0200 warning: {OOM}", None),
 ])
 def test_more_envelopes_give_the_message(raw: str, host: str | None) -> None:
     line = normalise(raw)
     assert line.message.strip('"') == OOM and line.host == host
     assert diagnose(raw.encode())[0].kind == "oom"
+
+
+def test_a_level_word_is_no_envelope_at_a_lines_start() -> None:
+    assert normalise("error: Detected 1 oom-kill event").message == "error: Detected 1 oom-kill event"
+
+
+def test_ras_mc_ctl_rows_are_machine_checks() -> None:
+    # rasdaemon util/ras-mc-ctl.in (--errors, MCE events): "$id $time error: $msg"
+    found = diagnose(b"1 2023-09-17 11:42:13 +0200 error: Corrected error, no action required., CPU 2, bank Unified "
+                     b"Memory Controller (bank=21)")
+    assert found and found[0].kind == "mce" and found[0].severity == "info"
 
 
 def test_a_logfmt_message_is_bounded_and_unescaped() -> None:

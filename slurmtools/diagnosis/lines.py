@@ -121,8 +121,11 @@ def _compile(*parts: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("(?:" + "|".join(p for group in parts for p in group) + r")[ \t]*")
 
 
+#: After a stamp only: a level word in lower case (`ras-mc-ctl --errors`' `1 2024-05-01 10:00:00 +0200 error: `, Go and
+#: Python loggers' `... warning: `); not `info:`, and never at a line's start, where it may begin a message.
+_LEVEL_AFTER_STAMP = (r"(?:emerg|alert|crit|critical|err|error|warn|warning|notice|debug):(?=[ \t])",)
 _AT_START = _compile(_STAMPS, _DATES, _START, (_HOST,))
-_STAMPED = _compile(_STAMPS, _DATES, (_HOST,))
+_STAMPED = _compile(_STAMPS, _DATES, _LEVEL_AFTER_STAMP, (_HOST,))
 _IN_KERNEL = _compile(_STAMPS)
 _HOST_FIRST = _compile((_HOST,))
 
