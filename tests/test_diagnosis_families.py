@@ -186,6 +186,12 @@ OOM = "Out of memory: Killed process 1234 (python) total-vm:1kB"
     (f'"{OOM}"', None),
     # a lower-case level word after a stamp (Go and Python loggers; rasdaemon's ras-mc-ctl --errors rows)
     (f"2026-01-11 09:52:01 +0200 warning: {OOM}", None),
+    # the loghub/CFDR supercomputer logs (Thunderbird, Spirit, Liberty): tag, epoch, date, node, then syslog with
+    # a `node/node` host
+    (f"- 1131566461 2005.11.09 dn228 Nov 9 12:01:01 dn228/dn228 kernel: {OOM}", "dn228/dn228"),
+    # BlueGene/L's RAS records: tag, epoch, date, location, stamp, location, RAS component severity
+    (f"- 1117838570 2005.06.03 R02-M1-N0-C:J12-U11 2005-06-03-15.42.50.675872 R02-M1-N0-C:J12-U11 RAS KERNEL INFO "
+     f"{OOM}", "R02-M1-N0-C:J12-U11"),
 ])
 def test_more_envelopes_give_the_message(raw: str, host: str | None) -> None:
     line = normalise(raw)

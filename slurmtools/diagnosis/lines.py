@@ -20,7 +20,9 @@ daemon's or anyone's, trust `syslog`), after `kernel:`, or at the first word tha
   (`/var/log/kern.log.1:`, `messages-20240501:`, with grep -n's line number), a pdsh/clush `host: ` or docker
   compose's `svc  | ` (when an envelope element or a subsystem tag follows), a busybox prompt (`/ # `), rsyslog's
   wall header (`Message from syslogd@HOST at Jan 11 09:52:01 ...`), journalctl -o verbose's `MESSAGE=`, a pasted
-  list item, prompt or quote (`- `, `* `, `# `, `$ `, `1. `, `"`);
+  list item, prompt or quote (`- `, `* `, `# `, `$ `, `1. `, `"`), the CFDR/loghub supercomputer logs' record head
+  (`- 1131566461 2005.11.09 dn228 `, then syslog, or BlueGene/L's `2005-06-03-15.42.50.675872 LOC RAS KERNEL INFO`);
+- after a stamp only: a lower-case level word (`error: `, `warning: `; not `info:`);
 - MPI and launcher rank tags: `0: ` (srun --label), `[1,0]<stderr>:` (Open MPI), `[rank0]:`, `[default0]:`;
 - BMC SEL exports' `|` separators.
 
@@ -72,6 +74,9 @@ _DATES = (
     r"\[(?P<bstamp>[^\[\]\n]{0,60}?\d{1,2}:\d\d(?:[^\[\]\n]{0,30}?))\]:?",
     r"(?P<epoch>\d{9,10}\.\d{1,9})(?=[ \t])",                                 # journalctl -o short-unix
     r"\{(?:[ \t]{0,4}[\w.-]{1,64}=\"[^\"\n]{0,256}\",?){1,32}[ \t]{0,4}\}",          # Loki's label set
+    # BlueGene/L's RAS record: stamp, location, `RAS <component> <severity>`
+    r"(?P<bgl>\d{4}-\d\d-\d\d-\d\d\.\d\d\.\d\d\.\d{1,6})[ \t]+[\w:.-]{1,64}[ \t]+RAS[ \t]+[A-Z]{2,12}[ \t]+"
+    r"(?:INFO|WARNING|SEVERE|ERROR|FATAL|FAILURE)(?=[ \t])",
     rf"(?P<iso>\d{{4}}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d)?(?:[.,]\d{{1,9}})?)?(?:Z|[+-]\d\d:?\d\d)?{_ZONE}?)",
     rf"(?P<slash>(?:\d{{4}}/\d\d/\d\d|\d\d/\d\d/\d{{2,4}})(?:[ \t]+{_TIME}{_ZONE}?)?)",
     rf"(?P<dt>(?:{_DATEWORD}[ \t]+){{0,4}}{_TIME}{_ZONE}{{0,3}})",
@@ -89,7 +94,7 @@ _DATES = (
     r"(?P<kernel>kernel)(?::|(?:[ \t]+(?:-|\d{1,10})){2}[ \t]+(?:-|\[[^\]\n]{0,500}\]))",
 )
 #: A host: only before `kernel` or a `NAME[PID]:` tag (which stays in the message), never after `kernel:`.
-_HOST = (rf"(?!{_FACILITY}\.{_LEVEL}[ \t])(?P<host>[\w.-]{{1,64}})"
+_HOST = (rf"(?!{_FACILITY}\.{_LEVEL}[ \t])(?P<host>[\w.@-]{{1,64}}(?:/[\w.@-]{{1,64}})?)"
          rf"(?=[ \t]+(?:{_FACILITY}\.{_LEVEL}[ \t]+)?kernel(?::|[ \t]+-)"
          r"|[ \t]+[\w./-]{1,64}\[\d{1,10}\]: )")
 #: At the line's start only.
@@ -108,6 +113,9 @@ _START = (
     # rsyslog's wall message to logged-in users (omusrmsg): `Message from syslogd@HOST at Jan 11 09:52:01 ...`
     rf"Message from syslogd@(?P<wall>[\w.-]{{1,64}}) at (?:{_DATEWORD}[ \t]+){{0,4}}{_TIME}(?:[ \t]+\.\.\.)?",
     r"MESSAGE=",                                                          # journalctl -o verbose's field line
+    # the Usenix CFDR/loghub supercomputer logs (BlueGene/L, Thunderbird, Spirit, Liberty): an alert tag or `-`, the
+    # epoch, the date and the node before the line as the node logged it
+    r"(?:-|[A-Z][A-Z0-9_]{1,31})[ \t]+\d{9,10}[ \t]+\d{4}\.\d\d\.\d\d[ \t]+(?P<loghub>[\w.:@/-]{1,64})[ \t]+",
     r"(?:[-*\u2022#$]|\d{1,3}[.)])[ \t]+(?=\S)",                          # a pasted list item or shell prompt
     r"[\"'`](?=\S)",                                                     # a quoted line
     # pdsh's `host: `, compose's `svc  | ` (not libibmad's `ibwarn: [PID] function: `, a message of its own)
@@ -184,16 +192,16 @@ def normalise(raw: str, number: int = 0, *, after_stamp: bool = False, structure
         elif groups.get("usec"):
             mono = int(groups["usec"]) / 1e6
             stamp = stamp or f"{mono:.6f}"
-        for key in ("iso", "dt", "bstamp", "slash", "glog", "epoch"):
+        for key in ("iso", "dt", "bstamp", "slash", "glog", "epoch", "bgl"):
             if groups.get(key):
                 stamp = groups[key].strip() if stamp is None or _is_mono(stamp, mono) else stamp
                 break
         if groups.get("host"):
             host = groups["host"]
-        elif groups.get("pdsh") or groups.get("wall"):
-            host = host or groups["pdsh"] or groups["wall"]
+        elif groups.get("pdsh") or groups.get("wall") or groups.get("loghub"):
+            host = host or groups["pdsh"] or groups["wall"] or groups["loghub"]
         if state is _AT_START and any(groups.get(k) for k in ("mono", "mono3", "iso", "dt", "bstamp", "slash", "usec",
-                                                              "prio", "epoch")):
+                                                              "prio", "epoch", "bgl")):
             state = _STAMPED
     return Line(number, text[pos:].strip(), stamp, mono, host)
 
