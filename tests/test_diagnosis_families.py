@@ -128,6 +128,16 @@ FAULTS = [
     ("Error 1 occurred at disk power-on lifetime: 1234 hours (51 days + 10 hours)", "disk", "warning"),
     # linux fs/ext4/super.c print_daily_error_info(): "initial error at time %u: %.*s:%d"
     ("EXT4-fs (sda1): initial error at time 1700000000: ext4_find_entry:1455: inode 2", "disk", "warning"),
+    # linux drivers/pci/controller: pci-tegra.c "link %u down, ignoring", pcie-mediatek.c "Port%d link down",
+    # pcie-xilinx.c "PCIe Link is DOWN"
+    ("tegra-pcie 3000.pcie: link 0 down, ignoring", "pcie", "error"),
+    ("mtk-pcie 11230000.pcie: Port0 link down", "pcie", "error"),
+    ("xilinx-pcie 50000000.axi-pcie: PCIe Link is DOWN", "pcie", "error"),
+    # NVIDIA legacy driver (nv.c): "NVRM: Can't find an IRQ for your NVIDIA card!"
+    ("NVRM: Can't find an IRQ for your NVIDIA card!", "gpu_init", "error"),
+    # open-gpu-kernel-modules kernel_gsp.c: the GSP timeout report's lines name no failure themselves
+    ("NVRM: _kgspLogXid119: Note: Please also check logs above.", "gsp", "warning"),
+    ("NVRM: GPU0 kgspHealthCheck_TU102: ****************************************************", "gsp", "warning"),
 ]
 
 
@@ -153,6 +163,9 @@ BENIGN_TWINS = [
      "file: No such file or directory", "ib"),
     # GPFS mmfs.log notices of a normal connection
     ("2024-01-11_09:52:01.123+0100: [N] Connected to 10.0.0.1 node1 <c0p1>", None),
+    # the driver's banner and a SoC controller's link up (pcie-brcmstb.c "link up, %s x%u %s")
+    ("NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023", None),
+    ("brcm-pcie fd500000.pcie: link up, 5.0 GT/s PCIe x1 (SSC)", None),
     # ucx: an unused variable is no fault
     ("[1700000000.123456] [node1:1234 :0] parser.c:1 UCX  WARN  unused env variable: UCX_NET_DEVICES (set "
      "UCX_WARN_UNUSED_ENV_VARS=n to suppress this)", None),
