@@ -227,3 +227,12 @@ def test_a_logfmt_message_is_bounded_and_unescaped() -> None:
     assert normalise('level=info msg="a \\"quoted\\" word"').message == 'a "quoted" word'
     long = 'time=x msg="' + "a" * 100_000 + '"'
     assert len(normalise(long).message) <= 4096
+
+
+def test_an_rm_functions_print_is_a_fact_and_with_an_error_word_the_fallbacks_warning() -> None:
+    # open-gpu-kernel-modules: NV_PRINTF(LEVEL_WARNING, ...) prefixes the RM function's name
+    [fact] = diagnose(b"NVRM: GPU0 kbifCacheVFInfo_GH100: VF BAR1 size is 0x0")
+    assert (fact.kind, fact.severity, fact.details["rule"]) == ("gsp", "info", "nvrm_print")
+    [warn] = diagnose(b"NVRM: GPU0 kbifCacheVFInfo_GH100: VF BAR1 degraded")
+    assert (warn.kind, warn.severity, warn.details["unrecognised"]) == ("gsp", "warning", True)
+    assert not warn.node_fault
