@@ -138,6 +138,22 @@ FAULTS = [
     # open-gpu-kernel-modules kernel_gsp.c: the GSP timeout report's lines name no failure themselves
     ("NVRM: _kgspLogXid119: Note: Please also check logs above.", "gsp", "warning"),
     ("NVRM: GPU0 kgspHealthCheck_TU102: ****************************************************", "gsp", "warning"),
+    # pytorch c10 logging (c10/util/Logging.cpp): an E-level line of ProcessGroupNCCL.cpp
+    ("[rank1]:[E1030 10:00:00.123456789 ProcessGroupNCCL.cpp:1575] [PG 0 (default_pg) Rank 1] Received a dump "
+     "signal from this local rank and will start to dump the debug info.", "nccl", "error"),
+    # pytorch torch/distributed/distributed_c10d.py _store_based_barrier: "Timed out initializing process group in
+    # store based barrier on rank: {}, for key: {} (world_size={}, worker_count={}, timeout={})"
+    ("RuntimeError: Timed out initializing process group in store based barrier on rank: 0, for key: "
+     "store_based_barrier_key:1 (world_size=2, worker_count=1, timeout=0:30:00)", "nccl", "error"),
+    # DCGM dcgmlib/dcgm_errors.h DCGM_FR_PCIE_WIDTH_MSG
+    ("GPU 0 is running at PCI link width 8X, which is below the minimum allowed link generation of 16 (parameter "
+     "'pcie.min_pci_width')", "pcie", "warning"),
+    # ipmitool sensor / sdr elist: a temperature sensor in the critical state ("cr")
+    ("CPU1 Temp        | 95.000     | degrees C  | cr    | na        | 5.000     | 10.000    | 85.000    | 90.000    "
+     "| 95.000", "thermal", "warning"),
+    ("CPU1 Temp        | 30h | cr  |  3.1 | 95 degrees C", "thermal", "warning"),
+    # linux kernel/rcu/tree_stall.h: "Possible timer handling issue on cpu=%d timer-softirq=%u\n"
+    ("rcu: Possible timer handling issue on cpu=3 timer-softirq=1234", "soft_lockup", "error"),
 ]
 
 
@@ -166,6 +182,11 @@ BENIGN_TWINS = [
     # the driver's banner and a SoC controller's link up (pcie-brcmstb.c "link up, %s x%u %s")
     ("NVRM: loading NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023", None),
     ("brcm-pcie fd500000.pcie: link up, 5.0 GT/s PCIe x1 (SSC)", None),
+    # ipmitool: a sensor in its normal state; c10's W-level ProcessGroupNCCL warning at exit
+    ("CPU1 Temp        | 45.000     | degrees C  | ok    | na        | 5.000     | 10.000    | 85.000    | 90.000    "
+     "| 95.000", None),
+    ("[rank0]:[W1030 10:00:00.123 ProcessGroupNCCL.cpp:1168] Warning: WARNING: process group has NOT been destroyed "
+     "before we destruct ProcessGroupNCCL.", None),
     # ucx: an unused variable is no fault
     ("[1700000000.123456] [node1:1234 :0] parser.c:1 UCX  WARN  unused env variable: UCX_NET_DEVICES (set "
      "UCX_WARN_UNUSED_ENV_VARS=n to suppress this)", None),
