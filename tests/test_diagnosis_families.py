@@ -154,6 +154,11 @@ FAULTS = [
     ("CPU1 Temp        | 30h | cr  |  3.1 | 95 degrees C", "thermal", "warning"),
     # linux kernel/rcu/tree_stall.h: "Possible timer handling issue on cpu=%d timer-softirq=%u\n"
     ("rcu: Possible timer handling issue on cpu=3 timer-softirq=1234", "soft_lockup", "error"),
+    # pytorch torch/cuda/__init__.py _check_driver(): "Found no NVIDIA driver on your system. ..."
+    ("RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a "
+     "driver from http://www.nvidia.com/Download/index.aspx", "cuda", "error"),
+    # NVIDIA user-space driver (libcuda, the X driver): "NVIDIA: could not open the device file %s (%s)."
+    ("NVIDIA: could not open the device file /dev/nvidia0 (Input/output error).", "gpu_init", "error"),
 ]
 
 
@@ -248,6 +253,14 @@ def test_a_logfmt_message_is_bounded_and_unescaped() -> None:
     assert normalise('level=info msg="a \\"quoted\\" word"').message == 'a "quoted" word'
     long = 'time=x msg="' + "a" * 100_000 + '"'
     assert len(normalise(long).message) <= 4096
+
+
+def test_an_xid_without_the_drivers_tag_is_read_by_its_number() -> None:
+    # the NVRM Xid format ("Xid (PCI:%s): %d, ...") quoted without `NVRM: ` or with no blank before the parenthesis
+    for line in (b"Xid (PCI:0000:3b:00): 79, pid=1234, name=python, GPU has fallen off the bus.",
+                 b"NVRM: Xid(PCI:0000:3b:00): 79, pid=1234"):
+        found = diagnose(line)
+        assert (found[0].kind, found[0].xid) == ("xid", 79), line
 
 
 def test_an_rm_functions_print_is_a_fact_and_with_an_error_word_the_fallbacks_warning() -> None:
