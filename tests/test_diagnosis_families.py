@@ -231,6 +231,16 @@ OOM = "Out of memory: Killed process 1234 (python) total-vm:1kB"
     # BlueGene/L's RAS records: tag, epoch, date, location, stamp, location, RAS component severity
     (f"- 1117838570 2005.06.03 R02-M1-N0-C:J12-U11 2005-06-03-15.42.50.675872 R02-M1-N0-C:J12-U11 RAS KERNEL INFO "
      f"{OOM}", "R02-M1-N0-C:J12-U11"),
+    # kubectl get events: LAST SEEN, TYPE, REASON, OBJECT, MESSAGE
+    (f"5m          Warning   OOMKilling                node/ip-10-0-1-23.ec2.internal   {OOM}", None),
+    # client-go tools/record/event.go: klog "Event(%#v): type: '%v' reason: '%v' %v"
+    ('I0111 09:52:01.123456    1234 event.go:291] Event(v1.ObjectReference{Kind:"Node", Namespace:"", Name:"node1", '
+     f'UID:"node1", APIVersion:"", ResourceVersion:"", FieldPath:""}}): type: \'Warning\' reason: \'OOMKilling\' {OOM}',
+     None),
+    # node-problem-detector pkg/systemlogmonitor/log_monitor.go: "New status generated: %+v"
+    ("I0111 09:52:01.123456       1 log_monitor.go:160] New status generated: &{Source:kernel-monitor "
+     "Events:[{Severity:warn Timestamp:2024-01-11 09:52:01.123456789 +0000 UTC m=+1.234 Reason:OOMKilling "
+     f"Message:{OOM}", None),
 ])
 def test_more_envelopes_give_the_message(raw: str, host: str | None) -> None:
     line = normalise(raw)

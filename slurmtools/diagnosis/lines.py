@@ -81,6 +81,11 @@ _DATES = (
     rf"(?P<slash>(?:\d{{4}}/\d\d/\d\d|\d\d/\d\d/\d{{2,4}})(?:[ \t]+{_TIME}{_ZONE}?)?)",
     rf"(?P<dt>(?:{_DATEWORD}[ \t]+){{0,4}}{_TIME}{_ZONE}{{0,3}})",
     r"(?P<glog>[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{1,9}[ \t]+\d{1,10} [\w.-]{1,64}:\d{1,6}\])",
+    # client-go's event recorder (record/event.go: `Event(%#v): type: '%v' reason: '%v' %v`) and
+    # node-problem-detector's status log (`New status generated: &{Source:... Events:[{... Reason:R Message:`)
+    r"Event\(v1\.ObjectReference\{[^{}\n]{0,1000}\}\): type: '\w{1,16}' reason: '\w{1,64}'",
+    r"New status generated: &\{Source:[\w-]{1,64} Events:\[\{Severity:\w{1,16} Timestamp:[^{}\[\]\n]{0,120}? "
+    r"Reason:\w{1,64} Message:",
     rf"{_FACILITY}\.{_LEVEL}",
     rf"{_FACILITY}[ \t]*:[ \t]*{_LEVEL}[ \t]*:",
     r"(?:EMERG|ALERT|CRIT|ERR|WARN|NOTICE|DEBUG):(?=[ \t])",              # a level word (not INFO: or WARNING:, which
@@ -113,6 +118,9 @@ _START = (
     # rsyslog's wall message to logged-in users (omusrmsg): `Message from syslogd@HOST at Jan 11 09:52:01 ...`
     rf"Message from syslogd@(?P<wall>[\w.-]{{1,64}}) at (?:{_DATEWORD}[ \t]+){{0,4}}{_TIME}(?:[ \t]+\.\.\.)?",
     r"MESSAGE=",                                                          # journalctl -o verbose's field line
+    # `kubectl get events`: age, type, reason, object, then the message
+    r"(?:\d+[smhd][\dsmhd]*|<unknown>)[ \t]+(?:Normal|Warning)[ \t]+[A-Za-z]\w{0,63}[ \t]+"
+    r"(?:node|pod)/[\w.-]{1,253}[ \t]+",
     # the Usenix CFDR/loghub supercomputer logs (BlueGene/L, Thunderbird, Spirit, Liberty): an alert tag or `-`, the
     # epoch, the date and the node before the line as the node logged it
     r"(?:-|[A-Z][A-Z0-9_]{1,31})[ \t]+\d{9,10}[ \t]+\d{4}\.\d\d\.\d\d[ \t]+(?P<loghub>[\w.:@/-]{1,64})[ \t]+",
