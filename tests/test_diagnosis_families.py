@@ -157,6 +157,9 @@ FAULTS = [
     # pytorch torch/cuda/__init__.py _check_driver(): "Found no NVIDIA driver on your system. ..."
     ("RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a "
      "driver from http://www.nvidia.com/Download/index.aspx", "cuda", "error"),
+    # ucx src/uct/base/uct_md.c: "network device '%s' is not available, please use one or more of: %s"
+    ("[1700000000.123456] [node1:1234 :0]         uct_md.c:268  UCX  WARN  network device 'mlx5_0:1' is not "
+     "available, please use one or more of: 'eth0'(tcp)", "ib", "warning"),
     # NVIDIA user-space driver (libcuda, the X driver): "NVIDIA: could not open the device file %s (%s)."
     ("NVIDIA: could not open the device file /dev/nvidia0 (Input/output error).", "gpu_init", "error"),
 ]
