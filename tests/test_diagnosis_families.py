@@ -128,6 +128,17 @@ FAULTS = [
     ("Error 1 occurred at disk power-on lifetime: 1234 hours (51 days + 10 hours)", "disk", "warning"),
     # linux fs/ext4/super.c print_daily_error_info(): "initial error at time %u: %.*s:%d"
     ("EXT4-fs (sda1): initial error at time 1700000000: ext4_find_entry:1455: inode 2", "disk", "warning"),
+    # linux fs/fat/misc.c (fat_fs_error): "FAT-fs (%s): error, %pV"; fs/fat/inode.c "Volume was not properly
+    # unmounted. Some data may be corrupt. Please run fsck."
+    ("FAT-fs (sdb1): error, fat_get_cluster: invalid cluster chain (i_pos 0)", "disk", "warning"),
+    # smartmontools scsiprint.cpp: "SMART Health Status: %s" with a failure-prediction reason
+    ("SMART Health Status: FAILURE PREDICTION THRESHOLD EXCEEDED [asc=5d, ascq=10]", "disk", "warning"),
+    # OpenZFS `zpool status`: the pool's state line and a vdev row with its READ/WRITE/CKSUM counts
+    ("  state: DEGRADED", "disk", "warning"),
+    (" sda    FAULTED     12     0     0  too many errors", "disk", "warning"),
+    # linux drivers/md/md.c /proc/mdstat: a failed member "(F)", a missing one "[2/1] [_U]"
+    ("md0 : active raid1 sdb1[1] sda1[0](F)", "disk", "warning"),
+    ("      1953382464 blocks super 1.2 [2/1] [_U]", "disk", "warning"),
     # linux drivers/pci/controller: pci-tegra.c "link %u down, ignoring", pcie-mediatek.c "Port%d link down",
     # pcie-xilinx.c "PCIe Link is DOWN"
     ("tegra-pcie 3000.pcie: link 0 down, ignoring", "pcie", "error"),
@@ -195,6 +206,10 @@ BENIGN_TWINS = [
      "| 95.000", None),
     ("[rank0]:[W1030 10:00:00.123 ProcessGroupNCCL.cpp:1168] Warning: WARNING: process group has NOT been destroyed "
      "before we destruct ProcessGroupNCCL.", None),
+    # the same tools on a healthy disk
+    ("  state: ONLINE", None),
+    ("      1953382464 blocks super 1.2 [2/2] [UU]", None),
+    ("SMART Health Status: OK", None),
     # ucx: an unused variable is no fault
     ("[1700000000.123456] [node1:1234 :0] parser.c:1 UCX  WARN  unused env variable: UCX_NET_DEVICES (set "
      "UCX_WARN_UNUSED_ENV_VARS=n to suppress this)", None),
