@@ -102,6 +102,13 @@ FAULTS = [
     # perftest src/perftest_resources.c: "Failed status %d: wr_id %d syndrom 0x%x", "Couldn't post send"
     ("Failed status 12: wr_id 0 syndrom 0x81", "ib", "error"),
     ("Couldn't post send", "ib", "error"),
+    # opensm osm_log.c: "0x%02x -> %s: ERR %04X: ..." (the SM's error lines)
+    ("Jan 11 09:52:01 123456 [7F0A1B2C3D4E] 0x01 -> osm_vl15_send_mad: ERR 3E03: MAD send failed "
+     "(IB_UNKNOWN_ERROR)", "ib", "warning"),
+    # infiniband-diags ibcheckerrors: "#warn: counter %s = %s \t(threshold %s) lid %s port %s"
+    ("#warn: counter SymbolErrors = 65535 \t(threshold 10) lid 3 port 1", "ib", "warning"),
+    # iproute2 rdma/link.c: "link %s/%u ... state %s physical_state %s"
+    ("link mlx5_0/1 state DOWN physical_state POLLING netdev ib0", "ib", "warning"),
     # rdma-core librdmacm/examples: perror("rdma_resolve_addr") -> "rdma_resolve_addr: No such device"
     ("rdma_resolve_addr: No such device", "ib", "error"),
     # ucx src/uct/ib/mlx5/ib_mlx5_log.c: "%s on %s:%d/%s (synd 0x%x vend 0x%x hw_synd %d/%d)"
@@ -206,6 +213,9 @@ BENIGN_TWINS = [
      "| 95.000", None),
     ("[rank0]:[W1030 10:00:00.123 ProcessGroupNCCL.cpp:1168] Warning: WARNING: process group has NOT been destroyed "
      "before we destruct ProcessGroupNCCL.", None),
+    # the same IB tools on a healthy port, the SM up
+    ("link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev ib0", None),
+    ("Jan 11 09:52:01 123456 [7F0A1B2C3D4E] 0x02 -> SUBNET UP", None),
     # the same tools on a healthy disk
     ("  state: ONLINE", None),
     ("      1953382464 blocks super 1.2 [2/2] [UU]", None),
