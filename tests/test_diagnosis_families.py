@@ -146,6 +146,12 @@ FAULTS = [
     # linux drivers/md/md.c /proc/mdstat: a failed member "(F)", a missing one "[2/1] [_U]"
     ("md0 : active raid1 sdb1[1] sda1[0](F)", "disk", "warning"),
     ("      1953382464 blocks super 1.2 [2/1] [_U]", "disk", "warning"),
+    # linux drivers/edac/edac_pci_sysfs.c: "Signaled System Error on %s", "Detected Parity Error on %s"
+    ("EDAC PCI: Signaled System Error on 0000:00:1c.0", "aer", "warning"),
+    # Dell iDRAC PCI1320: "A bus fatal error was detected on a component at bus %d device %d function %d."
+    ("PCI1320: A bus fatal error was detected on a component at bus 59 device 0 function 0.", "aer", "warning"),
+    # ipmitool sel elist: the Critical Interrupt sensor's "Bus Fatal Error" offset
+    ("  13 | 01/11/2024 | 09:52:01 | Critical Interrupt #0x18 | Bus Fatal Error | Asserted", "aer", "warning"),
     # linux drivers/pci/controller: pci-tegra.c "link %u down, ignoring", pcie-mediatek.c "Port%d link down",
     # pcie-xilinx.c "PCIe Link is DOWN"
     ("tegra-pcie 3000.pcie: link 0 down, ignoring", "pcie", "error"),
@@ -213,6 +219,11 @@ BENIGN_TWINS = [
      "| 95.000", None),
     ("[rank0]:[W1030 10:00:00.123 ProcessGroupNCCL.cpp:1168] Warning: WARNING: process group has NOT been destroyed "
      "before we destruct ProcessGroupNCCL.", None),
+    # linux drivers/pci/pcie/dpc.c at every boot: "error containment capabilities: Int Msg #%d, RPExt%c ..."
+    ("pcieport 0000:00:1c.0: DPC: error containment capabilities: Int Msg #0, RPExt+ PoisonedTLP+ SwTrigger+ RP PIO "
+     "Log 4, DL_ActiveErr+", None),
+    # linux drivers/infiniband/hw/mlx5/mem.c: "Error %d while trying to test write-combining support" (VMs)
+    ("infiniband mlx5_0: mlx5_ib_test_wc:290:(pid 1): Error -95 while trying to test write-combining support", None),
     # the same IB tools on a healthy port, the SM up
     ("link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev ib0", None),
     ("Jan 11 09:52:01 123456 [7F0A1B2C3D4E] 0x02 -> SUBNET UP", None),
