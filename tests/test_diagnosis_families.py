@@ -152,6 +152,15 @@ FAULTS = [
     ("PCI1320: A bus fatal error was detected on a component at bus 59 device 0 function 0.", "aer", "warning"),
     # ipmitool sel elist: the Critical Interrupt sensor's "Bus Fatal Error" offset
     ("  13 | 01/11/2024 | 09:52:01 | Critical Interrupt #0x18 | Bus Fatal Error | Asserted", "aer", "warning"),
+    # pciutils ls-ecaps.c (lspci -vv): an AER uncorrectable status bit set; ls-caps.c: DevSta with NonFatalErr+
+    ("                UESta:  DLP- SDES- TLP- FCP- CmpltTO+ CmpltAbrt- UnxCmplt- RxOF- MalfTLP- ECRC- UnsupReq- "
+     "ACSViol-", "aer", "warning"),
+    ("                DevSta: CorrErr+ NonFatalErr+ FatalErr- UnsupReq+ AuxPwr- TransPend-", "aer", "warning"),
+    # linux kernel/watchdog.c (buddy detector): "CPU%u: Watchdog detected hard LOCKUP on cpu %u"
+    ("CPU5: Watchdog detected hard LOCKUP on cpu 3", "soft_lockup", "critical"),
+    # linux kernel/rcu/tree_stall.h: "\tTasks blocked on level-%d rcu_node (CPUs %d-%d):" and "\t(t=%lu jiffies g=%ld"
+    ("rcu: \tTasks blocked on level-0 rcu_node (CPUs 0-7): P1234", "soft_lockup", "error"),
+    ("rcu: \t(t=21002 jiffies g=12345 q=678 ncpus=8)", "soft_lockup", "error"),
     # linux drivers/pci/controller: pci-tegra.c "link %u down, ignoring", pcie-mediatek.c "Port%d link down",
     # pcie-xilinx.c "PCIe Link is DOWN"
     ("tegra-pcie 3000.pcie: link 0 down, ignoring", "pcie", "error"),
@@ -224,6 +233,11 @@ BENIGN_TWINS = [
      "Log 4, DL_ActiveErr+", None),
     # linux drivers/infiniband/hw/mlx5/mem.c: "Error %d while trying to test write-combining support" (VMs)
     ("infiniband mlx5_0: mlx5_ib_test_wc:290:(pid 1): Error -95 while trying to test write-combining support", None),
+    # lspci -vv on a healthy device: no uncorrectable bit set (a mask register's bits are no errors)
+    ("                UESta:  DLP- SDES- TLP- FCP- CmpltTO- CmpltAbrt- UnxCmplt- RxOF- MalfTLP- ECRC- UnsupReq- "
+     "ACSViol-", None),
+    ("                UEMsk:  DLP- SDES- TLP- FCP- CmpltTO+ CmpltAbrt- UnxCmplt+ RxOF- MalfTLP- ECRC- UnsupReq- "
+     "ACSViol-", None),
     # the same IB tools on a healthy port, the SM up
     ("link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev ib0", None),
     ("Jan 11 09:52:01 123456 [7F0A1B2C3D4E] 0x02 -> SUBNET UP", None),
