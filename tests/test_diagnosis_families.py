@@ -161,6 +161,17 @@ FAULTS = [
     # linux kernel/rcu/tree_stall.h: "\tTasks blocked on level-%d rcu_node (CPUs %d-%d):" and "\t(t=%lu jiffies g=%ld"
     ("rcu: \tTasks blocked on level-0 rcu_node (CPUs 0-7): P1234", "soft_lockup", "error"),
     ("rcu: \t(t=21002 jiffies g=12345 q=678 ncpus=8)", "soft_lockup", "error"),
+    # linux mm/memcontrol.c (mem_cgroup_print_oom_meminfo): "%s: usage %llukB, limit %llukB, failcnt %lu"
+    ("memory+swap: usage 2097152kB, limit 2097152kB, failcnt 12", "oom", "error"),
+    # nvidia-installer: "Unable to load the kernel module '%s'. ..."; nvidia-smi without libnvidia-ml (ld.so's words)
+    ("ERROR: Unable to load the kernel module 'nvidia.ko'.  This happens most frequently when this kernel module was "
+     "built against the wrong or improperly configured kernel sources", "gpu_init", "error"),
+    ("nvidia-smi: error while loading shared libraries: libnvidia-ml.so.1: cannot open shared object file: No such "
+     "file or directory", "gpu_init", "error"),
+    # linux net/sunrpc/svcsock.c: "%s: %s got error %d when sending %u bytes - shutting down socket"
+    ("rpc-srv/tcp: nfsd: got error -104 when sending 4 bytes - shutting down socket", "nfs", "warning"),
+    # util-linux mount: "mount(2) system call failed: %s"
+    ("mount: /mnt/nfs: mount(2) system call failed: Connection timed out.", "nfs", "warning"),
     # linux drivers/pci/controller: pci-tegra.c "link %u down, ignoring", pcie-mediatek.c "Port%d link down",
     # pcie-xilinx.c "PCIe Link is DOWN"
     ("tegra-pcie 3000.pcie: link 0 down, ignoring", "pcie", "error"),
