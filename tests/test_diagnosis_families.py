@@ -172,6 +172,16 @@ FAULTS = [
     ("rpc-srv/tcp: nfsd: got error -104 when sending 4 bytes - shutting down socket", "nfs", "warning"),
     # util-linux mount: "mount(2) system call failed: %s"
     ("mount: /mnt/nfs: mount(2) system call failed: Connection timed out.", "nfs", "warning"),
+    # mcelog p4.c (and rasdaemon): "Processor %d heated above trip temperature. Throttling enabled."
+    ("CPU 0 THERMAL EVENT TSC 12345678 Processor 0 heated above trip temperature. Throttling enabled.", "thermal",
+     "warning"),
+    # Lenovo XCC: "Numeric sensor %s going high (upper critical) has asserted." (a temperature sensor)
+    ("Numeric sensor CPU 1 Temp going high (upper critical) has asserted.", "thermal", "warning"),
+    # MVAPICH2 ibv_channel_manager.c: "[handle_cqe] Send desc error in msg to %d, wc_opcode=%d"
+    ("[node1:mpi_rank_0][handle_cqe] Send desc error in msg to 3, wc_opcode=0", "ib", "error"),
+    # MPICH ch4/ofi (Intel MPI): "OFI addrinfo() failed (%s:%d:%s:%s)"
+    ("MPIDI_OFI_mpi_init_hook(1566): OFI addrinfo() failed (ofi_init.c:1566:MPIDI_OFI_mpi_init_hook:No data "
+     "available)", "ib", "error"),
     # linux drivers/pci/controller: pci-tegra.c "link %u down, ignoring", pcie-mediatek.c "Port%d link down",
     # pcie-xilinx.c "PCIe Link is DOWN"
     ("tegra-pcie 3000.pcie: link 0 down, ignoring", "pcie", "error"),
@@ -249,6 +259,9 @@ BENIGN_TWINS = [
      "ACSViol-", None),
     ("                UEMsk:  DLP- SDES- TLP- FCP- CmpltTO+ CmpltAbrt- UnxCmplt+ RxOF- MalfTLP- ECRC- UnsupReq- "
      "ACSViol-", None),
+    # mcelog's end of throttling; XCC's deassertion
+    ("Processor 2 below trip temperature. Throttling disabled", None),
+    ("Numeric sensor CPU 1 Temp going high (upper critical) has deasserted.", None),
     # the same IB tools on a healthy port, the SM up
     ("link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev ib0", None),
     ("Jan 11 09:52:01 123456 [7F0A1B2C3D4E] 0x02 -> SUBNET UP", None),
