@@ -175,6 +175,15 @@ FAULTS = [
     # mcelog p4.c (and rasdaemon): "Processor %d heated above trip temperature. Throttling enabled."
     ("CPU 0 THERMAL EVENT TSC 12345678 Processor 0 heated above trip temperature. Throttling enabled.", "thermal",
      "warning"),
+    # mcelog p4.c: "CPU %d THERMAL EVENT TSC %llx" and "Please check your system cooling. Performance will be impacted"
+    ("Hardware event. CPU 0 THERMAL EVENT TSC 1234abcd", "thermal", "warning"),
+    ("Please check your system cooling. Performance will be impacted", "thermal", "warning"),
+    # pytorch torch/cuda/__init__.py: "The NVIDIA driver on your system is too old (found version %d). ..."
+    ("RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update your GPU driver",
+     "cuda", "error"),
+    # the NVIDIA X driver (Xorg.0.log): "(EE) NVIDIA(GPU-%d): Failed to initialize the NVIDIA GPU at PCI:%d:%d:%d."
+    ("[    12.345] (EE) NVIDIA(GPU-0): Failed to initialize the NVIDIA GPU at PCI:1:0:0. Please check your system's "
+     "kernel log for additional error messages", "gpu_init", "error"),
     # Lenovo XCC: "Numeric sensor %s going high (upper critical) has asserted." (a temperature sensor)
     ("Numeric sensor CPU 1 Temp going high (upper critical) has asserted.", "thermal", "warning"),
     # MVAPICH2 ibv_channel_manager.c: "[handle_cqe] Send desc error in msg to %d, wc_opcode=%d"
