@@ -233,8 +233,23 @@ def unrecognised(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) 
     return f
 
 
+def nvrm_print(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) -> Finding | None:
+    """An NVRM message printed by a named RM function that no rule above claimed: the driver prints those only at
+    its error and warning levels. With an error word it is the subsystem fallback's (a warning, `unrecognised`);
+    without one, a fact of the rule's kind at the rule's (info) verdict."""
+    from slurmtools.diagnosis import fallback, subsystems
+
+    word = subsystems.error_word(line.message)
+    if word is None:
+        return finding(rule, m, line)
+    f = fallback.classify(line.message, line.number, line.stamp)
+    if f is not None:
+        f.details["word"] = word
+    return f
+
+
 HANDLERS: dict[str, Handler] = {"xid": xid, "sxid": sxid, "aer": aer, "aer_detail": aer_detail, "mce": mce,
                                 "link_down": link_down, "link_up": link_up, "module": module, "nfs": nfs,
                                 "boot": boot, "ignore": boot, "ib_counters": ib_counters,
                                 "port_state": port_state, "dcgm_health": dcgm_health, "unrecognised": unrecognised,
-                                "pcie_bandwidth": pcie_bandwidth}
+                                "pcie_bandwidth": pcie_bandwidth, "nvrm_print": nvrm_print}

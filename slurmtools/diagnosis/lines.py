@@ -17,8 +17,12 @@ daemon's or anyone's, trust `syslog`), after `kernel:`, or at the first word tha
 - shipper tags: CRI's stream and flag (`2024-05-01T10:00:00.123456789Z stderr F `), `[pod/NAME/CONTAINER]`,
   glog headers (`E0501 10:00:00.123456  1234 file.go:12] `);
 - at the line's start only: a count (`uniq -c`, pasted line numbers), a file name from a grep across rotated logs
-  (`/var/log/kern.log.1:`, `messages-20240501:`, with grep -n's line number), a pdsh/clush `host: ` (when an
-  envelope element or a subsystem tag follows), a busybox prompt (`/ # `);
+  (`/var/log/kern.log.1:`, `messages-20240501:`, with grep -n's line number), a pdsh/clush `host: ` or docker
+  compose's `svc  | ` (when an envelope element or a subsystem tag follows), a busybox prompt (`/ # `), rsyslog's
+  wall header (`Message from syslogd@HOST at Jan 11 09:52:01 ...`), journalctl -o verbose's `MESSAGE=`, a pasted
+  list item, prompt or quote (`- `, `* `, `# `, `$ `, `1. `, `"`), the CFDR/loghub supercomputer logs' record head
+  (`- 1131566461 2005.11.09 dn228 `, then syslog, or BlueGene/L's `2005-06-03-15.42.50.675872 LOC RAS KERNEL INFO`);
+- after a stamp only: a lower-case level word (`error: `, `warning: `; not `info:`);
 - MPI and launcher rank tags: `0: ` (srun --label), `[1,0]<stderr>:` (Open MPI), `[rank0]:`, `[default0]:`;
 - BMC SEL exports' `|` separators.
 
@@ -27,7 +31,9 @@ skipped, so text a job controls (a process name) can only be the start of the me
 element. Structured sources are decoded as structures: journald JSON (`journalctl -o json`: a kernel record's
 MESSAGE; any other record becomes `IDENTIFIER[PID]: MESSAGE`, trust syslog) and JSON log lines with a
 `message`/`MESSAGE`/`msg`/`log`/`line` field (Docker, Fluent Bit, Loki), whose text is parsed again for its own
-envelope; journald's export format is turned into such records by `kernel.scan` (`export_to_json`).
+envelope; journald's export format is turned into such records by `kernel.scan` (`export_to_json`). A logfmt line
+(Go's logrus/slog as containerd, dockerd and kubelet write: `time=... level=... msg="..."`) gives its unescaped
+`msg`, parsed again. rsyslog's escapes of control characters in a message (`#011` tab, `#012` newline) are blanks.
 """
 
 from __future__ import annotations
@@ -68,10 +74,18 @@ _DATES = (
     r"\[(?P<bstamp>[^\[\]\n]{0,60}?\d{1,2}:\d\d(?:[^\[\]\n]{0,30}?))\]:?",
     r"(?P<epoch>\d{9,10}\.\d{1,9})(?=[ \t])",                                 # journalctl -o short-unix
     r"\{(?:[ \t]{0,4}[\w.-]{1,64}=\"[^\"\n]{0,256}\",?){1,32}[ \t]{0,4}\}",          # Loki's label set
+    # BlueGene/L's RAS record: stamp, location, `RAS <component> <severity>`
+    r"(?P<bgl>\d{4}-\d\d-\d\d-\d\d\.\d\d\.\d\d\.\d{1,6})[ \t]+[\w:.-]{1,64}[ \t]+RAS[ \t]+[A-Z]{2,12}[ \t]+"
+    r"(?:INFO|WARNING|SEVERE|ERROR|FATAL|FAILURE)(?=[ \t])",
     rf"(?P<iso>\d{{4}}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d)?(?:[.,]\d{{1,9}})?)?(?:Z|[+-]\d\d:?\d\d)?{_ZONE}?)",
     rf"(?P<slash>(?:\d{{4}}/\d\d/\d\d|\d\d/\d\d/\d{{2,4}})(?:[ \t]+{_TIME}{_ZONE}?)?)",
     rf"(?P<dt>(?:{_DATEWORD}[ \t]+){{0,4}}{_TIME}{_ZONE}{{0,3}})",
     r"(?P<glog>[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{1,9}[ \t]+\d{1,10} [\w.-]{1,64}:\d{1,6}\])",
+    # client-go's event recorder (record/event.go: `Event(%#v): type: '%v' reason: '%v' %v`) and
+    # node-problem-detector's status log (`New status generated: &{Source:... Events:[{... Reason:R Message:`)
+    r"Event\(v1\.ObjectReference\{[^{}\n]{0,1000}\}\): type: '\w{1,16}' reason: '\w{1,64}'",
+    r"New status generated: &\{Source:[\w-]{1,64} Events:\[\{Severity:\w{1,16} Timestamp:[^{}\[\]\n]{0,120}? "
+    r"Reason:\w{1,64} Message:",
     rf"{_FACILITY}\.{_LEVEL}",
     rf"{_FACILITY}[ \t]*:[ \t]*{_LEVEL}[ \t]*:",
     r"(?:EMERG|ALERT|CRIT|ERR|WARN|NOTICE|DEBUG):(?=[ \t])",              # a level word (not INFO: or WARNING:, which
@@ -85,7 +99,7 @@ _DATES = (
     r"(?P<kernel>kernel)(?::|(?:[ \t]+(?:-|\d{1,10})){2}[ \t]+(?:-|\[[^\]\n]{0,500}\]))",
 )
 #: A host: only before `kernel` or a `NAME[PID]:` tag (which stays in the message), never after `kernel:`.
-_HOST = (rf"(?!{_FACILITY}\.{_LEVEL}[ \t])(?P<host>[\w.-]{{1,64}})"
+_HOST = (rf"(?!{_FACILITY}\.{_LEVEL}[ \t])(?P<host>[\w.@-]{{1,64}}(?:/[\w.@-]{{1,64}})?)"
          rf"(?=[ \t]+(?:{_FACILITY}\.{_LEVEL}[ \t]+)?kernel(?::|[ \t]+-)"
          r"|[ \t]+[\w./-]{1,64}\[\d{1,10}\]: )")
 #: At the line's start only.
@@ -101,7 +115,20 @@ _START = (
     r"|(?:kern|syslog|messages|dmesg|daemon|kernel|console|warn|all)(?:\.log)?(?:[.-][\w.-]{1,32})?(?::\d{1,10})?:"
     r"|[\w.@+-]{1,64}\.(?:log|txt|out|err)(?:\.\d{1,4})?(?:\.gz)?(?::\d{1,10})?:)",
     r"\d{1,9}(?:[ \t]+|(?=\[))",
-    rf"(?P<pdsh>[\w.-]{{1,64}}):[ \t]+(?=\[|<\d|\d{{4}}-\d\d-\d\d|\d{{1,3}},\d+,\d+,|kernel:|{_FACILITY}[ \t]*:"
+    # rsyslog's wall message to logged-in users (omusrmsg): `Message from syslogd@HOST at Jan 11 09:52:01 ...`
+    rf"Message from syslogd@(?P<wall>[\w.-]{{1,64}}) at (?:{_DATEWORD}[ \t]+){{0,4}}{_TIME}(?:[ \t]+\.\.\.)?",
+    r"MESSAGE=",                                                          # journalctl -o verbose's field line
+    # `kubectl get events`: age, type, reason, object, then the message
+    r"(?:\d+[smhd][\dsmhd]*|<unknown>)[ \t]+(?:Normal|Warning)[ \t]+[A-Za-z]\w{0,63}[ \t]+"
+    r"(?:node|pod)/[\w.-]{1,253}[ \t]+",
+    # the Usenix CFDR/loghub supercomputer logs (BlueGene/L, Thunderbird, Spirit, Liberty): an alert tag or `-`, the
+    # epoch, the date and the node before the line as the node logged it
+    r"(?:-|[A-Z][A-Z0-9_]{1,31})[ \t]+\d{9,10}[ \t]+\d{4}\.\d\d\.\d\d[ \t]+(?P<loghub>[\w.:@/-]{1,64})[ \t]+",
+    r"(?:[-*\u2022#$]|\d{1,3}[.)])[ \t]+(?=\S)",                          # a pasted list item or shell prompt
+    r"[\"'`](?=\S)",                                                     # a quoted line
+    # pdsh's `host: `, compose's `svc  | ` (not libibmad's `ibwarn: [PID] function: `, a message of its own)
+    rf"(?!ib(?:warn|error|panic):)(?P<pdsh>[\w.-]{{1,64}})(?::|[ \t]*\|)[ \t]+"
+    rf"(?=\[|<\d|\d{{4}}-\d\d-\d\d|\d{{1,3}},\d+,\d+,|kernel:|{_FACILITY}[ \t]*:"
     rf"|(?:{_DATEWORD}[ \t]+){{1,4}}\d{{1,2}}:\d\d:\d\d|(?:{_TAGS}))",
 )
 
@@ -110,8 +137,11 @@ def _compile(*parts: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("(?:" + "|".join(p for group in parts for p in group) + r")[ \t]*")
 
 
+#: After a stamp only: a level word in lower case (`ras-mc-ctl --errors`' `1 2024-05-01 10:00:00 +0200 error: `, Go and
+#: Python loggers' `... warning: `); not `info:`, and never at a line's start, where it may begin a message.
+_LEVEL_AFTER_STAMP = (r"(?:emerg|alert|crit|critical|err|error|warn|warning|notice|debug):(?=[ \t])",)
 _AT_START = _compile(_STAMPS, _DATES, _START, (_HOST,))
-_STAMPED = _compile(_STAMPS, _DATES, (_HOST,))
+_STAMPED = _compile(_STAMPS, _DATES, _LEVEL_AFTER_STAMP, (_HOST,))
 _IN_KERNEL = _compile(_STAMPS)
 _HOST_FIRST = _compile((_HOST,))
 
@@ -129,7 +159,14 @@ def normalise(raw: str, number: int = 0, *, after_stamp: bool = False, structure
     """RAW's envelope and message. AFTER_STAMP: RAW is what follows a stamp already split off (no line-start
     elements then). STRUCTURED: a JSON line is decoded (not inside a JSON line's own message)."""
     text = raw.rstrip("\r\n")
+    if "#01" in text:
+        text = _RSYSLOG_ESCAPE.sub(" ", text)
     head = text.lstrip()
+    if head[:1] in "tl" and structured and not after_stamp:
+        inner = _logfmt(head[:MAX_JSON])
+        if inner is not None:
+            line = normalise(inner[:MAX_LINE], number, structured=False)
+            return line
     if head[:1] == "{" and structured and not after_stamp:
         decoded = _structured(head[:MAX_JSON], number)
         if decoded is not None:
@@ -163,18 +200,34 @@ def normalise(raw: str, number: int = 0, *, after_stamp: bool = False, structure
         elif groups.get("usec"):
             mono = int(groups["usec"]) / 1e6
             stamp = stamp or f"{mono:.6f}"
-        for key in ("iso", "dt", "bstamp", "slash", "glog", "epoch"):
+        for key in ("iso", "dt", "bstamp", "slash", "glog", "epoch", "bgl"):
             if groups.get(key):
                 stamp = groups[key].strip() if stamp is None or _is_mono(stamp, mono) else stamp
                 break
         if groups.get("host"):
             host = groups["host"]
-        elif groups.get("pdsh"):
-            host = host or groups["pdsh"]
+        elif groups.get("pdsh") or groups.get("wall") or groups.get("loghub"):
+            host = host or groups["pdsh"] or groups["wall"] or groups["loghub"]
         if state is _AT_START and any(groups.get(k) for k in ("mono", "mono3", "iso", "dt", "bstamp", "slash", "usec",
-                                                              "prio", "epoch")):
+                                                              "prio", "epoch", "bgl")):
             state = _STAMPED
     return Line(number, text[pos:].strip(), stamp, mono, host)
+
+
+#: rsyslog's escapes of a control character received in a message (`#011` a tab, `#012` a newline): blanks.
+_RSYSLOG_ESCAPE = re.compile(r"#01[12]")
+#: A logfmt line (Go's logrus and slog, containerd, dockerd, kubelet): `time=... level=... msg="..."`.
+_LOGFMT = re.compile(r'(?:time|ts|level|lvl)=(?:"[^"\n]{0,64}"|\S{0,64})'
+                     r'(?:[ \t]+[\w.-]{1,32}=(?:"[^"\n]{0,64}"|[^\s"]{0,64})){0,8}?'
+                     r'[ \t]+(?:msg|message)="(?P<msg>(?:[^"\\]|\\.){0,4096})"')
+
+
+def _logfmt(text: str) -> str | None:
+    """A logfmt line's message (its `msg="..."` unescaped), or None if TEXT is no logfmt line."""
+    m = _LOGFMT.match(text)
+    if m is None:
+        return None
+    return re.sub(r'\\(["\\nt])', lambda e: {"n": " ", "t": " "}.get(e.group(1), e.group(1)), m.group("msg"))
 
 
 def _is_mono(stamp: str, mono: float | None) -> bool:
