@@ -95,7 +95,8 @@ def controller_status(as_json: bool, limit: int) -> None:
     from sqlalchemy import select
     from sqlalchemy.orm import Session
 
-    from slurmtools.controller import queue, safety
+    from slurmtools import drain
+    from slurmtools.controller import queue
     from slurmtools.ledger import api, models
     from slurmtools.slurm import SlurmError, get_client
 
@@ -107,7 +108,7 @@ def controller_status(as_json: bool, limit: int) -> None:
     except Exception as exc:  # noqa: BLE001 - a database we cannot read, as a clear message
         fail(f"cannot read the ledger: {exc.__class__.__name__}: {str(exc).splitlines()[0]}", 1)
     try:
-        breaker = safety.breaker_status(cfg, get_client(cfg))
+        breaker = drain.breaker_status(cfg, get_client(cfg))
     except SlurmError as exc:
         breaker = {"open": None, "detail": f"unknown: {exc}"}
     steps = ("t_ended", "t_detected", "t_decided", "t_requeued", "t_released", "t_verified", "t_running")

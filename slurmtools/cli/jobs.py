@@ -76,7 +76,7 @@ def _job_status(job_id: int) -> dict[str, Any]:
                 job = get_client(cfg).job(newest)
             except SlurmError:
                 job = None   # the ledger still answers
-            return jobstatus.chain(session, cfg.cluster, job_id, job)
+            return jobstatus.chain(session, cfg.cluster, job_id, job, cfg)
     except Exception as exc:  # noqa: BLE001 - no read access, database down: a clear message
         fail(f"cannot read the ledger: {exc.__class__.__name__}: {str(exc).splitlines()[0]}", 1)
 

@@ -1,7 +1,7 @@
 """Exclusions: which nodes are kept out of jobs, why, by whom, until when; and keeping Slurm in step.
 
 The ledger is the record (table `exclusions`). Scope `drain`: the node is drained in Slurm with our
-reason (every drain we make opens one, see `safety.request_drain`). Scope `soft`: the node stays
+reason (every drain we make opens one, see `drain.request_drain`). Scope `soft`: the node stays
 schedulable, but resubmissions, `slurmtools sbatch` and the job_submit plugin avoid it.
 
 Rules: we never resume or re-reason a node whose current reason is not ours; a node we drained is
@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from slurmtools.controller import safety
+from slurmtools import drain
 from slurmtools.ledger import models
 from slurmtools.ledger.spool import Event, make_key
 
@@ -153,14 +153,14 @@ def add(cfg: Any, slurm: Any, nodes: list[str], reason: str, *, user: str, ttl_s
     source = f"admin:{user}"
     for node in nodes:
         if soft:
-            events.append(safety.exclusion_event(cfg, node, "soft", reason, source, ttl_s=ttl_s))
+            events.append(drain.exclusion_event(cfg, node, "soft", reason, source, ttl_s=ttl_s))
             results.append({"node": node, "scope": "soft", "outcome": "excluded"})
             continue
-        decision, evs = safety.request_drain(node, "admin", reason, job_id=None, actor=source, cfg=cfg, slurm=slurm,
+        decision, evs = drain.request_drain(node, "admin", reason, job_id=None, actor=source, cfg=cfg, slurm=slurm,
                                              ttl_s=ttl_s or 0.0)
         events.extend(evs)
         if decision.outcome == "already_ours":   # drained by us already: the admin's exclusion still counts
-            events.append(safety.exclusion_event(cfg, node, "drain", decision.reason, source, ttl_s=ttl_s))
+            events.append(drain.exclusion_event(cfg, node, "drain", decision.reason, source, ttl_s=ttl_s))
         results.append({"node": node, "scope": "drain", "outcome": decision.outcome, "detail": decision.detail})
     return results, events
 
@@ -183,7 +183,7 @@ def remove(cfg: Any, slurm: Any, session: Session, nodes: list[str], *, user: st
         outcome = "ended" if mine else "not_excluded"
         info = states.get(node)
         if info is not None and (info.drain or info.state == "down") and any(x.scope == "drain" for x in mine):
-            decision, ev = safety.request_resume(node, cfg=cfg, slurm=slurm, actor=f"admin:{user}",
+            decision, ev = drain.request_resume(node, cfg=cfg, slurm=slurm, actor=f"admin:{user}",
                                                  why=why or "exclusion removed")
             events.append(ev)
             outcome = f"ended, {decision.outcome}"
@@ -217,12 +217,12 @@ def sync(cfg: Any, slurm: Any, session: Session, now: datetime | None = None) ->
     nodes = slurm.nodes()
     for n in nodes:
         drained = n.drain or n.state == "down"
-        if not drained or not safety.is_ours(n.reason, prefix) or n.name in drain_live:
+        if not drained or not drain.is_ours(n.reason, prefix) or n.name in drain_live:
             continue
         had_expired = any(x.node == n.name and x.scope == "drain" for x in expired)
         old_enough = n.reason_time is not None and now - n.reason_time >= grace
         if had_expired or old_enough:
-            decision, ev = safety.request_resume(n.name, cfg=cfg, slurm=slurm, actor="sync",
+            decision, ev = drain.request_resume(n.name, cfg=cfg, slurm=slurm, actor="sync",
                                                  why="expired" if had_expired else "no active exclusion")
             events.append(ev)
             actions.append({"node": n.name, "action": "resume", "outcome": decision.outcome})
@@ -234,7 +234,7 @@ def sync(cfg: Any, slurm: Any, session: Session, now: datetime | None = None) ->
         x = next(x for x in live if x.node == node and x.scope == "drain")
         cause = x.reason[len(prefix):].strip() if x.reason.startswith(prefix) else x.reason
         category, _, rest = cause.partition(": ")
-        decision, evs = safety.request_drain(node, category if rest else "excluded", rest or cause, job_id=None,
+        decision, evs = drain.request_drain(node, category if rest else "excluded", rest or cause, job_id=None,
                                              actor="sync", cfg=cfg, slurm=slurm, record_exclusion=False)
         events.extend(evs)
         actions.append({"node": node, "action": "drain", "outcome": decision.outcome})

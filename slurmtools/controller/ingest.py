@@ -13,7 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from slurmtools.controller import queue
-from slurmtools.controller.base import ControllerBase, utcnow
+from slurmtools.controller.base import Context, utcnow
 from slurmtools.jobs import marker
 from slurmtools.ledger import models
 from slurmtools.ledger.chains import chain_key
@@ -22,8 +22,16 @@ from slurmtools.slurm import SlurmError, userenv
 log = logging.getLogger(__name__)
 
 
-class Ingesting(ControllerBase):
-    def ingest_submissions(self) -> list[int]:
+class Ingester:
+    """Submission records into retry chains (input: the shared `Context`)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.cfg = ctx.cfg
+        self.cluster = ctx.cluster
+        self.engine = ctx.engine
+
+    def run(self) -> list[int]:
         """Turn `slurmtools sbatch` records into retry chains. A record is believed only if its file
         belongs to the job's user (users can write the drop directory, not each other's files)."""
         import pwd
@@ -46,7 +54,7 @@ class Ingesting(ControllerBase):
                 log.warning("controller: submission %s unreadable (%s); removed", name, exc)
                 queue.done(path)
                 continue
-            job = self._job(job_id) if job_id is not None else None
+            job = self.ctx.job(job_id) if job_id is not None else None
             user = job.user if job is not None else self._accounted_user(job_id)
             if user is None:       # not in slurmctld (yet, or any more) nor in the accounting
                 if time.time() - st.st_mtime > 3600:
@@ -93,7 +101,7 @@ class Ingesting(ControllerBase):
         if job_id is None:
             return None
         try:
-            rows = self.slurm.job_history(job_ids=[job_id])
+            rows = self.ctx.slurm.job_history(job_ids=[job_id])
         except SlurmError:
             return None
         users = {r.user for r in rows if r.job_id_raw == job_id and r.user}

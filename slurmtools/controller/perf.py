@@ -9,7 +9,7 @@ profile's or packaged figures) with the same margins as the nodes.
 A slow GPU, through the safety rails: the first time, a *soft* exclusion of its node (new jobs and retries avoid
 it; ``checks.perf_soft_ttl``) whose evidence asks for a deep check (``deep_check: true``; the controller runs deep
 checks on drained nodes only, so it is the operator's, or the health profile's next probe);
-``checks.perf_drain_after`` slow results of the same GPU in a row, a drain through `safety.request_drain`
+``checks.perf_drain_after`` slow results of the same GPU in a row, a drain through `drain.request_drain`
 (reason ``slurmtools: hardware: fail-slow GPU ...``), with its observe mode, circuit breaker and kill switch.
 Soft exclusions opened by one scan are capped like drains (the breaker's limit over the fleet), a node already
 excluded gets no second one, and observe mode records and opens nothing.
@@ -24,8 +24,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from slurmtools import drain
 from slurmtools.checks import perf
-from slurmtools.controller import safety
 from slurmtools.fsutil import write_atomic
 from slurmtools.ledger import models
 from slurmtools.ledger.spool import Event
@@ -85,7 +85,7 @@ def act(cfg: Any, slow: list[dict[str, Any]], *, fleet_nodes: int, excluded: set
     prefix = cfg.get("general.reason_prefix")
     drain_after = int(cfg.get("checks.perf_drain_after"))
     ttl = float(cfg.get("checks.perf_soft_ttl"))
-    limit = safety.breaker_limit(fleet_nodes, cfg.get("safety.max_drain_fraction"), cfg.get("safety.min_drain_nodes"))
+    limit = drain.breaker_limit(fleet_nodes, cfg.get("safety.max_drain_fraction"), cfg.get("safety.min_drain_nodes"))
     events: list[Event] = []
     outcomes: list[dict[str, Any]] = []
     opened: set[str] = set()
@@ -96,7 +96,7 @@ def act(cfg: Any, slow: list[dict[str, Any]], *, fleet_nodes: int, excluded: set
         evidence = {"perf": {k: flag[k] for k in ("gpu", "uuid", "model", "basis", "fleet_n", "shortfalls",
                                                    "streak")}}
         if flag["streak"] >= drain_after and slurm is not None:
-            decision, evs = safety.request_drain(node, "hardware", flag["cause"], job_id=None, actor="perf",
+            decision, evs = drain.request_drain(node, "hardware", flag["cause"], job_id=None, actor="perf",
                                                  cfg=cfg, slurm=slurm, evidence=evidence)
             events.extend(evs)
             outcomes.append({"node": node, "gpu": flag["gpu"], "action": "drain", "outcome": decision.outcome})
@@ -108,8 +108,8 @@ def act(cfg: Any, slow: list[dict[str, Any]], *, fleet_nodes: int, excluded: set
         elif len(opened) >= limit:
             outcome = "breaker_open"
         else:
-            events.append(safety.exclusion_event(
-                cfg, node, "soft", safety.make_reason(prefix, "hardware", flag["cause"]), "perf", ttl_s=ttl,
+            events.append(drain.exclusion_event(
+                cfg, node, "soft", drain.make_reason(prefix, "hardware", flag["cause"]), "perf", ttl_s=ttl,
                 start=now, evidence={**evidence, "deep_check": True}))
             opened.add(node)
             outcome = "soft_excluded"

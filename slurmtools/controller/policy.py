@@ -31,7 +31,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from slurmtools.diagnosis.findings import NODE_TRUST
+from slurmtools.diagnosis.faults import is_node_fault
 from slurmtools.jobs.marker import RetryAsk
 from slurmtools.slurm.types import ExitStatus
 
@@ -98,8 +98,8 @@ class Classification:
 def node_faults(findings: Iterable[Evidence], rules: Rules, nodes: Sequence[str]) -> list[Evidence]:
     """Findings that put a node of this attempt at fault (node-level trust only: job output never does)."""
     mine = set(nodes)
-    return [f for f in findings if f.trust in NODE_TRUST and f.action in rules.node_fault_actions
-            and not f.superseded and f.node is not None and (not mine or f.node in mine)]
+    return [f for f in findings if is_node_fault(f, None, actions=rules.node_fault_actions)
+            and f.node is not None and (not mine or f.node in mine)]
 
 
 def classify(attempt: Attempt, findings: Sequence[Evidence], rules: Rules, *,

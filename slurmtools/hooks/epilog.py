@@ -221,8 +221,7 @@ def internal_event(cfg: Any, node: str, job_id: str, job_num: int | None, restar
 
 
 def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
-    from slurmtools import bounds, config
-    from slurmtools.controller import safety
+    from slurmtools import bounds, config, drain
     from slurmtools.jobs.marker import opted_out
 
     env = dict(os.environ) if env is None else env
@@ -248,7 +247,7 @@ def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
         events.append(internal_event(cfg, node, job_id, job_num, restart, "diagnosis", exc))
         log.error("epilog: diagnosis failed on %s for job %s: %r", node, job_id, exc)
     else:
-        top = policy.summary(findings)
+        top = policy.summary(findings, cfg)
     comment = env.get("SLURM_JOB_COMMENT", "")[:4096]
     events.insert(0, Event("attempt", {
         "job_id": job_num or 0, "restart_count": restart, "end_time": now,
@@ -262,7 +261,7 @@ def run(env: Mapping[str, str] | None = None, cfg: Any = None) -> int:
     events += [finding_event(f, cfg, node, job_id, job_num, restart) for f in findings]
     _spool(events, cfg, node)
     if top is not None and cfg.get("diagnosis.drain"):
-        decision, drain_events = safety.request_drain(node, top.category, cause_text(top), job_id=job_id,
+        decision, drain_events = drain.request_drain(node, top.category, cause_text(top), job_id=job_id,
                                                       actor="epilog", cfg=cfg, evidence={"finding": top.to_dict()})
         _spool(drain_events, cfg, node)
         if decision.outcome in {"breaker_open", "error"}:

@@ -1,6 +1,8 @@
-"""The one way slurmtools takes a node out of service: reason protocol, observe mode, circuit breaker.
+"""The drain path: the one way slurmtools takes a node out of service (and puts it back), with its rails:
+reason protocol, observe mode, circuit breaker. A stage of its own below the hooks, the controller, detect,
+stalls and the reports, which all import it; it imports only `ledger.spool` at module level (the hooks' budget).
 
-Every drain, from the prolog, the epilog or the controller, goes through `request_drain`:
+Every drain, from the prolog, the epilog, the controller, detect or stalls, goes through `request_drain`:
 
 * the reason is ours: `<prefix> <category>: <cause> [job <id>]` (prefix `slurmtools:` by default),
   cut to Slurm-friendly length; we never resume or re-reason a node whose reason is not ours;
