@@ -365,3 +365,41 @@ def test_whatif_worked_by_hand(tmp_path: Path) -> None:
     assert any(x["section"] == "whatif" and x["metric"].endswith("lemons_excluded.goodput") for x in rows)
     small = next(x for x in r["whatif"]["sizes"] if x["nodes_from"] == 1)       # job 300: no saves recorded
     assert small["advised"]["goodput"] is not None and small["lost_work_s"] == 540.0
+
+
+def test_html_sections_are_in_order_each_once_and_never_inside_a_table(report: dict[str, Any]) -> None:
+    """Sections 8-12 each render once, as top-level headings in order (the what-if section once sat inside the
+    checkpoint table's row loop: drawn once per row, inside a cell, and not at all without rows)."""
+    from html.parser import HTMLParser
+
+    assert len(report["checkpoints"]["scale"]) == 2
+    gpu = {"results": 3, "gpus": 2, "models": {"NVIDIA H100 80GB HBM3": {
+        "gpus": 2, "d2d_gbps": {"median": 2900.0, "p10": 2500.0, "min": 2400.0, "max": 3000.0}}},
+        "slow": [{"node": "n2", "gpu": 1, "model": "NVIDIA H100 80GB HBM3",
+                  "shortfalls": [{"metric": "d2d_gbps", "value": 2400.0, "shortfall": 0.17}]}]}
+
+    class Headings(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ids: list[str] = []
+            self.depth = 0
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if tag in ("table", "td"):
+                self.depth += 1
+            if tag == "h2":
+                assert self.depth == 0, f"heading {dict(attrs)} inside a table"
+                self.ids.append(str(dict(attrs).get("id")))
+
+        def handle_endtag(self, tag: str) -> None:
+            if tag in ("table", "td"):
+                self.depth -= 1
+
+    for r in (report, {**report, "gpu_perf": gpu}):
+        page = Headings()
+        html = render_html(r)
+        page.feed(html)
+        assert page.ids[-5:] == ["checkpoints", "gpu_perf", "whatif", "unrecognised", "stalls"], page.ids
+        assert len(page.ids) == len(set(page.ids))
+    assert "<td>device-to-device copy</td><td>2,900.0 GB/s</td>" in html
+    assert "<td>n2 GPU 1</td>" in html and "d2d_gbps 2,400.0 (17.0% below)" in html

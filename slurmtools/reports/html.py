@@ -7,6 +7,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from slurmtools.checks.perfprobe import METRICS
 from slurmtools.reports import render, svg
 
 
@@ -26,4 +27,5 @@ def render_html(report: dict[str, Any]) -> str:
         "goodput": svg.goodput_bars((report.get("goodput") or {}).get("worst") or []),
         "checkpoints": svg.checkpoint_scale((report.get("checkpoints") or {}).get("scale") or []),
     }
-    return env.get_template("report.html.j2").render(r=report, charts={k: Markup(v) for k, v in drawn.items()})
+    return env.get_template("report.html.j2").render(r=report, charts={k: Markup(v) for k, v in drawn.items()},
+                                                      perf_metrics=METRICS)
