@@ -144,37 +144,24 @@ class Controller:
             log.warning("controller: cannot publish the exclusions: %s", exc)
             return False
     def run(self, interval: float, should_stop: Callable[[], bool], leader: Any = None) -> None:
-        """Passes every INTERVAL until SHOULD_STOP; with LEADER (controller.leader.Leader), only while it holds
-        the lock: a second controller (the backup slurmctld host's) waits and takes over when the first dies."""
+        """Passes every INTERVAL until SHOULD_STOP, each logged; with LEADER (controller.leader.Leader), only while
+        it holds the lock: a second controller (the backup slurmctld host's) waits and takes over when the first
+        dies. A pass that fails is logged and the next one comes."""
         try:
-            self._run(interval, should_stop, leader)
+            while not should_stop():
+                started = time.monotonic()
+                if leader is None or leader.hold():         # not the leader: skip this pass, ask again next time
+                    try:
+                        log_pass(self.once())
+                    except Exception as exc:
+                        log.exception("controller: pass failed: %s", exc)
+                left = interval - (time.monotonic() - started)
+                while left > 0 and not should_stop():
+                    time.sleep(min(left, 0.2))
+                    left -= 0.2
         finally:
             if leader is not None:
                 leader.release()
-
-    def _run(self, interval: float, should_stop: Callable[[], bool], leader: Any) -> None:
-        while not should_stop():
-            started = time.monotonic()
-            if leader is None or leader.hold():             # not the leader: skip this pass, ask again next time
-                try:
-                    self._pass()
-                except Exception as exc:
-                    log.exception("controller: pass failed: %s", exc)
-            left = interval - (time.monotonic() - started)
-            while left > 0 and not should_stop():
-                time.sleep(min(left, 0.2))
-                left -= 0.2
-
-    def _pass(self) -> None:
-        """One pass, its decisions, alerts and an open breaker logged."""
-        report = self.once()
-        for d in report["decisions"]:
-            log.warning("controller: job %s.%s: %s %s (%s)", d["job_id"], d["restart_count"],
-                        d["classification"], d["decision"], d["reason"])
-        for a in report["alerts"]:
-            log.error("controller: ALERT: %s", a)
-        if report["breaker"]["open"]:
-            log.error("controller: circuit breaker open: %s", report["breaker"]["detail"])
 
     def follow_up(self) -> list[dict[str, Any]]:
         """Stamp t_running on retries whose next attempt has started (the recovery latency's end)."""
@@ -201,3 +188,14 @@ class Controller:
 
     def breaker(self) -> dict[str, Any]:
         return drain.breaker_status(self.cfg, self.ctx.slurm)
+
+
+def log_pass(report: dict[str, Any]) -> None:
+    """A pass's decisions, alerts and an open breaker, logged."""
+    for d in report["decisions"]:
+        log.warning("controller: job %s.%s: %s %s (%s)", d["job_id"], d["restart_count"],
+                    d["classification"], d["decision"], d["reason"])
+    for a in report["alerts"]:
+        log.error("controller: ALERT: %s", a)
+    if report["breaker"]["open"]:
+        log.error("controller: circuit breaker open: %s", report["breaker"]["detail"])
