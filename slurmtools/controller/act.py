@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from slurmtools.controller import state
-from slurmtools.controller.base import COMPLETING_WAIT_S, Context, failed_try, is_held, summary, utcnow
+from slurmtools.controller.base import CD, COMPLETING_WAIT_S, Context, failed_try, is_held, summary, utcnow
 from slurmtools.controller.resubmit import Resubmitter
 from slurmtools.ledger import models
 from slurmtools.slurm import SlurmError, expand
@@ -25,7 +25,7 @@ class Actor:
         self.ctx = ctx
         self.resubmitter = resubmitter
 
-    def act(self, s: Session, d: Any) -> dict[str, Any]:
+    def act(self, s: Session, d: CD) -> dict[str, Any]:
         """requeuehold -> exclude + StartTime -> release -> verify; every step timestamped."""
         details = state.of(d)
         if details.resubmit is not None:
@@ -103,7 +103,7 @@ class Actor:
         return job
 
 
-def verify(d: Any, job: JobInfo | None, exclude: list[str]) -> list[str]:
+def verify(d: CD, job: JobInfo | None, exclude: list[str]) -> list[str]:
     """What is wrong with JOB after decision D's requeue (none: it took)."""
     if job is None:
         return ["the job is gone"]

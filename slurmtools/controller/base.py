@@ -16,6 +16,7 @@ from slurmtools.controller import policy, state
 from slurmtools.ledger import api, models
 from slurmtools.ledger.spool import Event
 from slurmtools.slurm import SlurmError
+from slurmtools.slurm.base import Slurm
 from slurmtools.slurm.types import JobInfo
 
 log = logging.getLogger(__name__)
@@ -40,12 +41,13 @@ class Context:
     """The controller's shared inputs: CFG, the Slurm client, the ledger engine, the rules, the random source
     (backoff jitter), and slurmctld's job table, read once per pass."""
 
-    def __init__(self, cfg: Any, *, slurm: Any = None, engine: Any = None, rng: random.Random | None = None) -> None:
+    def __init__(self, cfg: Any, *, slurm: Slurm | None = None, engine: Any = None,
+                 rng: random.Random | None = None) -> None:
         from slurmtools.slurm import get_client
 
         self.cfg = cfg
         self.cluster: str = cfg.cluster
-        self.slurm = slurm or get_client(cfg)
+        self.slurm: Slurm = slurm or get_client(cfg)
         self.engine = engine or api.engine_for(cfg)
         self.rules = policy.Rules.from_config(cfg)
         self.rng = rng or random.Random()
@@ -78,7 +80,7 @@ class Context:
         api.record(events, self.cfg)
         self.ship()
 
-    def join_chain(self, s: Session, chain: models.RetryChain, d: Any, job_id: int) -> None:
+    def join_chain(self, s: Session, chain: models.RetryChain, d: CD, job_id: int) -> None:
         """JOB_ID (a resubmission of decision D's job) joins CHAIN."""
         J = models.ChainJob
         row = s.scalar(select(J).where(J.cluster == self.cluster, J.job_id == job_id))
@@ -89,7 +91,7 @@ class Context:
         row.details = {"replaces": {"job_id": d.job_id, "restart_count": d.restart_count}}
 
 
-def failed_try(d: Any, details: state.Details, exc: SlurmError, tries: int, limit: int, what: str,
+def failed_try(d: CD, details: state.Details, exc: SlurmError, tries: int, limit: int, what: str,
                may_fail: bool) -> str | None:
     """Record a failed try of acting on D; past LIMIT tries (and when MAY_FAIL) the decision fails with an alert,
     which is returned."""
@@ -104,7 +106,7 @@ def failed_try(d: Any, details: state.Details, exc: SlurmError, tries: int, limi
     return None
 
 
-def summary(d: Any) -> dict[str, Any]:
+def summary(d: CD) -> dict[str, Any]:
     """Decision D as a pass reports it."""
     details = state.of(d)
     cls = details.classification or {}

@@ -250,7 +250,7 @@ class Decider:
                                    chain_status="failed"), False
         return dec, True
 
-    def _decide(self, s: Session, g: Gathered, key: str, view: PassView) -> Any:
+    def _decide(self, s: Session, g: Gathered, key: str, view: PassView) -> CD:
         """Gathered G decided: classify, ask, decide, breaker, resubmission, then the row and the chain's counts,
         committed before anything is done."""
         cls = self.classify(g)
@@ -280,7 +280,7 @@ class Decider:
         return d
 
     def _row(self, g: Gathered, key: str, cls: policy.Classification, dec: policy.Decision, status: state.Status,
-             chain: models.RetryChain | None) -> Any:
+             chain: models.RetryChain | None) -> CD:
         """The decision row, with its step times so far."""
         ended = g.job.end_time if g.same and g.job is not None and g.job.end_time else None
         detected = datetime.fromtimestamp(float(g.item.get("enqueued") or time.time()), tz=UTC)

@@ -19,6 +19,7 @@ from slurmtools.controller.base import CD, Context, summary, utcnow
 from slurmtools.ledger import models
 from slurmtools.ledger.chains import decision_key, find_chain
 from slurmtools.slurm import SlurmError, collect
+from slurmtools.slurm.base import Slurm
 from slurmtools.slurm.types import JobInfo
 
 log = logging.getLogger(__name__)
@@ -95,7 +96,7 @@ class Evacuator:
                     collect(busy), sig, grace)
         return summary(d)
 
-    def step(self, s: Session, d: Any) -> dict[str, Any]:
+    def step(self, s: Session, d: CD) -> dict[str, Any]:
         """Past the grace, or once the attempt ended by itself (a trap that saves and exits): requeue."""
         evac = state.of(d).evacuate or state.Evacuate()
         job = self.ctx.job(d.job_id)
@@ -107,7 +108,7 @@ class Evacuator:
         return self.actor.act(s, d)
 
 
-def signal(slurm: Any, job_id: int, evac: state.Evacuate) -> None:
+def signal(slurm: Slurm, job_id: int, evac: state.Evacuate) -> None:
     """Send the job's checkpoint signal to its batch shell and note when (no signal to send, or Slurm refusing it:
     the grace is over at once, as the job asked to be moved)."""
     if not evac.signal:

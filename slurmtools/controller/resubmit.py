@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from slurmtools.controller import state
-from slurmtools.controller.base import Context, failed_try, summary, utcnow
+from slurmtools.controller.base import CD, Context, failed_try, summary, utcnow
 from slurmtools.jobs import marker
 from slurmtools.ledger import models
 from slurmtools.slurm import SlurmError, expand, userenv
@@ -56,7 +56,7 @@ class Resubmitter:
             return "its batch script was larger than controller.script_copy_max_bytes, and only a part was kept"
         return None
 
-    def _resubmission(self, chain: models.RetryChain, d: Any, exclude: list[str], tag: str,
+    def _resubmission(self, chain: models.RetryChain, d: CD, exclude: list[str], tag: str,
                       delay: float) -> tuple[list[str], dict[str, str], str, str | None]:
         """(sbatch arguments, environment, working directory, temporary script file) for the stored
         submission: the user's own command line, with our options (exclusions, retry marker, checkpoint
@@ -110,7 +110,7 @@ class Resubmitter:
                                os.environ.get("SLURM_CONF"))
         return plan.argv[1:], env, str(rec["cwd"]), script_file
 
-    def act(self, s: Session, d: Any) -> dict[str, Any]:
+    def act(self, s: Session, d: CD) -> dict[str, Any]:
         """Submit the chain's stored submission again, as its user, away from the excluded nodes; join the
         new job id to the chain; verify. Never twice: the intent is on record before sbatch runs, and a
         controller that finds the intent without a job id looks for the job by its comment tag instead."""

@@ -20,7 +20,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from slurmtools.ledger.models import ControllerDecision
 
 
 class Status(StrEnum):
@@ -52,7 +55,7 @@ class TransitionError(ValueError):
     """A move the state machine does not have (a bug, never a user's input)."""
 
 
-def move(row: Any, to: Status) -> None:
+def move(row: ControllerDecision, to: Status) -> None:
     """Set ROW's status to TO, if the machine allows it from its status now."""
     now = Status(row.status)
     if to != now and to not in TRANSITIONS[now]:
@@ -156,11 +159,11 @@ def dump(details: Details) -> dict[str, Any]:
     return out
 
 
-def of(row: Any) -> Details:
+def of(row: ControllerDecision) -> Details:
     """ROW's details."""
     return load(row.details)
 
 
-def save(row: Any, details: Details) -> None:
+def save(row: ControllerDecision, details: Details) -> None:
     """Write DETAILS into ROW (a new dict: SQLAlchemy sees the change)."""
     row.details = dump(details)
