@@ -18,6 +18,7 @@ from slurmtools.controller.act import Actor
 from slurmtools.controller.base import CD, Context, summary, utcnow
 from slurmtools.controller.evacuate import Evacuator
 from slurmtools.controller.resubmit import Resubmitter
+from slurmtools.diagnosis.faults import superseded
 from slurmtools.jobs import marker
 from slurmtools.ledger import models
 from slurmtools.ledger.chains import chain_key, decision_key, find_chain
@@ -29,7 +30,7 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class PassView:
-    """One pass's reads for all its queue items (Deciding.prefetch)."""
+    """One pass's reads for all its queue items (Decider.prefetch)."""
     decided: set[str] = field(default_factory=set)                        # decision keys already in the ledger
     epilogs: dict[tuple[int, int], set[str]] = field(default_factory=dict)  # (job, restart) -> nodes reported
     soft: list[str] = field(default_factory=list)                         # nodes under a soft exclusion
@@ -39,7 +40,7 @@ class PassView:
 
 def _evidence(f: models.Finding) -> policy.Evidence:
     return policy.Evidence(node=f.node, kind=f.kind, category=f.category, action=f.action, trust=f.trust,
-                           message=f.message, superseded=bool((f.details or {}).get("superseded_by")),
+                           message=f.message, superseded=superseded(f),
                            do_not_requeue=bool((f.details or {}).get("do_not_requeue")), id=f.id)
 
 
