@@ -71,7 +71,10 @@ def main() -> None:
         Path(tmp, "cfg.toml").write_text(CONFIG.format(tmp=tmp, snapshot=SNAPSHOT, profile=PROFILE.read_text()))
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "SLURMTOOLS_CONFIG": f"{tmp}/cfg.toml",
                "SLURM_SCRIPT_CONTEXT": "prolog_slurmd", "SLURM_JOB_ID": "1234", "SLURMD_NODENAME": "gpu001",
-               "SLURM_JOB_GPUS": "0,1,2,3,4,5,6,7"}
+               "SLURM_JOB_GPUS": "0,1,2,3,4,5,6,7", "SLURMTOOLS_CACHE_DIR": f"{tmp}/cache"}
+        os.mkdir(f"{tmp}/cache", 0o755)   # the hooks' config cache, this bench's own (not /run/slurmtools)
+        if os.environ.get("PYTHONPATH"):  # a work tree measured without installing it
+            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
         timed([hook], env, 3)   # warm the page cache
         # interleaved, one of each per round: this VM's speed drifts (other tenants), and drift then
         # moves the gate and its baselines alike

@@ -9,10 +9,14 @@ from __future__ import annotations
 import copy
 import os
 
+from slurmtools.settings import Settings, Table, plain
+
 TYPE_CHECKING = False  # typing for the type checker only: it costs ~7 ms of every prolog (docs/performance.md)
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
+
+    from slurmtools.settings import HardwareProfile, Node
 
 DEFAULT_PATH = "/etc/slurmtools/slurmtools.toml"
 #: A configuration file larger than this is refused unread (a FIFO or /dev/zero must not hang or fill memory).
@@ -122,6 +126,25 @@ def _check_value(key: str, value: Any, default: Any, origin: str, choice_key: st
     return value
 
 
+def _check_lists(data: Mapping[str, Any], model: type[Table], origin: str, prefix: str = "") -> None:
+    """Every list holds items of its declared type (``list[str]`` in settings.py): TOML allows mixed lists."""
+    from slurmtools.settings import list_items, tables
+
+    for key, item in list_items(model).items():
+        value = data.get(key)
+        if isinstance(value, list) and not all(isinstance(v, item) and not isinstance(v, bool) for v in value):
+            what = {str: "strings", int: "integers", dict: "tables"}[item]
+            raise ConfigError(f"{origin}: {prefix}{key} must be a list of {what}, got {value!r}")
+    for key, (kind, table) in tables(model).items():
+        sub = data.get(key)
+        if not isinstance(sub, dict):
+            continue
+        entries = sub.items() if kind == "named" else [("", sub)]
+        for name, entry in entries:
+            if isinstance(entry, dict):
+                _check_lists(entry, table, origin, f"{prefix}{key}.{name}." if name else f"{prefix}{key}.")
+
+
 def _check_rules(value: Any, origin: str) -> list[dict[str, Any]]:
     """A site's [[diagnosis.rules]], compiled and checked against their examples now (not in an epilog)."""
     from slurmtools.diagnosis.rules import RuleError, validate
@@ -172,43 +195,72 @@ def _merge(base: dict[str, Any], override: dict[str, Any], schema: dict[str, Any
                                      f"{schema_name}.{key}" if schema_name else None)
 
 
-class Config:
-    """The effective configuration. ``get("ledger.url")``; ``node("n1")`` merges overrides."""
+class Config(Settings):
+    """The effective configuration: the typed tables of ``settings.Settings`` (``cfg.controller.submit_dir``,
+    ``cfg.node_for(name).state_dir``), and ``sources``, what it was read from, in order.
 
-    def __init__(self, data: dict[str, Any], sources: list[str] | None = None) -> None:
-        self.data = data
+    ``get("a.b")``, ``section``, ``node`` and ``hardware`` are the old dotted-string API, kept for the modules
+    not yet converted (tests/test_config.py lists them): they return plain copies of the typed values."""
+
+    def __init__(self, data: Mapping[str, Any], sources: list[str] | None = None) -> None:
+        super().__init__(data)
         self.sources = list(sources or [])
 
+    # -- values derived from several keys, defined once --
+
+    @property
+    def cluster(self) -> str:
+        """The cluster's name in the ledger: general.cluster, else SLURM_CLUSTER_NAME, else "default"."""
+        return self.general.cluster or os.environ.get("SLURM_CLUSTER_NAME") or "default"
+
+    @property
+    def reason_prefix(self) -> str:
+        """What every drain reason we write starts with; we only ever resume nodes whose reason carries it."""
+        return self.general.reason_prefix
+
+    def drain_limit(self, total_nodes: int) -> int:
+        """The circuit breaker: how many of TOTAL_NODES nodes may carry our drain reason at once."""
+        return self.safety.drain_limit(total_nodes)
+
+    def node_for(self, name: str | None) -> Node:
+        """NAME's settings: [node] with its [nodes.NAME] over it."""
+        return self.nodes.get(name, self.node_defaults) if name else self.node_defaults
+
+    def state_dir(self, node: str | None) -> str:
+        """NODE's small state directory (kernel-log markers, counters, the gate's status)."""
+        return self.node_for(node).state_dir
+
+    def hardware_for(self, node: str | None) -> HardwareProfile:
+        """The hardware profile NODE should match (the defaults where it names none). Raises ConfigError."""
+        name = self.node_for(node).hardware
+        if not name:
+            return self.hardware_profile
+        if name not in self.hardware_profiles:
+            raise ConfigError(f"node {node}: hardware profile {name!r} is not defined ([hardware.{name}])")
+        return self.hardware_profiles[name]
+
+    # -- the old dotted-string API (a compatibility shim) --
+
     def get(self, dotted: str) -> Any:
-        value: Any = self.data
+        """Deprecated: ``cfg.get("ledger.url")`` is ``cfg.ledger.url``. A plain copy of the value."""
+        value: Any = self
         for part in dotted.split("."):
-            value = value[part]
-        return value
+            value = getattr(value, value.attribute(part)) if isinstance(value, Table) else value[part]
+        return plain(value)
 
     def section(self, name: str) -> dict[str, Any]:
-        section = self.data[name]
+        """Deprecated: one table as a plain dict."""
+        section = self.get(name)
         assert isinstance(section, dict)
         return section
 
     def node(self, name: str | None) -> dict[str, Any]:
-        merged = dict(self.data["node"])
-        if name:
-            merged.update(self.data["nodes"].get(name, {}))
-        return merged
+        """Deprecated: ``node_for(name)`` as a plain dict."""
+        return self.node_for(name).to_dict()
 
     def hardware(self, node: str | None) -> dict[str, Any]:
-        """The hardware profile NODE should match (defaults where it names none). Raises ConfigError."""
-        merged = dict(self.data["hardware_profile"])
-        name = self.node(node).get("hardware") or ""
-        if name:
-            if name not in self.data["hardware"]:
-                raise ConfigError(f"node {node}: hardware profile {name!r} is not defined ([hardware.{name}])")
-            merged.update(self.data["hardware"][name])
-        return merged
-
-    @property
-    def cluster(self) -> str:
-        return str(self.data["general"]["cluster"] or os.environ.get("SLURM_CLUSTER_NAME") or "default")
+        """Deprecated: ``hardware_for(node)`` as a plain dict. Raises ConfigError."""
+        return self.hardware_for(node).to_dict()
 
 
 def this_node(env: Mapping[str, str] | None = None) -> str:
@@ -347,7 +399,9 @@ def load(path: str | os.PathLike[str] | None = None, *, env: dict[str, str] | No
         data = copy.deepcopy(defaults)
         sources = ["(packaged defaults)"]
         if explicit or os.path.exists(file_path):
-            _merge(data, parse_file(file_path), defaults, file_path)
+            operator = parse_file(file_path)
+            _merge(data, operator, defaults, file_path)
+            _check_lists(operator, Settings, file_path)
             sources.append(file_path)
         if cache:
             _write_cache(fingerprint, data, defaults, sources)
@@ -363,7 +417,9 @@ def check_file(path: str | os.PathLike[str]) -> None:
     """Validate one operator file against the schema; raises ConfigError."""
     check_owner(str(path))
     defaults = _defaults()
-    _merge(copy.deepcopy(defaults), parse_file(path), defaults, str(path))
+    operator = parse_file(path)
+    _merge(copy.deepcopy(defaults), operator, defaults, str(path))
+    _check_lists(operator, Settings, str(path))
 
 
 _cached: Config | None = None

@@ -248,8 +248,9 @@ def test_host_memory_disk_dstate_daemons(tmp_path: Path) -> None:
                          "proc/100/stat": "100 (nfsd worker) D 1 0 0\n",
                          "proc/101/stat": "101 (sshd) S 1 0 0\n"})
     cfg = make_cfg(tmp_path, hardware="h")
-    cfg.data["hardware"]["h"] = {"min_mem_available_mib": 1024, "daemons": ["sshd", "nvidia-persistenced"],
-                                 "disk_paths": [str(tmp_path), "/nonexistent-path"], "dstate_fail_count": 0}
+    cfg.hardware_profiles["h"] = cfg.hardware_profile.replace(
+        min_mem_available_mib=1024, daemons=["sshd", "nvidia-persistenced"],
+        disk_paths=[str(tmp_path), "/nonexistent-path"], dstate_fail_count=0)
     ctx = runner.Context(node="n1", profile="prolog", settings=cfg.section("checks"), hardware=cfg.hardware("n1"),
                          counters=counters_mod.Counters(None, 1))
     results = host.run(sysmod.System(fs=fs), ctx)
@@ -268,7 +269,8 @@ def test_hung_filesystem_fails_within_the_probe_timeout(tmp_path: Path) -> None:
     ro.mkdir()
     fs = tree(tmp_path, {"proc/mounts": f"nfs1:/x {fifo} nfs4 rw 0 0\n/dev/sda1 / ext4 rw 0 0\n"})
     cfg = make_cfg(tmp_path, "[checks]\nprobe_timeout = 0.5", hardware="h")
-    cfg.data["hardware"]["h"] = {"mounts": [str(fifo), "/", "/lustre"], "writable": [str(tmp_path), str(ro / "gone")]}
+    cfg.hardware_profiles["h"] = cfg.hardware_profile.replace(mounts=[str(fifo), "/", "/lustre"],
+                                                              writable=[str(tmp_path), str(ro / "gone")])
     ctx = runner.Context(node="n1", profile="prolog", settings=cfg.section("checks"), hardware=cfg.hardware("n1"),
                          counters=counters_mod.Counters(None, 1))
     start = time.monotonic()
@@ -387,7 +389,7 @@ def gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 
     def run(snapshot: str, extra: str = "", gpus: str = "0,1,2,3,4,5,6,7", comment: str = "") -> tuple[int, list[str]]:
         cfg = make_cfg(tmp_path, extra)
-        cfg.data["node"]["replay"] = str(SNAPS / f"{snapshot}.json")
+        cfg.node_defaults.replay = str(SNAPS / f"{snapshot}.json")
         env = {"SLURM_JOB_ID": "77", "SLURMD_NODENAME": "n1", "SLURM_JOB_GPUS": gpus, "SLURM_JOB_COMMENT": comment}
         code = prolog.run(env, cfg)
         calls_file = bin_dir / "calls"
@@ -474,13 +476,13 @@ def test_prolog_wrapper_only_fails_the_job_on_a_gate_verdict(tmp_path: Path) -> 
 def test_healthcheck_reuses_a_fresh_verdict(gate: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     gate["run"]("healthy-8xh100")
     cfg = make_cfg(gate["tmp"])
-    cfg.data["node"]["replay"] = str(SNAPS / "row-remap-failure.json")
+    cfg.node_defaults.replay = str(SNAPS / "row-remap-failure.json")
     calls: list[str] = []
     real = runner.run
     monkeypatch.setattr(runner, "run", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
     assert prolog.healthcheck({"SLURMD_NODENAME": "n1"}, cfg) == 0
     assert calls == []                         # the prolog's verdict is fresh: nothing probed
-    cfg.data["checks"]["health_max_age"] = 0.0
+    cfg.checks.health_max_age = 0.0
     assert prolog.healthcheck({"SLURMD_NODENAME": "n1"}, cfg) == 0
     assert calls == ["health"]
     assert runner.read_status(str(gate["tmp"] / "state")).verdict == "fail"   # type: ignore[union-attr]

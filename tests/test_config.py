@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -92,8 +93,92 @@ def test_cli_bad_config_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_xid_overrides_validated(tmp_path: Path) -> None:
     good = write(tmp_path, '[xid.94]\naction = "reset_gpu"\n')
-    assert config.load(good, env={}).get("xid")["94"] == {"action": "reset_gpu"}
+    entry = config.load(good, env={}).xid["94"]        # a complete entry: [xid_override] under the keys given
+    assert (entry.action, entry.category, entry.severity) == ("reset_gpu", "", "")
     bad = tmp_path / "bad.toml"
     bad.write_text('[xid.94]\naction = "explode"\n')
     with pytest.raises(config.ConfigError, match=r"xid.94.action must be one of none, restart_app"):
         config.load(bad, env={})
+
+
+# -- the typed model (slurmtools/settings.py) --
+
+def test_the_model_is_defaults_toml_key_for_key() -> None:
+    """Every key of defaults.toml is an attribute of its table's class with the default's type, and back."""
+    import tomllib
+
+    from slurmtools import settings
+
+    defaults = tomllib.loads((Path(config.__file__).parent / "data" / "defaults.toml").read_text())
+    cfg = config.load(env={})
+    assert cfg.to_dict() == defaults
+    names = {"str": str, "int": int, "float": float, "bool": bool, "list[str]": list, "list[int]": list,
+             "list[dict[str, Any]]": list}
+
+    def walk(table: settings.Table, raw: dict[str, Any], where: str) -> int:
+        notes = {a: str(n) for k in type(table).__mro__[:-1] for a, n in k.__annotations__.items() if a[0] != "_"}
+        assert sorted(notes) == sorted(table.attribute(key) for key in raw), where     # no more, no fewer
+        n = 0
+        for key, default in raw.items():
+            attr = table.attribute(key)
+            value = getattr(table, attr)
+            if isinstance(value, settings.Table):
+                n += walk(value, default, f"{where}{key}.")
+            elif notes[attr].startswith("dict[str, "):
+                assert value == {} == default, where + key                  # a named table: empty by default
+            else:
+                assert type(value) is names[notes[attr]] and value == default, (where + key, notes[attr], value)
+                n += 1
+        return n
+
+    assert walk(cfg, defaults, "") > 200
+
+
+def test_typed_attributes_named_tables_and_derived_values(tmp_path: Path) -> None:
+    path = write(tmp_path, '[safety]\nmax_drain_fraction = 0.25\nmin_drain_nodes = 3\n'
+                           '[node]\nstate_dir = "/st"\n[nodes.n2]\nstate_dir = "/st2"\nhardware = "h"\n'
+                           '[hardware.h]\ngpus = 8\nmounts = ["/raid"]\n[plugins.partitions.gpu]\nmax_retries = 1\n')
+    cfg = config.load(path, env={})
+    assert cfg.controller.submit_dir == "/var/spool/slurmtools/submissions"
+    assert cfg.slurm.timeout == 15.0 and cfg.safety.min_drain_nodes == 3
+    assert (cfg.state_dir("n1"), cfg.state_dir("n2"), cfg.state_dir(None)) == ("/st", "/st2", "/st")
+    assert cfg.node_for("n2").kernel_log == "kmsg"               # a complete entry: [node] under it
+    assert cfg.hardware_for("n2").gpus == 8 and cfg.hardware_for("n2").mounts == ["/raid"]
+    assert cfg.hardware_for("n1").gpus == -1                       # names no profile: the defaults
+    part = cfg.plugins.partitions["gpu"]
+    assert (part.max_retries, part.retry_on, part.requeue) == (1, "node", True)
+    assert [cfg.drain_limit(n) for n in (0, 4, 12, 13, 100)] == [3, 3, 3, 3, 25]
+    assert cfg.reason_prefix == "slurmtools:"
+    cfg.nodes["n3"] = cfg.node_defaults.replace(hardware="missing")
+    with pytest.raises(config.ConfigError, match=r"hardware profile 'missing' is not defined"):
+        cfg.hardware_for("n3")
+
+
+def test_the_old_dotted_lookups_read_the_typed_values(tmp_path: Path) -> None:
+    """The compatibility shim for modules not yet converted: plain copies of the live typed values."""
+    cfg = config.load(write(tmp_path, '[nodes.n2]\nreplay = "/r"\n'), env={})
+    cfg.controller.evacuate = False
+    assert cfg.get("controller.evacuate") is False and cfg.section("safety")["min_drain_nodes"] == 2
+    assert cfg.get("nodes.n2.replay") == "/r" and cfg.node("n2")["replay"] == "/r" and cfg.node("n1")["replay"] == ""
+    copy = cfg.get("checks.prolog")
+    copy.append("x")
+    assert "x" not in cfg.checks.prolog
+    with pytest.raises(KeyError):
+        cfg.get("controller.no_such_key")
+
+
+@pytest.mark.parametrize(("text", "needle"), [
+    ('[checks]\ndisabled = ["gpu", 3]\n', "checks.disabled must be a list of strings, got ['gpu', 3]"),
+    ('[controller]\nnode_fault_exit_codes = [1, "2"]\n', "controller.node_fault_exit_codes must be a list of integers"),
+    ('[controller]\nnode_fault_exit_codes = [true]\n', "controller.node_fault_exit_codes must be a list of integers"),
+    ('[hardware.h]\nmounts = [["/"]]\n', "hardware.h.mounts must be a list of strings"),
+    ('[stalls.partitions.p]\nnotify = [1]\n', "stalls.partitions.p.notify must be a list of strings"),
+])
+def test_list_items_are_checked(tmp_path: Path, text: str, needle: str) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(config.ConfigError) as err:
+        config.load(path, env={})
+    assert str(err.value) == f"{path}: {needle}" or str(err.value).startswith(f"{path}: {needle}")
+    assert "\n" not in str(err.value)
+    with pytest.raises(config.ConfigError):
+        config.check_file(path)

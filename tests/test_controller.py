@@ -705,7 +705,7 @@ def test_a_job_on_a_node_detect_flagged_is_evacuated_before_the_failure(world: d
 
     wrapped_job(world, checkpoint={"signal": "USR1", "grace": 0})
     wrapped_job(world, job_id=8, nodes=("n2",), checkpoint={"signal": "USR1", "grace": 0})
-    world["cfg"].data["detect"]["evacuate"] = on
+    world["cfg"].detect.evacuate = on
     ev = drain.exclusion_event(world["cfg"], "n1", "soft", "slurmtools: hardware: anomaly thermal 3 (metrics)",
                                 "detect", ttl_s=3600)
     api.store_now([ev], world["cfg"])
@@ -732,7 +732,7 @@ def test_jobs_left_alone(world: dict[str, Any], case: str) -> None:
     if case == "idle drained":
         world["slurm"].node_list["n2"] = dataclasses.replace(world["slurm"].node_list["n2"], state="idle")
     if case == "evacuate off":
-        world["cfg"].data["controller"]["evacuate"] = False
+        world["cfg"].controller.evacuate = False
     assert controller(world).once()["evacuations"] == []
     assert not [c for c in world["slurm"].calls if c[0] in ("signal", "requeue")]
 
@@ -836,7 +836,7 @@ def test_a_purged_job_that_cannot_be_resubmitted_is_not_retried(world: dict[str,
     else:
         recorded_job(world, script=None if case == "no script copy" else "#!/bin/bash\n" + "x" * 70000)
     if case == "resubmit off":
-        world["cfg"].data["controller"]["resubmit"] = False
+        world["cfg"].controller.resubmit = False
     purged(world)
     (d,) = controller(world).once()["decisions"]
     expected = {"comment marker only": "not submitted through `slurmtools sbatch`",

@@ -72,7 +72,7 @@ def run(w: dict[str, Path], e: dict[str, str], **overrides: object) -> int:
     cfg = config.load(w["cfg"], env={})
     for dotted, value in overrides.items():
         section, key = dotted.split("__")
-        cfg.data[section][key] = value
+        setattr(getattr(cfg, cfg.attribute(section)), key, value)
     sources.record_job_start(cfg, e)
     return epilog.run(e, cfg)
 
@@ -138,7 +138,7 @@ def test_job_output_symlink_is_not_followed(lab_like: dict[str, Path]) -> None:
 
 def test_observe_mode_records_but_does_not_drain(lab_like: dict[str, Path]) -> None:
     cfg = config.load(lab_like["cfg"], env={})
-    cfg.data["general"]["observe"] = True
+    cfg.general.observe = True
     e = env()
     sources.record_job_start(cfg, e)
     append(lab_like["kern"], f"[20.0] {XID79}")
@@ -152,8 +152,8 @@ def test_internal_error_is_recorded_never_drains(lab_like: dict[str, Path]) -> N
     fifo = lab_like["root"] / "hung.log"
     os.mkfifo(fifo)  # opening it for reading blocks forever, like a hung source
     cfg = config.load(lab_like["cfg"], env={})
-    cfg.data["nodes"]["n1"] = {"kernel_log": f"file:{fifo}"}
-    cfg.data["diagnosis"]["time_budget"] = 0.5
+    cfg.nodes["n1"] = cfg.node_defaults.replace(kernel_log=f"file:{fifo}")
+    cfg.diagnosis.time_budget = 0.5
     assert epilog.run(env(), cfg) == 0
     assert calls(lab_like) == []
     internal = next(ev for ev in spooled(lab_like) if ev.get("kind") == "internal")
@@ -218,7 +218,7 @@ def test_epilog_writes_node_exporters_textfile(lab_like: dict[str, Path]) -> Non
     tf.mkdir(mode=0o755)
     e = env()
     cfg = config.load(lab_like["cfg"], env={})
-    cfg.data["metrics"]["textfile_dir"] = str(tf)
+    cfg.metrics.textfile_dir = str(tf)
     sources.record_job_start(cfg, e)
     append(lab_like["kern"], f"[20.0] {XID79}")
     assert epilog.run(e, cfg) == 0

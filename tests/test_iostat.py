@@ -356,7 +356,7 @@ def test_node_exporter_serves_each_mount_under_node_exporters_names(tmp_path: Pa
 
     from slurmtools.iostat.metrics import MountstatsCollector
 
-    cfg.data["io"]["mountstats"] = str(tmp_path / "missing")
+    cfg.io.mountstats = str(tmp_path / "missing")
     up = next(f for f in MountstatsCollector(cfg).collect() if f.name == "slurmtools_mountstats_up")
     assert up.samples[0].value == 0.0
 

@@ -10,8 +10,8 @@ PKG = Path(__file__).resolve().parent.parent / "slurmtools"
 STAGES = ("hooks", "checks", "diagnosis", "ledger", "drain", "controller", "jobs", "plugins", "slurm", "lab", "cli",
           "reports", "iostat", "stalls", "detect")
 #: Top-level modules that are shared by every stage (everything else lives in a stage's folder).
-SHARED = {"__init__.py", "__main__.py", "config.py", "fsutil.py", "timeutil.py", "_plain.py", "textsafe.py",
-          "bounds.py"}
+SHARED = {"__init__.py", "__main__.py", "config.py", "settings.py", "fsutil.py", "timeutil.py", "_plain.py",
+          "textsafe.py", "bounds.py"}
 MAX_LINES = 460
 
 

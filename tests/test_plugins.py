@@ -237,7 +237,7 @@ def test_hostile_partition_names_are_refused_at_render_time(tmp_path: Path, name
     with pytest.raises(plugins.PluginError, match="not a valid Slurm name"):
         plugins.render(cfg)
     cfg = cfg_for(tmp_path)
-    cfg.data["plugins"]["default_partition"] = name
+    cfg.plugins.default_partition = name
     if name:
         with pytest.raises(plugins.PluginError, match="not a valid Slurm name"):
             plugins.render(cfg)

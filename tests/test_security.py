@@ -487,7 +487,7 @@ def test_a_record_with_ld_preload_runs_nothing_as_root(world: dict[str, Any], op
                                     f'id -u > {out}/uid; env > {out}/env; pwd > {out}/cwd; echo 4242\n')
     (bin_dir / "sbatch").chmod(0o755)
     cfg, fake = world["cfg"], world["slurm"]
-    cfg.data["slurm"]["bin_dir"] = str(bin_dir)
+    cfg.slurm.bin_dir = str(bin_dir)
     real = CliSlurm(bin_dir=str(bin_dir))
 
     def submit(argv: list[str], *, env: Any = None, cwd: Any = None, user: Any = None) -> int:
@@ -689,7 +689,7 @@ def test_a_long_line_of_checkpoint_lookalikes_costs_its_length(node: dict[str, P
     out = node["root"] / "job.out"
     out.write_text((line + "\n") * 2 + "\n".join([line[:4096]] * (size // 4096)) + "\n")
     cfg, e = _epilog_world(node, SLURM_JOB_STDOUT=str(out))
-    cfg.data["diagnosis"]["job_time_budget"] = 5.0
+    cfg.diagnosis.job_time_budget = 5.0
     assert epilog.run(e, cfg) == 0
     events = _xid79_recorded_and_drained(node)
     assert [ev["details"]["stage"] for ev in events if ev.get("kind") == "internal"] == []
@@ -706,7 +706,7 @@ def test_a_stage_over_its_budget_costs_only_its_records(node: dict[str, Path]) -
     out = node["root"] / "job.out"
     out.write_text("CUDA error: an illegal memory access was encountered\n" * 80000)
     cfg, e = _epilog_world(node, SLURM_JOB_STDOUT=str(out))
-    cfg.data["diagnosis"]["job_time_budget"] = 0.001
+    cfg.diagnosis.job_time_budget = 0.001
     assert epilog.run(e, cfg) == 0
     events = _xid79_recorded_and_drained(node)
     internal = [ev for ev in events if ev.get("kind") == "internal"]

@@ -46,7 +46,7 @@ def decisions(cfg: Any, job_id: int) -> list[models.ControllerDecision]:
 
 def test_observe_mode_records_the_stall_with_its_evidence_and_does_nothing(world: dict[str, Any]) -> None:
     cfg, slurm = setup(world, "")
-    cfg.data["stalls"]["act"] = False
+    cfg.stalls.act = False
     slurm.add_job(5, state="RUNNING", comment="slurmtools=retry")
     events, out = act.act_on(cfg, slurm, api.engine_for(cfg), [result(5)])
     assert [o["outcome"] for o in out] == ["observe"] and slurm.calls == []

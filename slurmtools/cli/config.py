@@ -19,11 +19,12 @@ def config_group() -> None:
 def config_show(as_json: bool) -> None:
     """Print the effective configuration (defaults + operator file + environment)."""
     cfg = get_config()
+    data = cfg.to_dict()
     if as_json:
-        emit_json({"sources": cfg.sources, "config": cfg.data})
+        emit_json({"sources": cfg.sources, "config": data})
         return
     echo("# sources: " + ", ".join(cfg.sources))
-    for section, values in cfg.data.items():
+    for section, values in data.items():
         echo(f"\n[{section}]")
         for key, value in values.items():
             echo(f"{key} = {json.dumps(value)}")

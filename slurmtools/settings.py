@@ -1,0 +1,457 @@
+"""The configuration's typed model: one class per table of ``data/defaults.toml``, one attribute per key.
+
+``config.load()`` validates the packaged defaults, the operator's file and the environment (unknown keys,
+types, CHOICES, RANGES: errors name the key and the file) and returns a ``config.Config``, a ``Settings``:
+``cfg.controller.submit_dir`` is a ``str``, ``cfg.safety.max_drain_fraction`` a ``float``. A named table
+(``[nodes.NAME]``, ``[hardware.NAME]``, ``[xid.N]``, ``[plugins.partitions.NAME]``, ...) is a ``dict`` of
+complete entries: its defaults table (``[node]``, ``[hardware_profile]``, ...) with the entry's keys over it.
+
+To add a key: add it, commented, to ``data/defaults.toml`` and as an annotated attribute of its table's class
+here (``tests/test_config.py`` fails while the two differ); a range or a fixed set of values goes into
+``config.RANGES`` / ``config.CHOICES``.
+
+Plain classes: the prolog builds this model at every job start, and ``dataclasses`` or ``msgspec`` cost more of
+its import budget than the whole model (docs/performance.md). The annotations (strings) are read, never evaluated.
+"""
+
+from __future__ import annotations
+
+from slurmtools._plain import Plain
+
+TYPE_CHECKING = False  # typing for the type checker only (docs/performance.md)
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any, ClassVar
+
+#: Every table class by name (the annotations name them).
+_CLASSES: dict[str, type[Table]] = {}
+#: Per class: attribute -> (TOML key, kind, table class or None); kind: "value", "table" or "named".
+_FIELDS: dict[type[Table], dict[str, tuple[str, str, type[Table] | None]]] = {}
+
+
+def _fields(cls: type[Table]) -> dict[str, tuple[str, str, type[Table] | None]]:
+    found = _FIELDS.get(cls)
+    if found is not None:
+        return found
+    keys = {attr: key for key, attr in cls._attrs.items()}
+    notes = {a: str(n) for k in reversed(cls.__mro__[:-1]) for a, n in k.__annotations__.items() if a[0] != "_"}
+    _FIELDS[cls] = found = {
+        attr: (keys.get(attr, attr), "table", _CLASSES[note]) if note in _CLASSES
+        else (keys.get(attr, attr), "named", _CLASSES[note[10:-1]]) if note.startswith("dict[str, ")
+        and note[10:-1] in _CLASSES else (keys.get(attr, attr), "value", None) for attr, note in notes.items()}
+    return found
+
+
+class Table(Plain):
+    """One table of the configuration, built from its validated dict (every key present: the defaults
+    fill what the operator left out). A key the class lacks, or an attribute the dict lacks, is an error
+    (the model and defaults.toml disagree)."""
+
+    #: TOML key -> attribute, where the attribute's name differs (a name a method of Config has).
+    _attrs: ClassVar[dict[str, str]] = {}
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        fields = _fields(type(self))
+        unknown = sorted(str(k) for k in values if k not in {key for key, _, _ in fields.values()})
+        if unknown:
+            raise ValueError(f"{type(self).__name__}: unknown key {unknown[0]!r}")
+        for attr, (key, kind, table) in fields.items():
+            if key not in values:
+                raise ValueError(f"{type(self).__name__}: missing key {key!r}")
+            value = values[key]
+            if kind == "table":
+                assert table is not None
+                value = table(value)
+            elif kind == "named":
+                assert table is not None
+                base = next(values[k] for k, kd, t in fields.values() if kd == "table" and t is table)
+                value = {str(name): table({**base, **entry}) for name, entry in value.items()}
+            elif isinstance(value, list):
+                value = [dict(v) if isinstance(v, dict) else v for v in value]
+            setattr(self, attr, value)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The table as plain TOML data (keys as in defaults.toml)."""
+        return {key: plain(getattr(self, attr)) for attr, (key, _, _) in _fields(type(self)).items()}
+
+    def replace(self, **changes: Any) -> Any:
+        """A copy with CHANGES (attribute names) over it; unchecked, for tests and derived tables."""
+        values = self.to_dict()
+        for attr, value in changes.items():
+            values[_fields(type(self))[attr][0]] = plain(value)
+        return type(self)(values)
+
+    @classmethod
+    def attribute(cls, key: str) -> str:
+        """The attribute that holds TOML key KEY (KeyError if the table has none)."""
+        for attr, (k, _, _) in _fields(cls).items():
+            if k == key:
+                return attr
+        raise KeyError(key)
+
+    def __init_subclass__(cls) -> None:
+        _CLASSES[cls.__name__] = cls
+
+
+def list_items(cls: type[Table]) -> dict[str, type]:
+    """CLS's list keys (TOML names) and the type of their items: ``list[str]`` -> str."""
+    types: dict[str, type] = {"list[str]": str, "list[int]": int, "list[dict[str, Any]]": dict}
+    fields = _fields(cls)
+    return {fields[attr][0]: types[str(note)] for klass in reversed(cls.__mro__[:-1])
+            for attr, note in klass.__annotations__.items() if str(note) in types}
+
+
+def tables(cls: type[Table]) -> dict[str, tuple[str, type[Table]]]:
+    """CLS's sub-tables by TOML key: ("table" or "named", their class)."""
+    return {key: (kind, table) for key, kind, table in _fields(cls).values() if table is not None}
+
+
+def plain(value: Any) -> Any:
+    """VALUE with every table in it turned into plain data (a copy: changing it changes no configuration)."""
+    if isinstance(value, Table):
+        return value.to_dict()
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+class General(Table):
+    """[general]: the cluster's name, the reason prefix, the kill switch, observe mode, logging."""
+    cluster: str
+    reason_prefix: str
+    enabled: bool
+    observe: bool
+    log_level: str
+
+
+class Safety(Table):
+    """[safety]: the circuit breaker on our drains."""
+    max_drain_fraction: float
+    min_drain_nodes: int
+    settle: float
+
+    def drain_limit(self, total_nodes: int) -> int:
+        """How many of TOTAL_NODES nodes may carry our drain reason (or a soft exclusion) at once."""
+        import math  # built in: no import cost
+
+        return max(self.min_drain_nodes, math.floor(total_nodes * self.max_drain_fraction))
+
+
+class Ledger(Table):
+    """[ledger]: the database and the local spool."""
+    url: str
+    spool_dir: str
+
+
+class Slurm(Table):
+    """[slurm]: how Slurm is reached."""
+    backend: str
+    timeout: float
+    bin_dir: str
+
+
+class Node(Table):
+    """[node], and each complete [nodes.NAME]: per-node settings."""
+    kernel_log: str
+    replay: str
+    state_dir: str
+    hardware: str
+
+
+class Checks(Table):
+    """[checks]: the health gate's profiles and thresholds."""
+    prolog: list[str]
+    epilog: list[str]
+    health: list[str]
+    deep: list[str]
+    disabled: list[str]
+    unknown_fails: bool
+    timeout: float
+    probe_timeout: float
+    health_max_age: float
+    deep_commands: list[str]
+    deep_timeout: float
+    dcgm_level: int
+    max_gpu_temp_c: int
+    require_persistence_mode: bool
+    stray_memory_mib: int
+    window: float
+    strikes: int
+    nvlink_errors_per_run: int
+    ib_errors_per_run: int
+    ib_link_downed_strikes: int
+    perf_seconds: float
+    perf_memory_mib: int
+    perf_interval: float
+    perf_bandwidth_margin: float
+    perf_compute_margin: float
+    perf_min_fleet: int
+    perf_baseline_file: str
+    perf_window: float
+    perf_soft_ttl: float
+    perf_drain_after: int
+    perf_stress_seconds: float
+    perf_clock_margin: float
+
+
+class HardwareProfile(Table):
+    """[hardware_profile], and each complete [hardware.NAME]: what a node should have."""
+    gpus: int
+    driver_version: str
+    cuda_version: str
+    nvlinks_per_gpu: int
+    ib_ports: int
+    ib_rate_gbps: int
+    ib_link_layer: str
+    ib_exclude: list[str]
+    mounts: list[str]
+    writable: list[str]
+    disk_paths: list[str]
+    min_disk_free_mib: int
+    min_mem_available_mib: int
+    daemons: list[str]
+    dstate_fail_count: int
+    pcie_slow: str
+    pcie_min_gen: int
+    pcie_min_width: int
+    perf_d2d_gbps: float
+    perf_h2d_gbps: float
+    perf_d2h_gbps: float
+    perf_fp32_tflops: float
+    perf_sm_mhz: float
+
+
+class Diagnosis(Table):
+    """[diagnosis]: the epilog's reading of the kernel log and the job's output."""
+    max_bytes: int
+    job_log_max_bytes: int
+    time_budget: float
+    job_time_budget: float
+    no_requeue_exit_code: int
+    drain: bool
+    rules: list[dict[str, Any]]
+
+
+class Exclusions(Table):
+    """[exclusions]: exclusions and their published files."""
+    auto_ttl: float
+    admin_ttl: float
+    max_nodes: int
+    admin_group: str
+    sync_grace: float
+    data_file: str
+    plugin_file: str
+    max_age: float
+
+
+class PartitionDefaults(Table):
+    """[plugins.partition_defaults], and each complete [plugins.partitions.NAME]."""
+    requeue: bool
+    max_retries: int
+    retry_on: str
+    open_mode: str
+
+
+class Plugins(Table):
+    """[plugins]: Slurm's job_submit and cli_filter Lua plugins."""
+    dir: str
+    add_exclusions: bool
+    warn_nodelist: bool
+    default_partition: str
+    partition_defaults: PartitionDefaults
+    partitions: dict[str, PartitionDefaults]
+
+
+class Controller(Table):
+    """[controller]: the requeue controller."""
+    queue_dir: str
+    queue_user: str
+    poll_interval: float
+    leader_election: bool
+    evidence_wait: float
+    max_retries: int
+    retry_on: str
+    retry_limit: int
+    node_fault_actions: list[str]
+    transient_actions: list[str]
+    transient_kinds: list[str]
+    node_fault_states: list[str]
+    final_states: list[str]
+    node_fault_exit_codes: list[int]
+    backoff: float
+    backoff_max: float
+    backoff_jitter: float
+    requeue_min_delay: float
+    verify_attempts: int
+    evacuate: bool
+    resubmit: bool
+    lemon_findings: int
+    lemon_window: float
+    lemon_ttl: float
+    lemon_ttl_max: float
+    recovery: bool
+    recovery_passes: int
+    recovery_interval: float
+    deep_check_command: list[str]
+    deep_check_timeout: float
+    submit_dir: str
+    script_copy_max_bytes: int
+
+
+class Filesystem(Table):
+    """[io.filesystem_defaults], and each complete [io.filesystems."MOUNT"]."""
+    read_gbps: float
+    write_gbps: float
+
+
+class Io(Table):
+    """[io]: NFS I/O and checkpoint filesystems."""
+    mountstats: str
+    mounts: list[str]
+    max_mounts: int
+    filesystem_defaults: Filesystem
+    filesystems: dict[str, Filesystem]
+
+
+class Detect(Table):
+    """[detect]: detection over Prometheus."""
+    prometheus: str
+    step: str
+    chunk: str
+    max_answer_bytes: int
+    max_series: int
+    baseline: str
+    baseline_gap: str
+    min_history: int
+    min_peers: int
+    peer_z: float
+    threshold: float
+    clear: float
+    persist: int
+    persist_of: int
+    clear_samples: int
+    cooldown: str
+    node_labels: list[str]
+    gpu_labels: list[str]
+    port_labels: list[str]
+    peer_labels: list[str]
+    busy_query: str
+    busy_threshold: float
+    settle: str
+    node_devices: int
+    fleet_nodes: int
+    together: str
+    generic: list[str]
+    signals: list[dict[str, Any]]
+    soft_ttl: str
+    drain_on_hard: bool
+    evacuate: bool
+
+
+class StallPartition(Table):
+    """[stalls.partition_defaults], and each complete [stalls.partitions.NAME] ("" or 0: the [stalls] value)."""
+    enabled: bool
+    min_quiet: str
+    margin: float
+    max_learned: str
+    checkpoint_min_quiet: str
+    startup_grace: str
+    no_gpu_factor: float
+    idle_factor: float
+    notify: list[str]
+
+
+class Stalls(Table):
+    """[stalls]: the stall detector."""
+    act: bool
+    interval: str
+    min_quiet: str
+    margin: float
+    max_learned: str
+    checkpoint_min_quiet: str
+    startup_grace: str
+    no_gpu_factor: float
+    idle_factor: float
+    history_bytes: int
+    gpu_source: str
+    prometheus: str
+    gpu_window: str
+    gpu_max_age: str
+    dcgm_job_label: str
+    busy_util: float
+    idle_util: float
+    spin_power_ratio: float
+    spin_power_w: float
+    sm_spin_max: float
+    sampler_interval: str
+    gpu_replay: str
+    probe_command: list[str]
+    probe_timeout: float
+    pyspy_timeout: float
+    state_file: str
+    deep_check: bool
+    notify: list[str]
+    notify_retries: int
+    partition_defaults: StallPartition
+    partitions: dict[str, StallPartition]
+
+
+class Reports(Table):
+    """[reports]: figures from the ledger."""
+    nodes: int
+    gpus_per_node: int
+    recovery_target: float
+    merge_gap: float
+    lookback: float
+    manual_retry_window: float
+    multi_node_min: int
+
+
+class Advise(Table):
+    """[advise]: checkpoint advice."""
+    data_file: str
+    sbatch: str
+    sbatch_min_nodes: int
+    env_var: str
+
+
+class Metrics(Table):
+    """[metrics]: the Prometheus exporter and the hooks' textfiles."""
+    listen: str
+    textfile_dir: str
+
+
+class XidOverride(Table):
+    """[xid_override], and each complete [xid.N] ("": the catalog's value)."""
+    action: str
+    category: str
+    severity: str
+
+
+class Settings(Table):
+    """The whole configuration: one attribute per section of defaults.toml."""
+
+    _attrs: ClassVar[dict[str, str]] = {"node": "node_defaults", "hardware": "hardware_profiles"}
+    general: General
+    safety: Safety
+    ledger: Ledger
+    slurm: Slurm
+    node_defaults: Node
+    checks: Checks
+    hardware_profile: HardwareProfile
+    hardware_profiles: dict[str, HardwareProfile]
+    diagnosis: Diagnosis
+    exclusions: Exclusions
+    plugins: Plugins
+    controller: Controller
+    io: Io
+    detect: Detect
+    stalls: Stalls
+    reports: Reports
+    advise: Advise
+    metrics: Metrics
+    xid_override: XidOverride
+    xid: dict[str, XidOverride]
+    nodes: dict[str, Node]
