@@ -187,7 +187,6 @@ def test_reason_protocol() -> None:
     assert r == "slurmtools: hardware: XID 79 GPU 0000:3b:00: GPU has fallen off the bus [job 42]"
     long = drain.make_reason("slurmtools:", "network", "x" * 500, 7)
     assert len(long) == drain.MAX_REASON and long.endswith("... [job 7]")
-    assert drain.breaker_limit(4, 0.1, 2) == 2 and drain.breaker_limit(504, 0.1, 2) == 50
 
 
 def test_the_epilog_leaves_a_marker_for_an_attempt_whose_prolog_slurmd_skipped(lab_like: dict[str, Path]) -> None:

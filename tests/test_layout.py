@@ -143,9 +143,10 @@ def test_hooks_import_no_cli_and_no_database_at_module_level() -> None:
 #: The import-direction rule of docs/architecture.md ("Imports point down the loop"): every folder under
 #: slurmtools/ and every shared module, with what it may import. A new folder, or a new arrow, fails until listed.
 #: Shared by every stage: they import only each other (and `diagnosis.rules`, for config's validation of rules).
-SHARED_IMPORTS = {"config": {"fsutil", "diagnosis.rules"}, "fsutil": set(), "timeutil": set(), "_plain": set(),
-          "textsafe": set(), "bounds": set(), "__main__": {"cli"}, "": set()}
-BASE = {"config", "fsutil", "timeutil", "_plain", "textsafe", "bounds"}
+SHARED_IMPORTS = {"config": {"fsutil", "settings", "diagnosis.rules"}, "settings": {"_plain"}, "fsutil": set(),
+                  "timeutil": set(), "_plain": set(),
+                  "textsafe": set(), "bounds": set(), "__main__": {"cli"}, "": set()}
+BASE = {"config", "settings", "fsutil", "timeutil", "_plain", "textsafe", "bounds"}
 
 #: folder -> what it may import besides itself and the shared modules: a folder ("ledger") or one module of it
 #: ("controller.queue"). Down the loop: hooks -> checks, diagnosis, the spool, the drain path; the controller ->

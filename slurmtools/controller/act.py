@@ -34,7 +34,7 @@ class Actor:
         exclude = list(expand(d.excluded_nodes)) if d.excluded_nodes else []
         delay = details.delay_s
         tries = details.act_tries = details.act_tries + 1
-        limit = int(ctx.cfg.get("controller.verify_attempts"))
+        limit = int(ctx.cfg.controller.verify_attempts)
         alert = None
         try:
             job = ctx.job(d.job_id, fresh=True)
@@ -69,7 +69,7 @@ class Actor:
             # Slurm's credentials carry whole seconds: a retry launched on a node of the attempt within the second
             # its kill was recorded is refused there ("Job credential revoked", the job then FAILED); so never
             # sooner than controller.requeue_min_delay (found by the fault matrix: a transient retry, same node)
-            delay = max(delay, float(ctx.cfg.get("controller.requeue_min_delay")))
+            delay = max(delay, float(ctx.cfg.controller.requeue_min_delay))
             start = "now" if delay <= 0 else f"now+{math.ceil(delay)}"
             ctx.slurm.update_job(d.job_id, excluded_nodes=exclude or None, start_time=start)
             job = ctx.job(d.job_id, fresh=True)

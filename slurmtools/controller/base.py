@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import random
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -18,6 +18,9 @@ from slurmtools.ledger.spool import Event
 from slurmtools.slurm import SlurmError
 from slurmtools.slurm.base import Slurm
 from slurmtools.slurm.types import JobInfo
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +44,7 @@ class Context:
     """The controller's shared inputs: CFG, the Slurm client, the ledger engine, the rules, the random source
     (backoff jitter), and slurmctld's job table, read once per pass."""
 
-    def __init__(self, cfg: Any, *, slurm: Slurm | None = None, engine: Any = None,
+    def __init__(self, cfg: Config, *, slurm: Slurm | None = None, engine: Any = None,
                  rng: random.Random | None = None) -> None:
         from slurmtools.slurm import get_client
 
@@ -51,7 +54,7 @@ class Context:
         self.engine = engine or api.engine_for(cfg)
         self.rules = policy.Rules.from_config(cfg)
         self.rng = rng or random.Random()
-        self.queue_dir = str(cfg.get("controller.queue_dir"))
+        self.queue_dir = str(cfg.controller.queue_dir)
         self._jobs: dict[int, JobInfo] | None = None
 
     def new_pass(self) -> None:

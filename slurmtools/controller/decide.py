@@ -104,7 +104,7 @@ class Decider:
             missing = sorted(set(nodes) - view.epilogs.get((job_id, restart), set()))
             job = ctx.job(job_id)
             completing = job is not None and job.restart_count == restart and job.state == "COMPLETING"
-            if (missing or completing) and waited < float(self.cfg.get("controller.evidence_wait")):
+            if (missing or completing) and waited < float(self.cfg.controller.evidence_wait):
                 return {"waiting": True, "job_id": job_id, "restart_count": restart, "missing_epilogs": missing,
                         "completing": completing}
             d = self._decide(s, self.gather(item, job, nodes, missing, view), key, view)
@@ -172,7 +172,7 @@ class Decider:
         drain is on record in Slurm even when its evidence is not in the ledger. Asked only when one is missing."""
         if not missing:
             return []
-        prefix, tag = self.cfg.get("general.reason_prefix"), f"[job {job_id}]"
+        prefix, tag = self.cfg.reason_prefix, f"[job {job_id}]"
         return [(n.name, n.reason) for n in self.ctx.slurm.nodes(missing)
                 if n.drain and drain.is_ours(n.reason, prefix) and n.reason.endswith(tag)]
 
@@ -208,9 +208,9 @@ class Decider:
     def ask(self, s: Session, g: Gathered) -> tuple[marker.RetryAsk | None, models.RetryChain | None]:
         """Step 3: what the job asked for (its comment's marker, or the chain `slurmtools sbatch` recorded)."""
         comment = g.item.get("comment") or (g.job.comment if g.job else "")
-        limit = int(self.cfg.get("controller.retry_limit"))
-        ask = marker.parse_marker(comment, min(int(self.cfg.get("controller.max_retries")), limit),
-                                  str(self.cfg.get("controller.retry_on")), limit=limit)
+        limit = int(self.cfg.controller.retry_limit)
+        ask = marker.parse_marker(comment, min(int(self.cfg.controller.max_retries), limit),
+                                  str(self.cfg.controller.retry_on), limit=limit)
         chain = self._chain(s, g.job_id, ask, g.item.get("user") or (g.job.user if g.job else ""))
         if ask is None and chain is not None:           # recorded by `slurmtools sbatch`
             ask = marker.RetryAsk(min(chain.max_retries, limit), chain.retry_on)
@@ -221,9 +221,9 @@ class Decider:
         """Step 4: retry or not, where and when (controller/policy.py)."""
         return policy.decide(cls, ask, chain.retries_used if chain else 0,
                              already_excluded=list(g.job.excluded_nodes) if g.job else [], soft_excluded=view.soft,
-                             base=float(self.cfg.get("controller.backoff")),
-                             maximum=float(self.cfg.get("controller.backoff_max")),
-                             jitter=float(self.cfg.get("controller.backoff_jitter")), rng=self.ctx.rng)
+                             base=float(self.cfg.controller.backoff),
+                             maximum=float(self.cfg.controller.backoff_max),
+                             jitter=float(self.cfg.controller.backoff_jitter), rng=self.ctx.rng)
 
     def breaker(self, dec: policy.Decision, cls: policy.Classification,
                 job_id: int) -> tuple[policy.Decision, str | None]:
@@ -231,8 +231,7 @@ class Decider:
         filesystem, our config) for a person, not a retry. Returns the decision and its alert."""
         if dec.action != "retry" or len(cls.implicated) <= 1:
             return dec, None
-        limit = drain.breaker_limit(len(self.ctx.slurm.nodes()), self.cfg.get("safety.max_drain_fraction"),
-                                    self.cfg.get("safety.min_drain_nodes"))
+        limit = self.cfg.drain_limit(len(self.ctx.slurm.nodes()))
         if len(cls.implicated) <= limit:
             return dec, None
         alert = (f"job {job_id}: {len(cls.implicated)} nodes implicated at once (circuit breaker limit "
@@ -258,7 +257,7 @@ class Decider:
         ask, chain = self.ask(s, g)
         dec, alert = self.breaker(self.decide(cls, ask, chain, g, view), cls, g.job_id)
         dec, resubmit = self.resubmission(dec, g, chain)
-        acting = bool(self.cfg.get("general.enabled") and not self.cfg.get("general.observe"))
+        acting = bool(self.cfg.general.enabled and not self.cfg.general.observe)
         status = (state.Status.ACTING if acting else state.Status.OBSERVED) if dec.action == "retry" \
             else state.Status.DONE
         if chain is not None:

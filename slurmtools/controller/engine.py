@@ -21,7 +21,7 @@ import random
 import time
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
@@ -39,20 +39,23 @@ from slurmtools.controller.resubmit import Resubmitter
 from slurmtools.plugins import PluginError
 from slurmtools.slurm import collect
 
+if TYPE_CHECKING:
+    from slurmtools.config import Config
+
 log = logging.getLogger(__name__)
 
 
 class Controller:
     """The requeue controller: `once()` is one pass, `run()` repeats it."""
 
-    def __init__(self, cfg: Any, *, slurm: Any = None, engine: Any = None, rng: random.Random | None = None,
+    def __init__(self, cfg: Config, *, slurm: Any = None, engine: Any = None, rng: random.Random | None = None,
                  recovery: bool | None = None,
                  deep_check: Callable[[str], tuple[str, dict[str, Any]]] | None = None) -> None:
         """RECOVERY: return nodes to service (default `controller.recovery`); DEEP_CHECK: the check a node must
         pass for it (default `controller.deep_check_command`)."""
         self.ctx = ctx = Context(cfg, slurm=slurm, engine=engine, rng=rng)
         self.cfg = cfg
-        self.recovery_on = bool(cfg.get("controller.recovery")) if recovery is None else recovery
+        self.recovery_on = bool(cfg.controller.recovery) if recovery is None else recovery
         self.ingester = Ingester(ctx)
         self.resubmitter = Resubmitter(ctx)
         self.actor = Actor(ctx, self.resubmitter)
@@ -101,7 +104,7 @@ class Controller:
     def _decide_all(self, report: dict[str, Any]) -> None:
         """The queue's ended attempts, each decided (an item that fails is reported, the others go on)."""
         try:
-            items = queue.pending(self.ctx.queue_dir, queue.owners(str(self.cfg.get("controller.queue_user"))))
+            items = queue.pending(self.ctx.queue_dir, queue.owners(str(self.cfg.controller.queue_user)))
         except (OSError, queue.QueueError) as exc:      # an untrusted queue: refused and reported, not read
             log.error("controller: queue: %s", exc)
             report["errors"].append({"stage": "queue", "error": f"queue: {exc}"})

@@ -39,17 +39,17 @@ class Evacuator:
         (batch shell), its grace to save, then the usual requeue away from those nodes. Other jobs finish
         where they are; the node drains after them. An evacuation does not spend the retry budget."""
         ctx = self.ctx
-        if not ctx.cfg.get("controller.evacuate") or not ctx.cfg.get("general.enabled") \
-                or ctx.cfg.get("general.observe"):
+        if not ctx.cfg.controller.evacuate or not ctx.cfg.general.enabled \
+                or ctx.cfg.general.observe:
             return []
         out: list[dict[str, Any]] = []
         with Session(ctx.engine, expire_on_commit=False) as s:
             for d in list(s.scalars(select(CD).where(CD.cluster == ctx.cluster,
                                                      CD.status == state.Status.EVACUATING.value))):
                 out.append(self.step(s, d))
-            prefix = str(ctx.cfg.get("general.reason_prefix"))
+            prefix = str(ctx.cfg.reason_prefix)
             draining = {n.name: n.reason for n in drain.drained_by_us(ctx.slurm.nodes(), prefix) if n.draining}
-            if ctx.cfg.get("detect.evacuate"):      # a metrics flag: checkpoint before the failure, not after
+            if ctx.cfg.detect.evacuate:      # a metrics flag: checkpoint before the failure, not after
                 for x in exclusions.active(s, ctx.cluster):
                     if x.scope == "soft" and "detect" in str(x.source).split("+"):
                         draining.setdefault(x.node, f"flagged by detect: {x.reason}")

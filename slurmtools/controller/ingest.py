@@ -36,7 +36,7 @@ class Ingester:
         belongs to the job's user (users can write the drop directory, not each other's files)."""
         import pwd
 
-        drop = str(self.cfg.get("controller.submit_dir"))
+        drop = str(self.cfg.controller.submit_dir)
         try:
             names = sorted(n for n in os.listdir(drop) if n.endswith(".json"))
         except OSError:
@@ -70,7 +70,7 @@ class Ingester:
                 queue.done(path)
                 continue
             assert record is not None and job_id is not None
-            kept, why = checked_record(record, int(self.cfg.get("controller.retry_limit")))
+            kept, why = checked_record(record, int(self.cfg.controller.retry_limit))
             if why:
                 log.warning("controller: submission %s refused: %s", name, why)
                 queue.done(path)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -29,6 +29,9 @@ from slurmtools.checks import perf
 from slurmtools.fsutil import write_atomic
 from slurmtools.ledger import models
 from slurmtools.ledger.spool import Event
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
 
 
 def results(session: Session, cluster: str, since: datetime) -> dict[str, list[dict[str, Any]]]:
@@ -44,12 +47,13 @@ def results(session: Session, cluster: str, since: datetime) -> dict[str, list[d
     return out
 
 
-def judge(cfg: Any, history: dict[str, list[dict[str, Any]]]) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
+def judge(cfg: Config,
+          history: dict[str, list[dict[str, Any]]]) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
     """(the fleet's baseline per model, the slow GPUs): each slow GPU with its shortfalls, the basis, and how
     many of its newest results in a row were slow (``streak``)."""
     latest = [rows[0] for rows in history.values() if rows]
     fleet = perf.baseline(latest)
-    settings = cfg.section("checks")
+    settings = cfg.checks.to_dict()
     margin = perf.margins(settings)
     slow = []
     for uuid, rows in sorted(history.items()):
@@ -69,23 +73,23 @@ def judge(cfg: Any, history: dict[str, list[dict[str, Any]]]) -> tuple[dict[str,
     return fleet, slow
 
 
-def publish(cfg: Any, fleet: dict[str, dict[str, Any]], now: datetime) -> str:
+def publish(cfg: Config, fleet: dict[str, dict[str, Any]], now: datetime) -> str:
     """Write the baseline the nodes read (atomically; world-readable figures, no names)."""
-    path = str(cfg.get("checks.perf_baseline_file"))
+    path = str(cfg.checks.perf_baseline_file)
     write_atomic(path, json.dumps({"time": now.isoformat(timespec="seconds"), "models": fleet}, indent=1,
                                   sort_keys=True))
     return path
 
 
-def act(cfg: Any, slow: list[dict[str, Any]], *, fleet_nodes: int, excluded: set[str], slurm: Any = None,
+def act(cfg: Config, slow: list[dict[str, Any]], *, fleet_nodes: int, excluded: set[str], slurm: Any = None,
         now: datetime | None = None) -> tuple[list[Event], list[dict[str, Any]]]:
     """The ledger events and what was done for each slow GPU (one action per node: its worst GPU)."""
     now = now or datetime.now(UTC)
-    observe = bool(cfg.get("general.observe"))
-    prefix = cfg.get("general.reason_prefix")
-    drain_after = int(cfg.get("checks.perf_drain_after"))
-    ttl = float(cfg.get("checks.perf_soft_ttl"))
-    limit = drain.breaker_limit(fleet_nodes, cfg.get("safety.max_drain_fraction"), cfg.get("safety.min_drain_nodes"))
+    observe = bool(cfg.general.observe)
+    prefix = cfg.reason_prefix
+    drain_after = int(cfg.checks.perf_drain_after)
+    ttl = float(cfg.checks.perf_soft_ttl)
+    limit = cfg.drain_limit(fleet_nodes)
     events: list[Event] = []
     outcomes: list[dict[str, Any]] = []
     opened: set[str] = set()
@@ -117,13 +121,13 @@ def act(cfg: Any, slow: list[dict[str, Any]], *, fleet_nodes: int, excluded: set
     return events, outcomes
 
 
-def scan(cfg: Any, session: Session, *, slurm: Any = None, now: datetime | None = None,
+def scan(cfg: Config, session: Session, *, slurm: Any = None, now: datetime | None = None,
          record: bool = False) -> dict[str, Any]:
     """One scan: the baseline (published when RECORD), the slow GPUs, and with RECORD the events acting on them."""
     from slurmtools.controller import exclusions
 
     now = now or datetime.now(UTC)
-    since = now - timedelta(seconds=float(cfg.get("checks.perf_window")))
+    since = now - timedelta(seconds=float(cfg.checks.perf_window))
     history = results(session, cfg.cluster, since)
     fleet, slow = judge(cfg, history)
     out: dict[str, Any] = {"gpus": len(history), "models": fleet, "slow": slow, "events": [], "outcomes": []}

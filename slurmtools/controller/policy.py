@@ -29,11 +29,14 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from slurmtools.diagnosis.faults import is_node_fault
 from slurmtools.jobs.marker import RetryAsk
 from slurmtools.slurm.types import ExitStatus
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
 
 
 @dataclass(frozen=True)
@@ -74,14 +77,14 @@ class Rules:
     transient_kinds: frozenset[str] = frozenset({"xid", "nccl"})
 
     @classmethod
-    def from_config(cls, cfg: Any) -> Rules:
-        return cls(node_fault_actions=frozenset(cfg.get("controller.node_fault_actions")),
-                   node_fault_states=frozenset(cfg.get("controller.node_fault_states")),
-                   final_states=frozenset(cfg.get("controller.final_states")),
-                   node_fault_exit_codes=frozenset(int(c) for c in cfg.get("controller.node_fault_exit_codes")),
-                   no_requeue_exit_code=int(cfg.get("diagnosis.no_requeue_exit_code")),
-                   transient_actions=frozenset(cfg.get("controller.transient_actions")),
-                   transient_kinds=frozenset(cfg.get("controller.transient_kinds")))
+    def from_config(cls, cfg: Config) -> Rules:
+        return cls(node_fault_actions=frozenset(cfg.controller.node_fault_actions),
+                   node_fault_states=frozenset(cfg.controller.node_fault_states),
+                   final_states=frozenset(cfg.controller.final_states),
+                   node_fault_exit_codes=frozenset(int(c) for c in cfg.controller.node_fault_exit_codes),
+                   no_requeue_exit_code=int(cfg.diagnosis.no_requeue_exit_code),
+                   transient_actions=frozenset(cfg.controller.transient_actions),
+                   transient_kinds=frozenset(cfg.controller.transient_kinds))
 
 
 @dataclass

@@ -11,7 +11,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -23,6 +23,9 @@ from slurmtools.diagnosis.faults import is_node_fault
 from slurmtools.diagnosis.findings import NODE_TRUST
 from slurmtools.ledger import models
 from slurmtools.ledger.spool import Event
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
 
 
 class Recovery:
@@ -44,10 +47,10 @@ class Recovery:
         """A node with `lemon_findings` node faults (distinct attempts) within `lemon_window` gets a lemon
         exclusion, `lemon_ttl` long, doubled for each earlier lemon exclusion (up to `lemon_ttl_max`)."""
         cfg = self.cfg
-        need = int(cfg.get("controller.lemon_findings"))
+        need = int(cfg.controller.lemon_findings)
         if not nodes or need <= 0:
             return []
-        window = float(cfg.get("controller.lemon_window"))
+        window = float(cfg.controller.lemon_window)
         since = utcnow() - timedelta(seconds=window)
         F, X = models.Finding, models.Exclusion
         out: list[dict[str, Any]] = []
@@ -64,8 +67,8 @@ class Recovery:
                 if lemon_xs and any((x.details or {}).get("lemon")
                                     for x in exclusions.active(s, self.cluster, nodes=[node])):
                     continue
-                ttl = min(float(cfg.get("controller.lemon_ttl")) * 2 ** len(lemon_xs),
-                          float(cfg.get("controller.lemon_ttl_max")))
+                ttl = min(float(cfg.controller.lemon_ttl) * 2 ** len(lemon_xs),
+                          float(cfg.controller.lemon_ttl_max))
                 cause = f"lemon node: {len(faults)} node faults within {window / 86400:g} days"
                 evidence = {"lemon": True, "faults": len(faults), "earlier_lemon_exclusions": len(lemon_xs)}
                 decision, evs = drain.request_drain(node, "lemon", cause, job_id=None, actor="controller",
@@ -88,7 +91,7 @@ class Recovery:
 
         N = models.NodeStateChange
         since = datetime.now(UTC) - timedelta(seconds=window_s)
-        prefix = str(self.cfg.get("general.reason_prefix"))
+        prefix = str(self.cfg.reason_prefix)
         state = self._load_state()
         done: list[str] = list(state.get("_redrained", []))
         out: list[dict[str, Any]] = []
@@ -175,13 +178,13 @@ class Recovery:
         """Deep-check nodes under an automatic drain exclusion; resume them after `recovery_passes` passes
         in a row and close their exclusions as `confirmed` (a deep check failed, or the node had node
         faults after it was drained) or `refuted` (nothing found since)."""
-        interval = float(self.cfg.get("controller.recovery_interval"))
+        interval = float(self.cfg.controller.recovery_interval)
         now_m = time.monotonic()
         if not force and now_m - self._last_recovery < min(interval, 10.0):
             return []
         self._last_recovery = now_m
-        prefix = self.cfg.get("general.reason_prefix")
-        passes_needed = int(self.cfg.get("controller.recovery_passes"))
+        prefix = self.cfg.reason_prefix
+        passes_needed = int(self.cfg.controller.recovery_passes)
         state = self._load_state()
         out: list[dict[str, Any]] = []
         events: list[Event] = []
@@ -255,13 +258,13 @@ class Recovery:
         return out
 
 
-def run_deep_check(cfg: Any, node: str) -> tuple[str, dict[str, Any]]:
+def run_deep_check(cfg: Config, node: str) -> tuple[str, dict[str, Any]]:
     """`controller.deep_check_command` for NODE: (ok | fail | unknown, what it said). Also what the stall detector
     schedules on a stalled job's suspect (stalls/act.py)."""
-    argv = [str(a).replace("{node}", node) for a in cfg.get("controller.deep_check_command")]
+    argv = [str(a).replace("{node}", node) for a in cfg.controller.deep_check_command]
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                              timeout=float(cfg.get("controller.deep_check_timeout")))
+                              timeout=float(cfg.controller.deep_check_timeout))
     except subprocess.TimeoutExpired:
         return "unknown", {"error": "deep check timed out"}
     except OSError as exc:

@@ -39,7 +39,7 @@ class Resubmitter:
 
     def cannot_resubmit(self, chain: models.RetryChain | None) -> str | None:
         """Why the chain's stored submission cannot be resubmitted; None when it can."""
-        if not self.cfg.get("controller.resubmit"):
+        if not self.cfg.controller.resubmit:
             return "resubmission is off (controller.resubmit)"
         rec = (chain.details or {}) if chain is not None else {}
         if chain is None or rec.get("source") != "slurmtools sbatch":
@@ -52,7 +52,7 @@ class Resubmitter:
         wrap = any(a == "--wrap" or a.startswith("--wrap=") for a in rec["user_argv"])
         if not wrap and script is None:
             return "no copy of its batch script was kept"
-        if not wrap and len(str(script)) >= int(self.cfg.get("controller.script_copy_max_bytes")):
+        if not wrap and len(str(script)) >= int(self.cfg.controller.script_copy_max_bytes):
             return "its batch script was larger than controller.script_copy_max_bytes, and only a part was kept"
         return None
 
@@ -68,7 +68,7 @@ class Resubmitter:
 
         rec = chain.details or {}
         argv = [str(a) for a in rec["user_argv"]]
-        bin_dir = self.cfg.get("slurm.bin_dir")
+        bin_dir = self.cfg.slurm.bin_dir
         exe = os.path.join(bin_dir, "sbatch") if bin_dir else "sbatch"
         opts = wrapper.value_options(exe)
         _, stop = wrapper.scan(argv, *opts)
@@ -117,7 +117,7 @@ class Resubmitter:
         details = state.of(d)
         rs = details.resubmit = details.resubmit or state.Resubmit()
         tries = details.act_tries = details.act_tries + 1
-        limit = int(self.cfg.get("controller.verify_attempts"))
+        limit = int(self.cfg.controller.verify_attempts)
         exclude = list(expand(d.excluded_nodes)) if d.excluded_nodes else []
         tag = f"{RESUBMIT_TAG}{d.job_id}.{d.restart_count}"
         alert = None

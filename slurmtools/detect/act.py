@@ -56,8 +56,7 @@ def events_for(cfg: Any, flags: list[dict[str, Any]], *, known: set[str] | None,
     observe = bool(cfg.get("general.observe"))
     prefix = cfg.get("general.reason_prefix")
     ttl = parse_duration(str(cfg.get("detect.soft_ttl"))).total_seconds()
-    limit = drain.breaker_limit(len(known or ()), cfg.get("safety.max_drain_fraction"),
-                                 cfg.get("safety.min_drain_nodes"))
+    limit = cfg.drain_limit(len(known or ()))
     opened: set[str] = set()
     for flag in flags:
         node = slurm_name(str(flag["node"]), known) if known is not None else None

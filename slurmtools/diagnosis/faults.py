@@ -7,9 +7,12 @@ Light on purpose: the epilog imports it."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from slurmtools.diagnosis.findings import NODE_ACTIONS, NODE_TRUST
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
 
 
 class FindingLike(Protocol):
@@ -23,12 +26,12 @@ class FindingLike(Protocol):
     def action(self) -> str: ...
 
 
-def node_fault_actions(cfg: Any) -> frozenset[str]:
+def node_fault_actions(cfg: Config | None) -> frozenset[str]:
     """The actions that make node-level evidence a node fault (`controller.node_fault_actions`; without a CFG,
     the shipped default, data/defaults.toml's)."""
     if cfg is None:
         return NODE_ACTIONS
-    return frozenset(str(a) for a in cfg.get("controller.node_fault_actions"))
+    return frozenset(str(a) for a in cfg.controller.node_fault_actions)
 
 
 def superseded(finding: FindingLike) -> bool:
@@ -40,7 +43,7 @@ def superseded(finding: FindingLike) -> bool:
     return bool(details.get("superseded_by")) if isinstance(details, dict) else False
 
 
-def is_node_fault(finding: FindingLike, cfg: Any, *, actions: frozenset[str] | None = None) -> bool:
+def is_node_fault(finding: FindingLike, cfg: Config | None, *, actions: frozenset[str] | None = None) -> bool:
     """FINDING puts its node at fault under CFG's `controller.node_fault_actions` (ACTIONS: that set, read once by
     a caller that asks for many findings)."""
     wanted = node_fault_actions(cfg) if actions is None else actions

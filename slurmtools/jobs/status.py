@@ -7,7 +7,7 @@ Reads only: users need read access to the ledger (docs/sbatch.md says how an adm
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -15,6 +15,9 @@ from sqlalchemy.orm import Session
 from slurmtools.controller import state as decision_state
 from slurmtools.diagnosis.faults import is_node_fault, node_fault_actions
 from slurmtools.ledger import models
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
 
 
 def _t(value: datetime | None) -> str | None:
@@ -54,7 +57,7 @@ def job_ids(session: Session, cluster: str, job_id: int) -> list[int]:
     return _ids(session, cluster, job_id, _chain_row(session, cluster, job_id))
 
 
-def chain(session: Session, cluster: str, job_id: int, job: Any = None, cfg: Any = None) -> dict[str, Any]:
+def chain(session: Session, cluster: str, job_id: int, job: Any = None, cfg: Config | None = None) -> dict[str, Any]:
     """The chain of JOB_ID: every attempt (of every job id the chain had) with its nodes, times, exit,
     findings and decision. JOB: the chain's newest job as Slurm knows it now, if it does. CFG: which findings
     are node faults (`controller.node_fault_actions`, as the controller reads it; default: the shipped one)."""

@@ -93,7 +93,7 @@ def act_on(cfg: Any, slurm: Any, engine: Any, results: list[dict[str, Any]]) -> 
         return events, out
     base = {"observe": not acting(cfg)}
     nodes = slurm.nodes()
-    limit = drain.breaker_limit(len(nodes), cfg.get("safety.max_drain_fraction"), cfg.get("safety.min_drain_nodes"))
+    limit = cfg.drain_limit(len(nodes))
     refuse = None
     if acting(cfg):
         if len(stalled) > limit:
