@@ -78,7 +78,7 @@ def controller_run(interval: float | None, no_recovery: bool) -> None:
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     cfg = controller.cfg
-    echo(f"slurmtools controller: watching {cfg.get('controller.queue_dir')}", err=True)
+    echo(f"slurmtools controller: watching {cfg.controller.queue_dir}", err=True)
     leader = None
     if cfg.controller.leader_election:
         from slurmtools.controller.leader import Leader

@@ -135,7 +135,7 @@ def scan(cfg: Config, session: Session, *, slurm: Any = None, now: datetime | No
         try:
             out["baseline_file"] = publish(cfg, fleet, now)
         except OSError as exc:      # the nodes keep the last one they read; the scan still acts
-            out["baseline_error"] = f"cannot publish {cfg.get('checks.perf_baseline_file')}: {exc.strerror or exc}"
+            out["baseline_error"] = f"cannot publish {cfg.checks.perf_baseline_file}: {exc.strerror or exc}"
         excluded = {x.node for x in exclusions.active(session, cfg.cluster)}
         nodes = {rows[0]["node"] for rows in history.values() if rows}
         fleet_nodes = len(nodes)
