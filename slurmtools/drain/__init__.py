@@ -28,6 +28,8 @@ from slurmtools.ledger.spool import Event, make_key
 
 if TYPE_CHECKING:
     from slurmtools.config import Config
+    from slurmtools.slurm.base import Slurm
+    from slurmtools.slurm.types import NodeInfo
 
 log = logging.getLogger(__name__)
 
@@ -62,12 +64,12 @@ def is_ours(reason: str | None, prefix: str) -> bool:
     return bool(reason) and str(reason).startswith(prefix)
 
 
-def drained_by_us(nodes: list[Any], prefix: str) -> list[Any]:
+def drained_by_us(nodes: list[NodeInfo], prefix: str) -> list[NodeInfo]:
     """The nodes drained (or down) with our reason: what the circuit breaker counts."""
     return [n for n in nodes if (n.drain or n.state == "down") and is_ours(n.reason, prefix)]
 
 
-def breaker_status(cfg: Config, slurm: Any) -> dict[str, Any]:
+def breaker_status(cfg: Config, slurm: Slurm) -> dict[str, Any]:
     """How close the circuit breaker is: nodes drained with our reason now, the limit, and whether it is
     open (no further drain will be made). `slurmtools nodes` and the controller report it."""
     prefix = cfg.reason_prefix
@@ -85,7 +87,7 @@ NODE_ACTORS = frozenset({"prolog", "epilog"})
 
 
 def request_drain(node: str, category: str, cause: str, *, job_id: str | int | None, actor: str, cfg: Config,
-                  slurm: Any = None, evidence: dict[str, Any] | None = None,
+                  slurm: Slurm | None = None, evidence: dict[str, Any] | None = None,
                   ttl_s: float | None = None, record_exclusion: bool = True) -> tuple[DrainDecision, list[Event]]:
     """Drain NODE with our reason unless a safety rail says no. Returns the decision and its ledger events
     (the caller spools them with its other events): the node_state change, applied or not, and, when
@@ -124,7 +126,7 @@ def exclusion_event(cfg: Config, node: str, scope: str, reason: str, source: str
                  cluster=cfg.cluster, time=start, key=make_key("exclusion", cfg.cluster, node, start.isoformat()))
 
 
-def _decide(node: str, reason: str, prefix: str, cfg: Config, slurm: Any) -> DrainDecision:
+def _decide(node: str, reason: str, prefix: str, cfg: Config, slurm: Slurm | None) -> DrainDecision:
     if not cfg.general.enabled:
         return DrainDecision(node, reason, False, "disabled", "general.enabled = false")
     if cfg.general.observe:
@@ -156,7 +158,7 @@ def _decide(node: str, reason: str, prefix: str, cfg: Config, slurm: Any) -> Dra
     return _settle(node, reason, prefix, cfg, slurm, limit)
 
 
-def _settle(node: str, reason: str, prefix: str, cfg: Config, slurm: Any, limit: int) -> DrainDecision:
+def _settle(node: str, reason: str, prefix: str, cfg: Config, slurm: Slurm, limit: int) -> DrainDecision:
     """Concurrent drains (epilogs on many nodes at once) each saw the breaker closed. Look again once they
     have landed; every node orders our drains the same way (oldest reason time first, then name) and the
     ones past the limit undo their own drain."""
@@ -186,7 +188,7 @@ def _settle(node: str, reason: str, prefix: str, cfg: Config, slurm: Any, limit:
     return DrainDecision(node, reason, False, "breaker_open", detail)
 
 
-def request_resume(node: str, *, cfg: Config, slurm: Any, actor: str, why: str) -> tuple[DrainDecision, Event]:
+def request_resume(node: str, *, cfg: Config, slurm: Slurm, actor: str, why: str) -> tuple[DrainDecision, Event]:
     """Resume NODE only if it carries our reason (an admin's drain is untouchable); observe mode and the
     kill switch record the decision and change nothing. Returns the decision and its node_state event."""
     prefix = cfg.reason_prefix
@@ -200,8 +202,8 @@ def request_resume(node: str, *, cfg: Config, slurm: Any, actor: str, why: str) 
     return decision, event
 
 
-def _read_nodes(slurm: Any, node: str, reason: str,
-                names: list[str] | None) -> tuple[list[Any], Any] | DrainDecision:
+def _read_nodes(slurm: Slurm, node: str, reason: str,
+                names: list[str] | None) -> tuple[list[NodeInfo], NodeInfo] | DrainDecision:
     """Slurm's view of NAMES (None: all nodes) and of NODE among them, or the error decision."""
     from slurmtools.slurm import SlurmError
 
@@ -215,7 +217,7 @@ def _read_nodes(slurm: Any, node: str, reason: str,
     return nodes, me
 
 
-def _decide_resume(node: str, prefix: str, cfg: Config, slurm: Any) -> DrainDecision:
+def _decide_resume(node: str, prefix: str, cfg: Config, slurm: Slurm) -> DrainDecision:
     found = _read_nodes(slurm, node, "", [node])
     if isinstance(found, DrainDecision):
         return found
