@@ -15,12 +15,11 @@ import pynvml
 import pytest
 from click.testing import CliRunner
 
-from slurmtools import config
+from slurmtools import config, drain
 from slurmtools.checks import counters as counters_mod
 from slurmtools.checks import filesystems, host, runner, snapshot
 from slurmtools.checks import system as sysmod
 from slurmtools.cli import main
-from slurmtools.controller import safety
 from slurmtools.hooks import prolog
 from slurmtools.ledger.spool import Spool
 
@@ -490,8 +489,8 @@ def test_healthcheck_reuses_a_fresh_verdict(gate: dict[str, Any], monkeypatch: p
 
 
 def test_reason_fits_slurm(gate: dict[str, Any]) -> None:
-    reason = safety.make_reason("slurmtools:", "hardware", "gpu: " + "x" * 500, 77)
-    assert len(reason) <= safety.MAX_REASON and reason.endswith("[job 77]")
+    reason = drain.make_reason("slurmtools:", "hardware", "gpu: " + "x" * 500, 77)
+    assert len(reason) <= drain.MAX_REASON and reason.endswith("[job 77]")
 
 
 def test_snapshot_cli_records_here(tmp_path: Path) -> None:

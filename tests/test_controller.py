@@ -384,16 +384,16 @@ def test_lemon_node_gets_a_longer_exclusion(world: dict[str, Any]) -> None:
 
 
 def test_recovery_resumes_after_passes_and_judges_the_drain(world: dict[str, Any]) -> None:
-    from slurmtools.controller import safety
+    from slurmtools import drain
 
     slurm = world["slurm"]
     world["path"].write_text(world["path"].read_text().replace("[safety]", "[safety]\nmin_drain_nodes = 3"))
     cfg = world["cfg"] = config.load(world["path"], env={})
     verdicts = {"n1": ["ok", "ok"], "n2": ["fail", "ok", "ok"]}
     for node in ("n1", "n2"):
-        _, evs = safety.request_drain(node, "hardware", "XID 79", job_id=7, actor="epilog", cfg=cfg, slurm=slurm)
+        _, evs = drain.request_drain(node, "hardware", "XID 79", job_id=7, actor="epilog", cfg=cfg, slurm=slurm)
         api.record(evs, cfg)
-    _, evs = safety.request_drain("n3", "admin", "PSU", job_id=None, actor="admin:root", cfg=cfg, slurm=slurm)
+    _, evs = drain.request_drain("n3", "admin", "PSU", job_id=None, actor="admin:root", cfg=cfg, slurm=slurm)
     api.record(evs, cfg)
     api.flush(cfg)
     c = controller(world, recovery=True, deep_check=lambda node: (verdicts[node].pop(0), {}))
@@ -408,17 +408,38 @@ def test_recovery_resumes_after_passes_and_judges_the_drain(world: dict[str, Any
     assert outcomes == {"n1": "refuted", "n2": "confirmed", "n3": None}
 
 
+@pytest.mark.parametrize("superseded", [False, True])
+def test_recovery_counts_only_later_faults_that_still_stand(world: dict[str, Any], superseded: bool) -> None:
+    """A node fault found after the drain confirms it, unless a later finding superseded it (the same rule as the
+    controller's classification: diagnosis.faults.is_node_fault)."""
+    from slurmtools import drain
+
+    slurm, cfg = world["slurm"], world["cfg"]
+    _, evs = drain.request_drain("n1", "hardware", "XID 48", job_id=7, actor="controller", cfg=cfg, slurm=slurm)
+    api.record(evs, cfg)
+    api.flush(cfg)
+    api.record([Event("finding", {"node": "n1", "job_id": 8, "restart_count": 0, "source": "kernel", "kind": "xid",
+                                  "xid": 48, "category": "hardware", "severity": "critical", "action": "drain_node",
+                                  "trust": "kernel", "message": "DBE",
+                                  "details": {"superseded_by": 99} if superseded else {}}, cluster=cfg.cluster)],
+               cfg)
+    api.flush(cfg)
+    c = controller(world, recovery=True, deep_check=lambda node: ("ok", {}))
+    rows = [r for _ in range(2) for r in c.recover(force=True)]
+    assert (rows[-1]["later_faults"], rows[-1]["outcome"]) == ((0, "refuted") if superseded else (1, "confirmed"))
+
+
 def test_a_fault_only_a_reboot_clears_waits_for_the_reboot_and_is_never_refuted(world: dict[str, Any]) -> None:
     """XID 79 (NVIDIA: restart the machine): deep checks that pass in the boot the drain happened in count for
     nothing; after a reboot they return the node, and the drain is confirmed (the kernel's XID was real)."""
-    from slurmtools.controller import safety
+    from slurmtools import drain
 
     slurm, cfg = world["slurm"], world["cfg"]
     api.record([Event("finding", {"node": "n2", "job_id": 7, "restart_count": 0, "source": "kernel", "kind": "xid",
                                   "xid": 79, "category": "hardware", "severity": "critical", "action": "drain_node",
                                   "trust": "kernel", "message": "GPU has fallen off the bus"}, cluster=cfg.cluster)],
                cfg)
-    _, evs = safety.request_drain("n2", "hardware", "XID 79", job_id=7, actor="epilog", cfg=cfg, slurm=slurm,
+    _, evs = drain.request_drain("n2", "hardware", "XID 79", job_id=7, actor="epilog", cfg=cfg, slurm=slurm,
                                   evidence={"boot_id": "boot-A"})
     api.record(evs, cfg)
     api.flush(cfg)
@@ -440,7 +461,7 @@ def test_a_fault_only_a_reboot_clears_waits_for_the_reboot_and_is_never_refuted(
 def test_a_node_drain_that_failed_on_the_node_is_completed_by_the_controller(world: dict[str, Any]) -> None:
     """The epilog found XID 79 but could not reach Slurm (outcome `error`): the controller drains the node through
     the same rails, once; a node resumed or drained since is left alone."""
-    from slurmtools.controller import safety
+    from slurmtools import drain
     from slurmtools.slurm import SlurmError
 
     slurm, cfg = world["slurm"], world["cfg"]
@@ -450,12 +471,12 @@ def test_a_node_drain_that_failed_on_the_node_is_completed_by_the_controller(wor
             raise SlurmError("cannot run sinfo: [Errno 22] Invalid argument")
 
     for node in ("n1", "n3"):
-        decision, evs = safety.request_drain(node, "hardware", "XID 79 GPU 0000:18:00: GPU has fallen off the bus",
+        decision, evs = drain.request_drain(node, "hardware", "XID 79 GPU 0000:18:00: GPU has fallen off the bus",
                                              job_id=41, actor="epilog", cfg=cfg, slurm=Down())
         assert decision.outcome == "error"
         api.record(evs, cfg)
     slurm.drain(["n3"], "slurmtools: admin: reseated")
-    _, ev = safety.request_resume("n3", cfg=cfg, slurm=slurm, actor="admin:root", why="fixed by hand")
+    _, ev = drain.request_resume("n3", cfg=cfg, slurm=slurm, actor="admin:root", why="fixed by hand")
     api.record([ev], cfg)
     api.flush(cfg)
     c = controller(world)
@@ -469,25 +490,25 @@ def test_a_node_drain_that_failed_on_the_node_is_completed_by_the_controller(wor
 
 def test_the_drain_records_the_boot_it_happened_in(world: dict[str, Any], tmp_path: Path) -> None:
     """A node's own drain (prolog, epilog) says which boot it happened in, as the node's checks see it."""
+    from slurmtools import drain
     from slurmtools.checks.runner import node_boot_id
-    from slurmtools.controller import safety
 
     slurm, cfg = world["slurm"], world["cfg"]
     real = node_boot_id(cfg, "n1")
     assert real == Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-    _, evs = safety.request_drain("n1", "hardware", "XID 79", job_id=7, actor="epilog", cfg=cfg, slurm=slurm)
+    _, evs = drain.request_drain("n1", "hardware", "XID 79", job_id=7, actor="epilog", cfg=cfg, slurm=slurm)
     assert evs[0].data["details"]["boot_id"] == real and evs[1].data["details"]["boot_id"] == real
-    _, evs = safety.request_drain("n3", "hardware", "x", job_id=None, actor="controller", cfg=cfg, slurm=slurm)
+    _, evs = drain.request_drain("n3", "hardware", "x", job_id=None, actor="controller", cfg=cfg, slurm=slurm)
     assert "boot_id" not in evs[0].data["details"]              # not on the node: it cannot say
 
 
 def test_breaker_status(world: dict[str, Any]) -> None:
-    from slurmtools.controller import safety
+    from slurmtools import drain
 
     slurm, cfg = world["slurm"], world["cfg"]
-    assert safety.breaker_status(cfg, slurm)["open"] is False
+    assert drain.breaker_status(cfg, slurm)["open"] is False
     slurm.drain(["n1", "n2"], "slurmtools: hardware: x")
-    status = safety.breaker_status(cfg, slurm)
+    status = drain.breaker_status(cfg, slurm)
     assert (status["open"], status["drained_by_us"], status["limit"]) == (True, ["n1", "n2"], 2)
 
 
@@ -509,12 +530,12 @@ class RacingSlurm(FakeSlurm):
 
 @pytest.mark.parametrize(("me", "kept"), [("n1", True), ("n2", True), ("n3", False), ("n4", False)])
 def test_simultaneous_drains_past_the_limit_undo_themselves(world: dict[str, Any], me: str, kept: bool) -> None:
-    from slurmtools.controller import safety
+    from slurmtools import drain
 
     world["path"].write_text(world["path"].read_text().replace("settle = 0.0", "settle = 0.01"))
     cfg = config.load(world["path"], env={})
     slurm = RacingSlurm(["n1", "n2", "n3", "n4"])
-    decision, events = safety.request_drain(me, "hardware", "XID 79", job_id=1, actor="epilog", cfg=cfg, slurm=slurm)
+    decision, events = drain.request_drain(me, "hardware", "XID 79", job_id=1, actor="epilog", cfg=cfg, slurm=slurm)
     assert decision.applied is kept and decision.outcome == ("drained" if kept else "breaker_open")
     assert slurm.node_list[me].drain is kept
     assert [e.type for e in events] == (["node_state", "exclusion"] if kept else ["node_state"])
@@ -563,6 +584,40 @@ def test_status_and_why_tell_the_chain(world: dict[str, Any]) -> None:
         assert jobstatus.mine(s, cfg.cluster, "bob", {}) == []
     assert (mine["job_id"], mine["status"], mine["retries_used"], mine["last"], mine["now"]["state"]) == (
         7, "active", 1, "attempt 1: node_fault -> retry", "RUNNING")
+
+
+@pytest.mark.parametrize("actions", ['["reset_gpu", "reboot_node", "drain_node"]', '["reset_gpu", "reboot_node"]'])
+def test_why_agrees_with_the_controller_on_what_is_a_node_fault(world: dict[str, Any], actions: str,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """`controller.node_fault_actions` is the one answer: without drain_node in it, an XID whose action is
+    drain_node is no node fault for the controller (nothing excluded), and `slurmtools why` does not say the
+    node was taken out for it either."""
+    from click.testing import CliRunner
+
+    from slurmtools.cli import main
+
+    world["path"].write_text(world["path"].read_text().replace("[controller]",
+                                                               f"[controller]\nnode_fault_actions = {actions}"))
+    cfg = world["cfg"] = config.load(world["path"], env={})
+    slurm = world["slurm"]
+    slurm.add_job(7, comment="slurmtools=retry:2:any")
+    ended(world, comment="slurmtools=retry:2:any")
+    api.record([Event("node_state", {"node": "n2", "action": "drain", "actor": "epilog", "applied": True,
+                                     "reason": "slurmtools: hardware: XID 79", "details": {"job_id": "7"}},
+                      cluster=cfg.cluster)], cfg)
+    (d,) = controller(world).once()["decisions"]
+    fault = "drain_node" in actions
+    assert d["classification"] == ("node_fault" if fault else "app_fault")
+    assert d["implicated"] == (["n2"] if fault else [])
+    monkeypatch.setenv("SLURMTOOLS_CONFIG", str(world["path"]))
+    monkeypatch.setattr("slurmtools.slurm.get_client", lambda cfg: slurm)
+    config.reset()
+    try:
+        res = CliRunner().invoke(main, ["why", "7"])
+    finally:
+        config.reset()
+    assert res.exit_code == 0, res.output
+    assert ("n2 was taken out of service" in res.output) == fault
 
 
 def test_a_completing_job_is_waited_for_not_failed(world: dict[str, Any]) -> None:
@@ -646,15 +701,15 @@ def test_an_attempt_that_saves_and_exits_in_its_grace_is_still_moved(world: dict
 
 @pytest.mark.parametrize("on", [True, False])
 def test_a_job_on_a_node_detect_flagged_is_evacuated_before_the_failure(world: dict[str, Any], on: bool) -> None:
-    from slurmtools.controller import safety
+    from slurmtools import drain
 
     wrapped_job(world, checkpoint={"signal": "USR1", "grace": 0})
     wrapped_job(world, job_id=8, nodes=("n2",), checkpoint={"signal": "USR1", "grace": 0})
     world["cfg"].detect.evacuate = on
-    ev = safety.exclusion_event(world["cfg"], "n1", "soft", "slurmtools: hardware: anomaly thermal 3 (metrics)",
+    ev = drain.exclusion_event(world["cfg"], "n1", "soft", "slurmtools: hardware: anomaly thermal 3 (metrics)",
                                 "detect", ttl_s=3600)
     api.store_now([ev], world["cfg"])
-    admin = safety.exclusion_event(world["cfg"], "n2", "soft", "admin: watch it", "admin:root", ttl_s=3600)
+    admin = drain.exclusion_event(world["cfg"], "n2", "soft", "admin: watch it", "admin:root", ttl_s=3600)
     api.store_now([admin], world["cfg"])         # an admin's soft exclusion moves nobody
     first = controller(world).once()["evacuations"]
     if not on:

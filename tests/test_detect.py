@@ -197,6 +197,14 @@ class _Cfg:
     def get(self, key: str) -> Any:
         return self.values[key]
 
+    def drain_limit(self, total_nodes: int) -> int:
+        """Config.drain_limit over this configuration's two breaker values (the real definition)."""
+        from slurmtools.settings import Safety
+
+        safety = Safety({"max_drain_fraction": self.values["safety.max_drain_fraction"],
+                         "min_drain_nodes": self.values["safety.min_drain_nodes"], "settle": 0.0})
+        return safety.drain_limit(total_nodes)
+
 
 def _flag(node: str, hard: bool = False) -> dict[str, Any]:
     return {"node": node, "device": "3", "start": "2026-11-22T10:00:00Z", "end": "2026-11-22T11:00:00Z",

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from slurmtools import config, jobstate
-from slurmtools.controller import safety
+from slurmtools import config, drain, jobstate
 from slurmtools.diagnosis import sources
 from slurmtools.hooks import epilog
 from slurmtools.ledger.spool import Spool
@@ -168,27 +167,26 @@ def test_admin_drain_is_untouchable_and_breaker_stops_mass_drains(lab_like: dict
     slurm = CliSlurm(bin_dir=str(lab_like["bin"]))
     (lab_like["bin"] / "sinfo.json").write_text(sinfo_json(
         [("n1", "idle", ["DRAIN"], "admin: reseating cables")] + [(f"n{i}", "idle", [], "") for i in range(2, 11)]))
-    decision, _ = safety.request_drain("n1", "hardware", "x", job_id=1, actor="t", cfg=cfg, slurm=slurm)
+    decision, _ = drain.request_drain("n1", "hardware", "x", job_id=1, actor="t", cfg=cfg, slurm=slurm)
     assert decision.outcome == "not_ours" and calls(lab_like) == []
     ours = [(f"n{i}", "idle", ["DRAIN"], f"slurmtools: hardware: xid [job {i}]") for i in (1, 2)]
     (lab_like["bin"] / "sinfo.json").write_text(sinfo_json(ours + [(f"n{i}", "idle", [], "") for i in range(3, 11)]))
-    decision, events = safety.request_drain("n3", "hardware", "x", job_id=3, actor="t", cfg=cfg, slurm=slurm)
+    decision, events = drain.request_drain("n3", "hardware", "x", job_id=3, actor="t", cfg=cfg, slurm=slurm)
     assert decision.outcome == "breaker_open" and not decision.applied and calls(lab_like) == []
     assert "circuit breaker" in events[0].data["details"]["detail"]
     assert [e.type for e in events] == ["node_state"]      # refused: no exclusion
     rest = [(f"n{i}", "idle", [], "") for i in range(2, 11)]
     (lab_like["bin"] / "sinfo.json").write_text(sinfo_json(ours[:1] + rest))
-    decision, events = safety.request_drain("n3", "hardware", "x", job_id=3, actor="t", cfg=cfg, slurm=slurm)
+    decision, events = drain.request_drain("n3", "hardware", "x", job_id=3, actor="t", cfg=cfg, slurm=slurm)
     assert decision.outcome == "drained" and calls(lab_like)[1] == "nodename=n3"
     assert [(e.type, e.data.get("scope")) for e in events] == [("node_state", None), ("exclusion", "drain")]
 
 
 def test_reason_protocol() -> None:
-    r = safety.make_reason("slurmtools:", "hardware", "XID 79 GPU 0000:3b:00: GPU has fallen off the bus\n", 42)
+    r = drain.make_reason("slurmtools:", "hardware", "XID 79 GPU 0000:3b:00: GPU has fallen off the bus\n", 42)
     assert r == "slurmtools: hardware: XID 79 GPU 0000:3b:00: GPU has fallen off the bus [job 42]"
-    long = safety.make_reason("slurmtools:", "network", "x" * 500, 7)
-    assert len(long) == safety.MAX_REASON and long.endswith("... [job 7]")
-    assert safety.breaker_limit(4, 0.1, 2) == 2 and safety.breaker_limit(504, 0.1, 2) == 50
+    long = drain.make_reason("slurmtools:", "network", "x" * 500, 7)
+    assert len(long) == drain.MAX_REASON and long.endswith("... [job 7]")
 
 
 def test_the_epilog_leaves_a_marker_for_an_attempt_whose_prolog_slurmd_skipped(lab_like: dict[str, Path]) -> None:

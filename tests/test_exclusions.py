@@ -8,7 +8,8 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from slurmtools.controller import exclusions, safety
+from slurmtools import drain
+from slurmtools.controller import exclusions
 from slurmtools.ledger import api
 
 from .fakes import FakeSlurm
@@ -48,7 +49,7 @@ def test_an_admin_drain_is_never_resumed_by_sync(world: dict[str, Any]) -> None:
 
 def test_expired_exclusion_ends_and_resumes_its_node(world: dict[str, Any]) -> None:
     slurm, cfg = world["slurm"], world["cfg"]
-    _, events = safety.request_drain("n4", "admin", "bad DIMM", job_id=None, actor="admin:root", cfg=cfg,
+    _, events = drain.request_drain("n4", "admin", "bad DIMM", job_id=None, actor="admin:root", cfg=cfg,
                                      slurm=slurm, ttl_s=3600)
     api.record(events, cfg)
     api.flush(cfg)

@@ -7,8 +7,8 @@ import ast
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parent.parent / "slurmtools"
-STAGES = ("hooks", "checks", "diagnosis", "ledger", "controller", "jobs", "plugins", "slurm", "lab", "cli",
-          "reports", "iostat", "stalls")
+STAGES = ("hooks", "checks", "diagnosis", "ledger", "drain", "controller", "jobs", "plugins", "slurm", "lab", "cli",
+          "reports", "iostat", "stalls", "detect")
 #: Top-level modules that are shared by every stage (everything else lives in a stage's folder).
 SHARED = {"__init__.py", "__main__.py", "config.py", "settings.py", "fsutil.py", "timeutil.py", "_plain.py",
           "textsafe.py", "bounds.py", "jobstate.py"}
@@ -138,3 +138,84 @@ def test_hooks_import_no_cli_and_no_database_at_module_level() -> None:
                 [node.module or ""] if isinstance(node, ast.ImportFrom) else []
             for n in names:
                 assert not n.startswith(("click", "sqlalchemy", "slurmtools.cli")), f"{path.name} imports {n}"
+
+
+#: The import-direction rule of docs/architecture.md ("Imports point down the loop"): every folder under
+#: slurmtools/ and every shared module, with what it may import. A new folder, or a new arrow, fails until listed.
+#: Shared by every stage: they import only each other (and `diagnosis.rules`, for config's validation of rules).
+SHARED_IMPORTS = {"config": {"fsutil", "settings", "diagnosis.rules"}, "settings": {"_plain"}, "fsutil": set(),
+                  "timeutil": set(), "_plain": set(),
+                  "textsafe": set(), "bounds": set(), "__main__": {"cli"}, "": set()}
+BASE = {"config", "settings", "fsutil", "timeutil", "_plain", "textsafe", "bounds"}
+
+#: folder -> what it may import besides itself and the shared modules: a folder ("ledger") or one module of it
+#: ("controller.queue"). Down the loop: hooks -> checks, diagnosis, the spool, the drain path; the controller ->
+#: ledger, jobs.marker, slurm; cli -> everything, nothing -> cli.
+ALLOWED: dict[str, set[str]] = {
+    "slurm": set(),
+    "diagnosis": set(),
+    "iostat": set(),
+    "lab": set(),
+    "ledger": {"slurm"},
+    "checks": {"ledger.spool"},                                # perfrecord spools its events
+    "drain": {"ledger.spool", "slurm", "checks.runner"},       # node_boot_id, lazily, on an applied drain
+    "jobs": {"diagnosis", "ledger", "slurm", "plugins", "reports.advice", "reports.model",   # sbatch's advice
+             "controller.state"},                               # status reads decisions through their type
+    "plugins": {"jobs.marker"},
+    "hooks": {"checks", "diagnosis", "ledger", "drain", "iostat", "slurm", "jobs.marker",
+              "controller.queue"},                             # the slurmctld epilog only enqueues
+    "controller": {"ledger", "slurm", "drain", "diagnosis", "jobs", "plugins", "checks"},
+    "detect": {"diagnosis", "ledger", "drain"},
+    "stalls": {"diagnosis", "ledger", "drain", "slurm", "iostat", "jobs", "detect.prom", "detect.scan",
+               "hooks.textfile", "controller.base", "controller.recovery", "controller.state",
+               "controller.evacuate"},                         # a stall decision, finished as an evacuation
+    "reports": {"checks", "iostat", "ledger", "slurm", "drain"},
+    "cli": {"*"},
+}
+#: Not code: no imports to check.
+NOT_CODE = {"data", "__pycache__"}
+
+
+def _part(module: str) -> tuple[str, str]:
+    """slurmtools.a.b.c -> ("a", "a.b"); slurmtools.config -> ("config", "config")."""
+    parts = module.split(".")[1:]
+    return (parts[0] if parts else ""), ".".join(parts[:2])
+
+
+def test_every_folder_is_listed() -> None:
+    folders = {p.name for p in PKG.iterdir() if p.is_dir() and p.name not in NOT_CODE}
+    assert folders - set(ALLOWED) == set(), "a new folder: list what it may import in ALLOWED"
+    assert set(ALLOWED) - folders == set(), "a folder that is gone: remove it from ALLOWED"
+
+
+def _wrong(edges: dict[str, set[str]]) -> list[str]:
+    wrong = []
+    for src, deps in edges.items():
+        top, _ = _part(src)
+        allowed = SHARED_IMPORTS.get(top) if top in SHARED_IMPORTS else ALLOWED.get(top, set()) | BASE
+        if allowed is None or "*" in allowed:
+            continue
+        for dep in deps:
+            dtop, dmod = _part(dep)
+            if dtop == top or dtop in allowed or dmod in allowed or dep.removeprefix("slurmtools.") in allowed:
+                continue
+            wrong.append(f"{src} imports {dep}")
+    return sorted(wrong)
+
+
+def test_imports_point_down_the_loop() -> None:
+    edges, _ = graph()
+    assert any(d.startswith("slurmtools.drain") for d in edges["slurmtools.hooks.prolog"]), "lazy imports seen"
+    assert _wrong(edges) == []
+
+
+def test_an_arrow_up_the_loop_is_refused() -> None:
+    assert _wrong({"slurmtools.hooks.prolog": {"slurmtools.controller.engine"},
+                   "slurmtools.controller.engine": {"slurmtools.cli.common"},
+                   "slurmtools.drain": {"slurmtools.controller.base"},
+                   "slurmtools.config": {"slurmtools.ledger.api"}}) == [
+        "slurmtools.config imports slurmtools.ledger.api",
+        "slurmtools.controller.engine imports slurmtools.cli.common",
+        "slurmtools.drain imports slurmtools.controller.base",
+        "slurmtools.hooks.prolog imports slurmtools.controller.engine"]
+    assert _wrong({"slurmtools.hooks.runner": {"slurmtools.controller.queue", "slurmtools.drain"}}) == []

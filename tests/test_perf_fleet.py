@@ -174,7 +174,7 @@ def test_the_controllers_deep_checks_record_their_probes_too(world: dict[str, An
     check over SimulatedDriver) on a drained node: its probe results reach the ledger like the health hook's."""
     import random as rnd
 
-    from slurmtools.controller import safety
+    from slurmtools import drain
     from slurmtools.controller.engine import Controller
 
     with_settings(world, "perf_stress_seconds = 0\n")
@@ -186,7 +186,7 @@ def test_the_controllers_deep_checks_record_their_probes_too(world: dict[str, An
     path = world["path"]
     path.write_text(path.read_text().replace("[controller]", f'[controller]\ndeep_check_command = ["cat", "{out}"]'))
     cfg = world["cfg"] = config.load(path, env={})
-    _, evs = safety.request_drain("n1", "hardware", "XID 79", job_id=7, actor="epilog", cfg=cfg, slurm=world["slurm"])
+    _, evs = drain.request_drain("n1", "hardware", "XID 79", job_id=7, actor="epilog", cfg=cfg, slurm=world["slurm"])
     api.record(evs, cfg)
     api.flush(cfg)
     c = Controller(cfg, slurm=world["slurm"], rng=rnd.Random(0), recovery=True)

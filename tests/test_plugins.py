@@ -296,11 +296,12 @@ def test_render_writes_the_files_and_slurm_conf_lines(tmp_path: Path) -> None:
 def test_publish_writes_the_plugin_file_with_the_json(world: dict[str, Any]) -> None:
     from sqlalchemy.orm import Session
 
-    from slurmtools.controller import exclusions, safety
+    from slurmtools import drain
+    from slurmtools.controller import exclusions
     from slurmtools.ledger import api
 
     cfg = world["cfg"]
-    api.record([safety.exclusion_event(cfg, "n3", "soft", "lemon", "admin:root", ttl_s=None)], cfg)
+    api.record([drain.exclusion_event(cfg, "n3", "soft", "lemon", "admin:root", ttl_s=None)], cfg)
     api.flush(cfg)
     with Session(api.engine_for(cfg)) as s:
         assert exclusions.publish(cfg, s)

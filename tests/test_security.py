@@ -207,12 +207,13 @@ def test_a_huge_hostlist_is_refused_before_anything_is_stored(world: dict[str, A
 def test_a_publish_too_big_for_the_plugins_never_blocks_later_ones(world: dict[str, Any]) -> None:
     from sqlalchemy.orm import Session
 
-    from slurmtools.controller import exclusions, safety
+    from slurmtools import drain
+    from slurmtools.controller import exclusions
     from slurmtools.ledger import api
     from slurmtools.plugins import PluginError
 
     cfg = world["cfg"]
-    events = [safety.exclusion_event(cfg, f"n{i}", "soft", "x" * 40, "admin:root", ttl_s=None) for i in range(30000)]
+    events = [drain.exclusion_event(cfg, f"n{i}", "soft", "x" * 40, "admin:root", ttl_s=None) for i in range(30000)]
     api.record(events, cfg)
     api.flush(cfg)
     with Session(api.engine_for(cfg)) as s, pytest.raises(PluginError):
@@ -1074,11 +1075,11 @@ def test_the_soft_exclusion_limit_counts_every_active_detect_exclusion() -> None
 
 def _store_exclusions(world: dict[str, Any], nodes: list[str]) -> None:
     """Soft exclusions for NODES, as a ledger written before the fix holds them."""
-    from slurmtools.controller import safety
+    from slurmtools import drain
     from slurmtools.ledger import api
 
     cfg = world["cfg"]
-    api.record([safety.exclusion_event(cfg, n, "soft", "slurmtools: hardware: anomaly", "detect", ttl_s=3600)
+    api.record([drain.exclusion_event(cfg, n, "soft", "slurmtools: hardware: anomaly", "detect", ttl_s=3600)
                 for n in nodes], cfg)
     assert api.flush(cfg).shipped == len(nodes)
 

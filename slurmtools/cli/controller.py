@@ -78,13 +78,13 @@ def controller_run(interval: float | None, no_recovery: bool) -> None:
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     cfg = controller.cfg
-    echo(f"slurmtools controller: watching {cfg.get('controller.queue_dir')}", err=True)
+    echo(f"slurmtools controller: watching {cfg.controller.queue_dir}", err=True)
     leader = None
-    if cfg.get("controller.leader_election"):
+    if cfg.controller.leader_election:
         from slurmtools.controller.leader import Leader
 
         leader = Leader(controller.engine, controller.cluster)
-    controller.run(interval or float(cfg.get("controller.poll_interval")), lambda: stop["now"], leader)
+    controller.run(interval or float(cfg.controller.poll_interval), lambda: stop["now"], leader)
 
 
 @controller_group.command("status")
@@ -95,7 +95,8 @@ def controller_status(as_json: bool, limit: int) -> None:
     from sqlalchemy import select
     from sqlalchemy.orm import Session
 
-    from slurmtools.controller import queue, safety
+    from slurmtools import drain
+    from slurmtools.controller import queue
     from slurmtools.ledger import api, models
     from slurmtools.slurm import SlurmError, get_client
 
@@ -107,7 +108,7 @@ def controller_status(as_json: bool, limit: int) -> None:
     except Exception as exc:  # noqa: BLE001 - a database we cannot read, as a clear message
         fail(f"cannot read the ledger: {exc.__class__.__name__}: {str(exc).splitlines()[0]}", 1)
     try:
-        breaker = safety.breaker_status(cfg, get_client(cfg))
+        breaker = drain.breaker_status(cfg, get_client(cfg))
     except SlurmError as exc:
         breaker = {"open": None, "detail": f"unknown: {exc}"}
     steps = ("t_ended", "t_detected", "t_decided", "t_requeued", "t_released", "t_verified", "t_running")
@@ -115,8 +116,8 @@ def controller_status(as_json: bool, limit: int) -> None:
                   "decision": d.decision, "status": d.status, "reason": d.reason, "excluded_nodes": d.excluded_nodes,
                   **{k: getattr(d, k).isoformat() if getattr(d, k) else None for k in steps}} for d in rows]
     try:
-        queued = [item for _, item in queue.pending(cfg.get("controller.queue_dir"),
-                                                     queue.owners(str(cfg.get("controller.queue_user"))))]
+        queued = [item for _, item in queue.pending(cfg.controller.queue_dir,
+                                                     queue.owners(str(cfg.controller.queue_user)))]
     except (OSError, queue.QueueError) as exc:
         fail(f"controller queue: {exc}", 1)
     if as_json:

@@ -11,14 +11,14 @@ from slurmtools.cli.common import echo, emit_json, fail, get_config
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def nodes_cmd(as_json: bool) -> None:
     """Each node with its Slurm state, flags and reason, and the circuit breaker's state."""
-    from slurmtools.controller import safety
+    from slurmtools import drain
     from slurmtools.slurm import SlurmError, get_client
 
     cfg = get_config()
     try:
         slurm = get_client(cfg)
         nodes = slurm.nodes()
-        breaker = safety.breaker_status(cfg, slurm)
+        breaker = drain.breaker_status(cfg, slurm)
     except SlurmError as exc:
         fail(str(exc))
     if as_json:

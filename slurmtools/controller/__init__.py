@@ -1,6 +1,5 @@
-"""Stage 4 of the loop: the requeue controller, and the one path by which slurmtools takes nodes out.
+"""Stage 4 of the loop: the requeue controller. Its drains and resumes go through `slurmtools.drain`.
 
-* `safety`     - the one drain (and resume) function: our reason prefix, observe mode, circuit breaker;
 * `exclusions` - which nodes are kept out of jobs, why and until when; publishing them for the plugins;
 * `queue`      - EpilogSlurmctld's inbox (one durable file per ended attempt; the hook only enqueues);
 * `policy`     - classify an ended attempt and decide whether and where to retry it (pure rules);

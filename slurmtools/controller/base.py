@@ -1,30 +1,30 @@
-"""What every part of the controller shares: its state (configuration, Slurm client, ledger engine, the
-pass's job table) and the small steps several parts use (recording events, a failed try, joining a job to
-a chain, a decision's summary). The parts are mixins over `ControllerBase`; `engine.Controller` joins them."""
+"""What every part of the controller shares, passed to each part explicitly: `Context` (configuration, Slurm
+client, ledger engine, the pass's job table, recording events) and the small steps several parts use (a failed
+try, joining a job to a chain, a decision's summary). `engine.Controller` builds one and hands it to its parts."""
 
 from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from slurmtools.controller import policy
+from slurmtools.controller import policy, state
 from slurmtools.ledger import api, models
 from slurmtools.ledger.spool import Event
 from slurmtools.slurm import SlurmError
+from slurmtools.slurm.base import Slurm
 from slurmtools.slurm.types import JobInfo
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
 
 log = logging.getLogger(__name__)
 
 CD = models.ControllerDecision
-FINAL_STATUSES = frozenset({"done", "failed", "observed"})
-#: An evacuation under way: the job was sent its checkpoint signal and gets its grace before the requeue.
-EVACUATING = "evacuating"
 #: How long acting waits for a job to leave COMPLETING (its epilogs) before it counts as a failure.
 COMPLETING_WAIT_S = 600.0
 #: States of an attempt that got as far as running (a retry cancelled while pending never ran).
@@ -40,64 +40,51 @@ def is_held(job: JobInfo) -> bool:
     return job.state == "PENDING" and "held" in job.state_reason.lower()
 
 
-class ControllerBase:
-    def __init__(self, cfg: Any, *, slurm: Any = None, engine: Any = None, rng: random.Random | None = None,
-                 recovery: bool | None = None,
-                 deep_check: Callable[[str], tuple[str, dict[str, Any]]] | None = None) -> None:
+class Context:
+    """The controller's shared inputs: CFG, the Slurm client, the ledger engine, the rules, the random source
+    (backoff jitter), and slurmctld's job table, read once per pass."""
+
+    def __init__(self, cfg: Config, *, slurm: Slurm | None = None, engine: Any = None,
+                 rng: random.Random | None = None) -> None:
         from slurmtools.slurm import get_client
 
         self.cfg = cfg
-        self.cluster = cfg.cluster
-        self.slurm = slurm or get_client(cfg)
+        self.cluster: str = cfg.cluster
+        self.slurm: Slurm = slurm or get_client(cfg)
         self.engine = engine or api.engine_for(cfg)
         self.rules = policy.Rules.from_config(cfg)
         self.rng = rng or random.Random()
-        self.queue_dir = str(cfg.get("controller.queue_dir"))
-        self.recovery = bool(cfg.get("controller.recovery")) if recovery is None else recovery
-        #: The deep check a node must pass to return to service (default: `controller.deep_check_command`).
-        self.deep_check_override = deep_check
+        self.queue_dir = str(cfg.controller.queue_dir)
         self._jobs: dict[int, JobInfo] | None = None
-        self._last_recovery = 0.0
-        self._last_publish = 0.0
 
-    def _ship(self) -> None:
+    def new_pass(self) -> None:
+        """Forget the job table: the next read asks slurmctld again."""
+        self._jobs = None
+
+    def all_jobs(self, fresh: bool = False) -> dict[int, JobInfo]:
+        """slurmctld's jobs, read once per pass (FRESH: read again)."""
+        if self._jobs is None or fresh:
+            self._jobs = {j.job_id: j for j in self.slurm.jobs()}
+        return self._jobs
+
+    def job(self, job_id: int, fresh: bool = False) -> JobInfo | None:
+        return self.all_jobs(fresh).get(int(job_id))
+
+    def ship(self) -> None:
         """Ship what this host spooled (the node epilogs on a one-host lab; our own events)."""
         try:
             api.flush(self.cfg)
         except Exception as exc:  # noqa: BLE001 - the evidence wait covers a slow ledger
             log.warning("controller: ledger flush failed: %s", exc)
 
-    def _all_jobs(self, fresh: bool = False) -> dict[int, JobInfo]:
-        """slurmctld's jobs, read once per pass (FRESH: read again)."""
-        if self._jobs is None or fresh:
-            self._jobs = {j.job_id: j for j in self.slurm.jobs()}
-        return self._jobs
-
-    def _job(self, job_id: int, fresh: bool = False) -> JobInfo | None:
-        return self._all_jobs(fresh).get(int(job_id))
-
-    def _record(self, events: list[Event]) -> None:
+    def record(self, events: list[Event]) -> None:
         if not events:
             return
         api.record(events, self.cfg)
-        self._ship()
+        self.ship()
 
-    @staticmethod
-    def _failed_try(d: Any, details: dict[str, Any], exc: SlurmError, tries: int, limit: int, what: str,
-                    may_fail: bool) -> str | None:
-        """Record a failed try of acting on D; past LIMIT tries (and when MAY_FAIL) the decision fails with
-        an alert, which is returned."""
-        details["last_error"] = str(exc)
-        details.setdefault("errors", []).append({"time": utcnow().isoformat(), "error": str(exc)[:500]})
-        if tries >= limit and may_fail:
-            d.status = "failed"
-            alert = f"job {d.job_id}: {what} did not take after {tries} tries: {exc}"
-            log.error("controller: ALERT: %s", alert)
-            return alert
-        log.warning("controller: job %s: %s: %s (try %d of %d)", d.job_id, what, exc, tries, limit)
-        return None
-
-    def _join_chain(self, s: Session, chain: models.RetryChain, d: Any, job_id: int) -> None:
+    def join_chain(self, s: Session, chain: models.RetryChain, d: CD, job_id: int) -> None:
+        """JOB_ID (a resubmission of decision D's job) joins CHAIN."""
         J = models.ChainJob
         row = s.scalar(select(J).where(J.cluster == self.cluster, J.job_id == job_id))
         if row is None:                    # (an old row: Slurm reused the job id)
@@ -106,11 +93,28 @@ class ControllerBase:
         row.chain_id, row.created = chain.id, utcnow()
         row.details = {"replaces": {"job_id": d.job_id, "restart_count": d.restart_count}}
 
-    @staticmethod
-    def _summary(d: Any) -> dict[str, Any]:
-        cls = (d.details or {}).get("classification") or {}
-        return {"job_id": d.job_id, "restart_count": d.restart_count, "classification": d.classification,
-                "decision": d.decision, "reason": d.reason, "excluded_nodes": d.excluded_nodes, "status": d.status,
-                "implicated": cls.get("implicated", []), "error": (d.details or {}).get("last_error"),
-                **({"resubmitted_as": rs["job_id"]} if (rs := (d.details or {}).get("resubmit") or {}).get("job_id")
-                   else {})}
+
+def failed_try(d: CD, details: state.Details, exc: SlurmError, tries: int, limit: int, what: str,
+               may_fail: bool) -> str | None:
+    """Record a failed try of acting on D; past LIMIT tries (and when MAY_FAIL) the decision fails with an alert,
+    which is returned."""
+    details.last_error = str(exc)
+    details.errors = [*(details.errors or []), {"time": utcnow().isoformat(), "error": str(exc)[:500]}]
+    if tries >= limit and may_fail:
+        state.move(d, state.Status.FAILED)
+        alert = f"job {d.job_id}: {what} did not take after {tries} tries: {exc}"
+        log.error("controller: ALERT: %s", alert)
+        return alert
+    log.warning("controller: job %s: %s: %s (try %d of %d)", d.job_id, what, exc, tries, limit)
+    return None
+
+
+def summary(d: CD) -> dict[str, Any]:
+    """Decision D as a pass reports it."""
+    details = state.of(d)
+    cls = details.classification or {}
+    new_id = details.resubmitted_as
+    return {"job_id": d.job_id, "restart_count": d.restart_count, "classification": d.classification,
+            "decision": d.decision, "reason": d.reason, "excluded_nodes": d.excluded_nodes, "status": d.status,
+            "implicated": cls.get("implicated", []), "error": details.last_error,
+            **({"resubmitted_as": new_id} if new_id is not None else {})}

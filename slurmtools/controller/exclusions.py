@@ -1,7 +1,7 @@
 """Exclusions: which nodes are kept out of jobs, why, by whom, until when; and keeping Slurm in step.
 
 The ledger is the record (table `exclusions`). Scope `drain`: the node is drained in Slurm with our
-reason (every drain we make opens one, see `safety.request_drain`). Scope `soft`: the node stays
+reason (every drain we make opens one, see `drain.request_drain`). Scope `soft`: the node stays
 schedulable, but resubmissions, `slurmtools sbatch` and the job_submit plugin avoid it.
 
 Rules: we never resume or re-reason a node whose current reason is not ours; a node we drained is
@@ -15,14 +15,17 @@ import grp
 import logging
 import os
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from slurmtools.controller import safety
+from slurmtools import drain
 from slurmtools.ledger import models
 from slurmtools.ledger.spool import Event, make_key
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
 
 log = logging.getLogger(__name__)
 
@@ -31,12 +34,12 @@ class PermissionDenied(RuntimeError):
     pass
 
 
-def require_admin(cfg: Any) -> str:
+def require_admin(cfg: Config) -> str:
     """The acting admin's name; raises PermissionDenied unless root or in exclusions.admin_group."""
     user = getpass.getuser()
     if os.geteuid() == 0:
         return user
-    group = str(cfg.get("exclusions.admin_group") or "")
+    group = str(cfg.exclusions.admin_group or "")
     if group:
         try:
             g = grp.getgrnam(group)
@@ -86,7 +89,7 @@ def usable(nodes: Any, known: set[str] | None) -> list[str]:
     return sorted(n for n in set(nodes) if valid_name(n) and (known is None or n in known))
 
 
-def publish(cfg: Any, session: Session, now: datetime | None = None, *, known: set[str] | None = None) -> bool:
+def publish(cfg: Config, session: Session, now: datetime | None = None, *, known: set[str] | None = None) -> bool:
     """Write the active exclusions to `exclusions.data_file` (JSON, for `slurmtools sbatch`) and to
     `exclusions.plugin_file` (for the Lua plugins): world-readable, write + fsync + rename. Returns whether
     they were rewritten: an unchanged set is rewritten only after 60 s, so `generated` says how fresh it is.
@@ -108,8 +111,8 @@ def publish(cfg: Any, session: Session, now: datetime | None = None, *, known: s
             continue
         rows.append({"node": x.node, "scope": x.scope, "reason": x.reason, "source": x.source,
                      "expires_epoch": x.expires.timestamp() if x.expires else None})
-    path = str(cfg.get("exclusions.data_file"))
-    lua_path = str(cfg.get("exclusions.plugin_file"))
+    path = str(cfg.exclusions.data_file)
+    lua_path = str(cfg.exclusions.plugin_file)
     try:
         with open(path, encoding="utf-8") as fh:
             old = json.load(fh)
@@ -139,33 +142,33 @@ def to_dict(x: models.Exclusion, now: datetime | None = None) -> dict[str, Any]:
             "active": x.end is None and not expired, "key": x.idempotency_key, "evidence": x.details}
 
 
-def end_event(cfg: Any, x: models.Exclusion, outcome: str, why: str = "") -> Event:
+def end_event(cfg: Config, x: models.Exclusion, outcome: str, why: str = "") -> Event:
     now = datetime.now(UTC)
     return Event("exclusion_end", {"exclusion_key": x.idempotency_key, "node": x.node, "end": now.isoformat(),
                                    "outcome": outcome, "why": why},
                  cluster=cfg.cluster, key=make_key("exclusion_end", x.idempotency_key))
 
 
-def add(cfg: Any, slurm: Any, nodes: list[str], reason: str, *, user: str, ttl_s: float | None,
+def add(cfg: Config, slurm: Any, nodes: list[str], reason: str, *, user: str, ttl_s: float | None,
         soft: bool) -> tuple[list[dict[str, Any]], list[Event]]:
     """Exclude NODES. Returns what happened per node and the events to record."""
     results, events = [], []
     source = f"admin:{user}"
     for node in nodes:
         if soft:
-            events.append(safety.exclusion_event(cfg, node, "soft", reason, source, ttl_s=ttl_s))
+            events.append(drain.exclusion_event(cfg, node, "soft", reason, source, ttl_s=ttl_s))
             results.append({"node": node, "scope": "soft", "outcome": "excluded"})
             continue
-        decision, evs = safety.request_drain(node, "admin", reason, job_id=None, actor=source, cfg=cfg, slurm=slurm,
+        decision, evs = drain.request_drain(node, "admin", reason, job_id=None, actor=source, cfg=cfg, slurm=slurm,
                                              ttl_s=ttl_s or 0.0)
         events.extend(evs)
         if decision.outcome == "already_ours":   # drained by us already: the admin's exclusion still counts
-            events.append(safety.exclusion_event(cfg, node, "drain", decision.reason, source, ttl_s=ttl_s))
+            events.append(drain.exclusion_event(cfg, node, "drain", decision.reason, source, ttl_s=ttl_s))
         results.append({"node": node, "scope": "drain", "outcome": decision.outcome, "detail": decision.detail})
     return results, events
 
 
-def remove(cfg: Any, slurm: Any, session: Session, nodes: list[str], *, user: str,
+def remove(cfg: Config, slurm: Any, session: Session, nodes: list[str], *, user: str,
            why: str = "") -> tuple[list[dict[str, Any]], list[Event]]:
     """End the active exclusions of NODES; resume those we drained (never a node whose reason is not ours)."""
     results, events = [], []
@@ -183,7 +186,7 @@ def remove(cfg: Any, slurm: Any, session: Session, nodes: list[str], *, user: st
         outcome = "ended" if mine else "not_excluded"
         info = states.get(node)
         if info is not None and (info.drain or info.state == "down") and any(x.scope == "drain" for x in mine):
-            decision, ev = safety.request_resume(node, cfg=cfg, slurm=slurm, actor=f"admin:{user}",
+            decision, ev = drain.request_resume(node, cfg=cfg, slurm=slurm, actor=f"admin:{user}",
                                                  why=why or "exclusion removed")
             events.append(ev)
             outcome = f"ended, {decision.outcome}"
@@ -191,7 +194,7 @@ def remove(cfg: Any, slurm: Any, session: Session, nodes: list[str], *, user: st
     return results, events
 
 
-def sync(cfg: Any, slurm: Any, session: Session, now: datetime | None = None) -> tuple[list[dict[str, Any]],
+def sync(cfg: Config, slurm: Any, session: Session, now: datetime | None = None) -> tuple[list[dict[str, Any]],
                                                                                         list[Event]]:
     """Reconcile the ledger and Slurm. Nothing changed → nothing done, nothing recorded.
 
@@ -202,8 +205,8 @@ def sync(cfg: Any, slurm: Any, session: Session, now: datetime | None = None) ->
     * an active drain exclusion whose node is not drained is drained again (through the safety rails).
     """
     now = now or datetime.now(UTC)
-    prefix = cfg.get("general.reason_prefix")
-    grace = timedelta(seconds=float(cfg.get("exclusions.sync_grace")))
+    prefix = cfg.reason_prefix
+    grace = timedelta(seconds=float(cfg.exclusions.sync_grace))
     X = models.Exclusion
     open_rows = list(session.scalars(select(X).where(X.cluster == cfg.cluster, X.end.is_(None))))
     expired = [x for x in open_rows if x.expires is not None and x.expires <= now]
@@ -217,12 +220,12 @@ def sync(cfg: Any, slurm: Any, session: Session, now: datetime | None = None) ->
     nodes = slurm.nodes()
     for n in nodes:
         drained = n.drain or n.state == "down"
-        if not drained or not safety.is_ours(n.reason, prefix) or n.name in drain_live:
+        if not drained or not drain.is_ours(n.reason, prefix) or n.name in drain_live:
             continue
         had_expired = any(x.node == n.name and x.scope == "drain" for x in expired)
         old_enough = n.reason_time is not None and now - n.reason_time >= grace
         if had_expired or old_enough:
-            decision, ev = safety.request_resume(n.name, cfg=cfg, slurm=slurm, actor="sync",
+            decision, ev = drain.request_resume(n.name, cfg=cfg, slurm=slurm, actor="sync",
                                                  why="expired" if had_expired else "no active exclusion")
             events.append(ev)
             actions.append({"node": n.name, "action": "resume", "outcome": decision.outcome})
@@ -234,7 +237,7 @@ def sync(cfg: Any, slurm: Any, session: Session, now: datetime | None = None) ->
         x = next(x for x in live if x.node == node and x.scope == "drain")
         cause = x.reason[len(prefix):].strip() if x.reason.startswith(prefix) else x.reason
         category, _, rest = cause.partition(": ")
-        decision, evs = safety.request_drain(node, category if rest else "excluded", rest or cause, job_id=None,
+        decision, evs = drain.request_drain(node, category if rest else "excluded", rest or cause, job_id=None,
                                              actor="sync", cfg=cfg, slurm=slurm, record_exclusion=False)
         events.extend(evs)
         actions.append({"node": node, "action": "drain", "outcome": decision.outcome})

@@ -13,7 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from slurmtools.controller import queue
-from slurmtools.controller.base import ControllerBase, utcnow
+from slurmtools.controller.base import Context, utcnow
 from slurmtools.fsutil import read_safely
 from slurmtools.jobs import marker
 from slurmtools.ledger import models
@@ -23,13 +23,21 @@ from slurmtools.slurm import SlurmError, userenv
 log = logging.getLogger(__name__)
 
 
-class Ingesting(ControllerBase):
-    def ingest_submissions(self) -> list[int]:
+class Ingester:
+    """Submission records into retry chains (input: the shared `Context`)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.cfg = ctx.cfg
+        self.cluster = ctx.cluster
+        self.engine = ctx.engine
+
+    def run(self) -> list[int]:
         """Turn `slurmtools sbatch` records into retry chains. A record is believed only if its file
         belongs to the job's user (users can write the drop directory, not each other's files)."""
         import pwd
 
-        drop = str(self.cfg.get("controller.submit_dir"))
+        drop = str(self.cfg.controller.submit_dir)
         try:
             names = sorted(n for n in os.listdir(drop) if n.endswith(".json"))
         except OSError:
@@ -45,7 +53,7 @@ class Ingesting(ControllerBase):
                 log.warning("controller: submission %s unreadable (%s); removed", name, exc)
                 queue.done(path)
                 continue
-            job = self._job(job_id) if job_id is not None else None
+            job = self.ctx.job(job_id) if job_id is not None else None
             user = job.user if job is not None else self._accounted_user(job_id)
             if user is None:       # not in slurmctld (yet, or any more) nor in the accounting
                 if time.time() - st.st_mtime > 3600:
@@ -61,7 +69,7 @@ class Ingesting(ControllerBase):
                 queue.done(path)
                 continue
             assert record is not None and job_id is not None
-            kept, why = checked_record(record, int(self.cfg.get("controller.retry_limit")))
+            kept, why = checked_record(record, int(self.cfg.controller.retry_limit))
             if why:
                 log.warning("controller: submission %s refused: %s", name, why)
                 queue.done(path)
@@ -92,7 +100,7 @@ class Ingesting(ControllerBase):
         if job_id is None:
             return None
         try:
-            rows = self.slurm.job_history(job_ids=[job_id])
+            rows = self.ctx.slurm.job_history(job_ids=[job_id])
         except SlurmError:
             return None
         users = {r.user for r in rows if r.job_id_raw == job_id and r.user}

@@ -9,7 +9,7 @@ profile's or packaged figures) with the same margins as the nodes.
 A slow GPU, through the safety rails: the first time, a *soft* exclusion of its node (new jobs and retries avoid
 it; ``checks.perf_soft_ttl``) whose evidence asks for a deep check (``deep_check: true``; the controller runs deep
 checks on drained nodes only, so it is the operator's, or the health profile's next probe);
-``checks.perf_drain_after`` slow results of the same GPU in a row, a drain through `safety.request_drain`
+``checks.perf_drain_after`` slow results of the same GPU in a row, a drain through `drain.request_drain`
 (reason ``slurmtools: hardware: fail-slow GPU ...``), with its observe mode, circuit breaker and kill switch.
 Soft exclusions opened by one scan are capped like drains (the breaker's limit over the fleet), a node already
 excluded gets no second one, and observe mode records and opens nothing.
@@ -19,16 +19,19 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from slurmtools import drain
 from slurmtools.checks import perf
-from slurmtools.controller import safety
 from slurmtools.fsutil import write_atomic
 from slurmtools.ledger import models
 from slurmtools.ledger.spool import Event
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
 
 
 def results(session: Session, cluster: str, since: datetime) -> dict[str, list[dict[str, Any]]]:
@@ -44,12 +47,13 @@ def results(session: Session, cluster: str, since: datetime) -> dict[str, list[d
     return out
 
 
-def judge(cfg: Any, history: dict[str, list[dict[str, Any]]]) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
+def judge(cfg: Config,
+          history: dict[str, list[dict[str, Any]]]) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
     """(the fleet's baseline per model, the slow GPUs): each slow GPU with its shortfalls, the basis, and how
     many of its newest results in a row were slow (``streak``)."""
     latest = [rows[0] for rows in history.values() if rows]
     fleet = perf.baseline(latest)
-    settings = cfg.section("checks")
+    settings = cfg.checks.to_dict()
     margin = perf.margins(settings)
     slow = []
     for uuid, rows in sorted(history.items()):
@@ -69,23 +73,23 @@ def judge(cfg: Any, history: dict[str, list[dict[str, Any]]]) -> tuple[dict[str,
     return fleet, slow
 
 
-def publish(cfg: Any, fleet: dict[str, dict[str, Any]], now: datetime) -> str:
+def publish(cfg: Config, fleet: dict[str, dict[str, Any]], now: datetime) -> str:
     """Write the baseline the nodes read (atomically; world-readable figures, no names)."""
-    path = str(cfg.get("checks.perf_baseline_file"))
+    path = str(cfg.checks.perf_baseline_file)
     write_atomic(path, json.dumps({"time": now.isoformat(timespec="seconds"), "models": fleet}, indent=1,
                                   sort_keys=True))
     return path
 
 
-def act(cfg: Any, slow: list[dict[str, Any]], *, fleet_nodes: int, excluded: set[str], slurm: Any = None,
+def act(cfg: Config, slow: list[dict[str, Any]], *, fleet_nodes: int, excluded: set[str], slurm: Any = None,
         now: datetime | None = None) -> tuple[list[Event], list[dict[str, Any]]]:
     """The ledger events and what was done for each slow GPU (one action per node: its worst GPU)."""
     now = now or datetime.now(UTC)
-    observe = bool(cfg.get("general.observe"))
-    prefix = cfg.get("general.reason_prefix")
-    drain_after = int(cfg.get("checks.perf_drain_after"))
-    ttl = float(cfg.get("checks.perf_soft_ttl"))
-    limit = safety.breaker_limit(fleet_nodes, cfg.get("safety.max_drain_fraction"), cfg.get("safety.min_drain_nodes"))
+    observe = bool(cfg.general.observe)
+    prefix = cfg.reason_prefix
+    drain_after = int(cfg.checks.perf_drain_after)
+    ttl = float(cfg.checks.perf_soft_ttl)
+    limit = cfg.drain_limit(fleet_nodes)
     events: list[Event] = []
     outcomes: list[dict[str, Any]] = []
     opened: set[str] = set()
@@ -96,7 +100,7 @@ def act(cfg: Any, slow: list[dict[str, Any]], *, fleet_nodes: int, excluded: set
         evidence = {"perf": {k: flag[k] for k in ("gpu", "uuid", "model", "basis", "fleet_n", "shortfalls",
                                                    "streak")}}
         if flag["streak"] >= drain_after and slurm is not None:
-            decision, evs = safety.request_drain(node, "hardware", flag["cause"], job_id=None, actor="perf",
+            decision, evs = drain.request_drain(node, "hardware", flag["cause"], job_id=None, actor="perf",
                                                  cfg=cfg, slurm=slurm, evidence=evidence)
             events.extend(evs)
             outcomes.append({"node": node, "gpu": flag["gpu"], "action": "drain", "outcome": decision.outcome})
@@ -108,8 +112,8 @@ def act(cfg: Any, slow: list[dict[str, Any]], *, fleet_nodes: int, excluded: set
         elif len(opened) >= limit:
             outcome = "breaker_open"
         else:
-            events.append(safety.exclusion_event(
-                cfg, node, "soft", safety.make_reason(prefix, "hardware", flag["cause"]), "perf", ttl_s=ttl,
+            events.append(drain.exclusion_event(
+                cfg, node, "soft", drain.make_reason(prefix, "hardware", flag["cause"]), "perf", ttl_s=ttl,
                 start=now, evidence={**evidence, "deep_check": True}))
             opened.add(node)
             outcome = "soft_excluded"
@@ -117,13 +121,13 @@ def act(cfg: Any, slow: list[dict[str, Any]], *, fleet_nodes: int, excluded: set
     return events, outcomes
 
 
-def scan(cfg: Any, session: Session, *, slurm: Any = None, now: datetime | None = None,
+def scan(cfg: Config, session: Session, *, slurm: Any = None, now: datetime | None = None,
          record: bool = False) -> dict[str, Any]:
     """One scan: the baseline (published when RECORD), the slow GPUs, and with RECORD the events acting on them."""
     from slurmtools.controller import exclusions
 
     now = now or datetime.now(UTC)
-    since = now - timedelta(seconds=float(cfg.get("checks.perf_window")))
+    since = now - timedelta(seconds=float(cfg.checks.perf_window))
     history = results(session, cfg.cluster, since)
     fleet, slow = judge(cfg, history)
     out: dict[str, Any] = {"gpus": len(history), "models": fleet, "slow": slow, "events": [], "outcomes": []}
@@ -131,7 +135,7 @@ def scan(cfg: Any, session: Session, *, slurm: Any = None, now: datetime | None 
         try:
             out["baseline_file"] = publish(cfg, fleet, now)
         except OSError as exc:      # the nodes keep the last one they read; the scan still acts
-            out["baseline_error"] = f"cannot publish {cfg.get('checks.perf_baseline_file')}: {exc.strerror or exc}"
+            out["baseline_error"] = f"cannot publish {cfg.checks.perf_baseline_file}: {exc.strerror or exc}"
         excluded = {x.node for x in exclusions.active(session, cfg.cluster)}
         nodes = {rows[0]["node"] for rows in history.values() if rows}
         fleet_nodes = len(nodes)

@@ -29,11 +29,14 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from slurmtools.diagnosis.findings import NODE_TRUST
+from slurmtools.diagnosis.faults import is_node_fault
 from slurmtools.jobs.marker import RetryAsk
 from slurmtools.slurm.types import ExitStatus
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
 
 
 @dataclass(frozen=True)
@@ -74,14 +77,14 @@ class Rules:
     transient_kinds: frozenset[str] = frozenset({"xid", "nccl"})
 
     @classmethod
-    def from_config(cls, cfg: Any) -> Rules:
-        return cls(node_fault_actions=frozenset(cfg.get("controller.node_fault_actions")),
-                   node_fault_states=frozenset(cfg.get("controller.node_fault_states")),
-                   final_states=frozenset(cfg.get("controller.final_states")),
-                   node_fault_exit_codes=frozenset(int(c) for c in cfg.get("controller.node_fault_exit_codes")),
-                   no_requeue_exit_code=int(cfg.get("diagnosis.no_requeue_exit_code")),
-                   transient_actions=frozenset(cfg.get("controller.transient_actions")),
-                   transient_kinds=frozenset(cfg.get("controller.transient_kinds")))
+    def from_config(cls, cfg: Config) -> Rules:
+        return cls(node_fault_actions=frozenset(cfg.controller.node_fault_actions),
+                   node_fault_states=frozenset(cfg.controller.node_fault_states),
+                   final_states=frozenset(cfg.controller.final_states),
+                   node_fault_exit_codes=frozenset(int(c) for c in cfg.controller.node_fault_exit_codes),
+                   no_requeue_exit_code=int(cfg.diagnosis.no_requeue_exit_code),
+                   transient_actions=frozenset(cfg.controller.transient_actions),
+                   transient_kinds=frozenset(cfg.controller.transient_kinds))
 
 
 @dataclass
@@ -98,8 +101,8 @@ class Classification:
 def node_faults(findings: Iterable[Evidence], rules: Rules, nodes: Sequence[str]) -> list[Evidence]:
     """Findings that put a node of this attempt at fault (node-level trust only: job output never does)."""
     mine = set(nodes)
-    return [f for f in findings if f.trust in NODE_TRUST and f.action in rules.node_fault_actions
-            and not f.superseded and f.node is not None and (not mine or f.node in mine)]
+    return [f for f in findings if is_node_fault(f, None, actions=rules.node_fault_actions)
+            and f.node is not None and (not mine or f.node in mine)]
 
 
 def classify(attempt: Attempt, findings: Sequence[Evidence], rules: Rules, *,

@@ -9,28 +9,48 @@ import os
 import re
 import subprocess
 import time
+from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from slurmtools.controller import exclusions, safety
-from slurmtools.controller.base import AUTO_SOURCES, ControllerBase, utcnow
+from slurmtools import drain
+from slurmtools.controller import exclusions
+from slurmtools.controller.base import AUTO_SOURCES, Context, utcnow
+from slurmtools.diagnosis.faults import is_node_fault
 from slurmtools.diagnosis.findings import NODE_TRUST
 from slurmtools.ledger import models
 from slurmtools.ledger.spool import Event
 
+if TYPE_CHECKING:
+    from slurmtools.config import Config
 
-class Recovering(ControllerBase):
+
+class Recovery:
+    """Lemon nodes, failed node drains asked again, and return to service (inputs: the shared `Context`; the deep
+    check a node must pass, default `controller.deep_check_command`)."""
+
+    def __init__(self, ctx: Context, deep_check: Callable[[str], tuple[str, dict[str, Any]]] | None = None) -> None:
+        self.ctx = ctx
+        self.cfg = ctx.cfg
+        self.cluster = ctx.cluster
+        self.slurm = ctx.slurm
+        self.engine = ctx.engine
+        self.rules = ctx.rules
+        self.queue_dir = ctx.queue_dir
+        self.deep_check = deep_check or (lambda node: run_deep_check(self.cfg, node))
+        self._last_recovery = 0.0
+
     def lemons(self, nodes: list[str]) -> list[dict[str, Any]]:
         """A node with `lemon_findings` node faults (distinct attempts) within `lemon_window` gets a lemon
         exclusion, `lemon_ttl` long, doubled for each earlier lemon exclusion (up to `lemon_ttl_max`)."""
         cfg = self.cfg
-        need = int(cfg.get("controller.lemon_findings"))
+        need = int(cfg.controller.lemon_findings)
         if not nodes or need <= 0:
             return []
-        window = float(cfg.get("controller.lemon_window"))
+        window = float(cfg.controller.lemon_window)
         since = utcnow() - timedelta(seconds=window)
         F, X = models.Finding, models.Exclusion
         out: list[dict[str, Any]] = []
@@ -39,8 +59,7 @@ class Recovering(ControllerBase):
             for node in sorted(set(nodes)):
                 rows = s.execute(select(F.job_id, F.restart_count, F.action, F.trust, F.details).where(
                     F.cluster == self.cluster, F.node == node, F.time >= since)).all()
-                faults = {(r.job_id, r.restart_count) for r in rows if r.trust in NODE_TRUST
-                          and r.action in self.rules.node_fault_actions and not (r.details or {}).get("superseded_by")}
+                faults = {(r.job_id, r.restart_count) for r in rows if self._node_fault(r)}
                 if len(faults) < need:
                     continue
                 lemon_xs = [x for x in s.scalars(select(X).where(X.cluster == self.cluster, X.node == node))
@@ -48,18 +67,18 @@ class Recovering(ControllerBase):
                 if lemon_xs and any((x.details or {}).get("lemon")
                                     for x in exclusions.active(s, self.cluster, nodes=[node])):
                     continue
-                ttl = min(float(cfg.get("controller.lemon_ttl")) * 2 ** len(lemon_xs),
-                          float(cfg.get("controller.lemon_ttl_max")))
+                ttl = min(float(cfg.controller.lemon_ttl) * 2 ** len(lemon_xs),
+                          float(cfg.controller.lemon_ttl_max))
                 cause = f"lemon node: {len(faults)} node faults within {window / 86400:g} days"
                 evidence = {"lemon": True, "faults": len(faults), "earlier_lemon_exclusions": len(lemon_xs)}
-                decision, evs = safety.request_drain(node, "lemon", cause, job_id=None, actor="controller",
+                decision, evs = drain.request_drain(node, "lemon", cause, job_id=None, actor="controller",
                                                      cfg=cfg, slurm=self.slurm, evidence=evidence, ttl_s=ttl)
                 events += evs
                 if decision.outcome == "already_ours":  # drained for the fault itself: the lemon TTL still holds
-                    events.append(safety.exclusion_event(cfg, node, "drain", decision.reason, "controller",
+                    events.append(drain.exclusion_event(cfg, node, "drain", decision.reason, "controller",
                                                          ttl_s=ttl, evidence=evidence))
                 out.append({"node": node, "faults": len(faults), "ttl_s": ttl, "outcome": decision.outcome})
-        self._record(events)
+        self.ctx.record(events)
         return out
 
     def redrain(self, window_s: float = 3600.0) -> list[dict[str, Any]]:
@@ -72,7 +91,7 @@ class Recovering(ControllerBase):
 
         N = models.NodeStateChange
         since = datetime.now(UTC) - timedelta(seconds=window_s)
-        prefix = str(self.cfg.get("general.reason_prefix"))
+        prefix = str(self.cfg.reason_prefix)
         state = self._load_state()
         done: list[str] = list(state.get("_redrained", []))
         out: list[dict[str, Any]] = []
@@ -80,7 +99,7 @@ class Recovering(ControllerBase):
         with Session(self.engine) as s:
             failed = [r for r in s.scalars(select(N).where(
                 N.cluster == self.cluster, N.action == "drain", N.applied.is_(False), N.time >= since,
-                N.actor.in_(sorted(safety.NODE_ACTORS))).order_by(N.time))
+                N.actor.in_(sorted(drain.NODE_ACTORS))).order_by(N.time))
                 if (r.details or {}).get("outcome") == "error" and r.idempotency_key not in done]
             for row in failed:
                 newer = s.scalar(select(func.count()).select_from(N).where(
@@ -93,7 +112,7 @@ class Recovering(ControllerBase):
                 cause = re.sub(r" \[job [^\]]*\]$", "", cause)
                 category, _, rest = cause.partition(": ")
                 job_id = (row.details or {}).get("job_id")
-                decision, evs = safety.request_drain(
+                decision, evs = drain.request_drain(
                     row.node, category if rest else "hardware", rest or cause, job_id=job_id, actor="controller",
                     cfg=self.cfg, slurm=self.slurm,
                     evidence={"retry_of": row.idempotency_key, "node_error": (row.details or {}).get("detail")})
@@ -102,8 +121,11 @@ class Recovering(ControllerBase):
         if failed:      # the state file is rewritten only when a failed drain was looked at, not on every pass
             state["_redrained"] = done[-500:]
             self._save_state(state)
-        self._record(events)
+        self.ctx.record(events)
         return out
+
+    def _node_fault(self, finding: Any) -> bool:
+        return is_node_fault(finding, self.cfg, actions=self.rules.node_fault_actions)
 
     def _state_path(self) -> str:
         return os.path.join(self.queue_dir, "state", "recovery.json")
@@ -121,9 +143,6 @@ class Recovering(ControllerBase):
 
         os.makedirs(os.path.dirname(self._state_path()), exist_ok=True)
         write_atomic(self._state_path(), json.dumps(state, sort_keys=True))
-
-    def _deep_check_command(self, node: str) -> tuple[str, dict[str, Any]]:
-        return run_deep_check(self.cfg, node)
 
     def _perf_events(self, node: str, raw: list[Any], when: float) -> list[Event]:
         """The deep check's fail-slow probe results, recorded like the health hook's (checks/perfrecord.py)."""
@@ -149,23 +168,23 @@ class Recovering(ControllerBase):
         F = models.Finding
         since = min(x.start for x in xs)
         jobs = sorted({int(j) for x in xs if str(j := (x.details or {}).get("job_id") or "").isdigit()})
-        rows = s.execute(select(F.xid, F.action, F.details).where(
+        rows = s.execute(select(F.xid, F.action, F.trust, F.details).where(
             F.cluster == self.cluster, F.node == node, or_(F.time >= since, F.job_id.in_(jobs)),
-            F.trust.in_(NODE_TRUST), F.action.in_(self.rules.node_fault_actions))).all()
-        found = {needs(r.xid, r.action) for r in rows if not (r.details or {}).get("superseded_by")}
+            F.trust.in_(NODE_TRUST))).all()
+        found = {needs(r.xid, r.action) for r in rows if self._node_fault(r)}
         return "reboot" if "reboot" in found else "reset" if "reset" in found else None
 
     def recover(self, force: bool = False) -> list[dict[str, Any]]:
         """Deep-check nodes under an automatic drain exclusion; resume them after `recovery_passes` passes
         in a row and close their exclusions as `confirmed` (a deep check failed, or the node had node
         faults after it was drained) or `refuted` (nothing found since)."""
-        interval = float(self.cfg.get("controller.recovery_interval"))
+        interval = float(self.cfg.controller.recovery_interval)
         now_m = time.monotonic()
         if not force and now_m - self._last_recovery < min(interval, 10.0):
             return []
         self._last_recovery = now_m
-        prefix = self.cfg.get("general.reason_prefix")
-        passes_needed = int(self.cfg.get("controller.recovery_passes"))
+        prefix = self.cfg.reason_prefix
+        passes_needed = int(self.cfg.controller.recovery_passes)
         state = self._load_state()
         out: list[dict[str, Any]] = []
         events: list[Event] = []
@@ -186,7 +205,7 @@ class Recovering(ControllerBase):
             infos = {n.name: n for n in self.slurm.nodes(sorted(candidates))}
             for node, xs in sorted(candidates.items()):
                 info = infos.get(node)
-                if info is None or not info.drained or not safety.is_ours(info.reason, prefix):
+                if info is None or not info.drained or not drain.is_ours(info.reason, prefix):
                     continue   # busy (draining), resumed behind our back (sync's job), or an admin's drain
                 keys = sorted(x.idempotency_key for x in xs)
                 st = state.get(node)
@@ -194,7 +213,7 @@ class Recovering(ControllerBase):
                     st = state[node] = {"exclusions": keys, "passes": 0, "failed": False, "last": 0.0}
                 if time.time() - float(st["last"]) < interval and not force:
                     continue
-                verdict, info_ = (self.deep_check_override or self._deep_check_command)(node)
+                verdict, info_ = self.deep_check(node)
                 st["last"] = time.time()
                 events += self._perf_events(node, info_.pop("perf", None) or [], st["last"])
                 start = min(x.start for x in xs)
@@ -220,12 +239,12 @@ class Recovering(ControllerBase):
                                                                **info_}}, cluster=self.cluster))
                 row = {"node": node, "verdict": verdict, "passes": st["passes"]}
                 if st["passes"] >= passes_needed:
-                    later = s.scalar(select(func.count()).select_from(F).where(
-                        F.cluster == self.cluster, F.node == node, F.time > start, F.trust.in_(NODE_TRUST),
-                        F.action.in_(self.rules.node_fault_actions))) or 0
+                    later = sum(1 for r in s.execute(select(F.trust, F.action, F.details).where(
+                        F.cluster == self.cluster, F.node == node, F.time > start, F.trust.in_(NODE_TRUST)))
+                        if self._node_fault(r))      # a superseded finding is no later fault
                     # a fault that needed a reboot or reset, which happened since: real (the kernel said so), fixed
                     outcome = "confirmed" if st["failed"] or later or st.get("needs") else "refuted"
-                    decision, ev = safety.request_resume(node, cfg=self.cfg, slurm=self.slurm, actor="controller",
+                    decision, ev = drain.request_resume(node, cfg=self.cfg, slurm=self.slurm, actor="controller",
                                                          why=f"passed {passes_needed} deep checks ({outcome})")
                     events.append(ev)
                     if decision.applied or decision.outcome == "not_drained":
@@ -235,17 +254,17 @@ class Recovering(ControllerBase):
                     row.update({"resumed": decision.outcome, "outcome": outcome, "later_faults": later})
                 out.append(row)
         self._save_state(state)
-        self._record(events)
+        self.ctx.record(events)
         return out
 
 
-def run_deep_check(cfg: Any, node: str) -> tuple[str, dict[str, Any]]:
+def run_deep_check(cfg: Config, node: str) -> tuple[str, dict[str, Any]]:
     """`controller.deep_check_command` for NODE: (ok | fail | unknown, what it said). Also what the stall detector
     schedules on a stalled job's suspect (stalls/act.py)."""
-    argv = [str(a).replace("{node}", node) for a in cfg.get("controller.deep_check_command")]
+    argv = [str(a).replace("{node}", node) for a in cfg.controller.deep_check_command]
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                              timeout=float(cfg.get("controller.deep_check_timeout")))
+                              timeout=float(cfg.controller.deep_check_timeout))
     except subprocess.TimeoutExpired:
         return "unknown", {"error": "deep check timed out"}
     except OSError as exc:

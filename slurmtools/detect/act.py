@@ -1,7 +1,7 @@
 """Acting on flags: each flag is a ledger finding (kind `anomaly`, trust `metrics`, the evidence in its
 details); through the safety rails a flag opens a *soft* exclusion with a TTL (new jobs, resubmissions and the
 job_submit plugin avoid the node; it is not drained), and a hard signal (a fatal XID, a double-bit error, a
-row-remap failure) asks for a drain through `safety.request_drain` like every other drain.
+row-remap failure) asks for a drain through `drain.request_drain` like every other drain.
 
 Rails: observe mode records the findings and opens nothing; a node already excluded gets no second
 exclusion; soft exclusions are limited like drains (the circuit breaker's limit over the nodes Slurm lists),
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from slurmtools.controller import safety
+from slurmtools import drain
 from slurmtools.ledger.spool import Event, make_key
 from slurmtools.textsafe import clean
 
@@ -56,8 +56,7 @@ def events_for(cfg: Any, flags: list[dict[str, Any]], *, known: set[str] | None,
     observe = bool(cfg.get("general.observe"))
     prefix = cfg.get("general.reason_prefix")
     ttl = parse_duration(str(cfg.get("detect.soft_ttl"))).total_seconds()
-    limit = safety.breaker_limit(len(known or ()), cfg.get("safety.max_drain_fraction"),
-                                 cfg.get("safety.min_drain_nodes"))
+    limit = cfg.drain_limit(len(known or ()))
     opened: set[str] = set()
     for flag in flags:
         node = slurm_name(str(flag["node"]), known) if known is not None else None
@@ -75,7 +74,7 @@ def events_for(cfg: Any, flags: list[dict[str, Any]], *, known: set[str] | None,
         cause = f"anomaly {flag['kind']} {flag.get('device') or ''} (metrics, score {flag['score']})"
         evidence = {"finding_key": ev.key, "flag_start": flag["start"]}
         if flag["hard"] and cfg.get("detect.drain_on_hard") and slurm is not None:
-            decision, evs = safety.request_drain(node, flag["category"], cause, job_id=None, actor="detect",
+            decision, evs = drain.request_drain(node, flag["category"], cause, job_id=None, actor="detect",
                                                  cfg=cfg, slurm=slurm, evidence=evidence)
             events.extend(evs)
             outcomes.append({"node": node, "device": flag.get("device"), "action": "drain",
@@ -88,7 +87,7 @@ def events_for(cfg: Any, flags: list[dict[str, Any]], *, known: set[str] | None,
         elif len(opened) + active_detect >= limit:
             outcome = "breaker_open"
         else:
-            events.append(safety.exclusion_event(cfg, node, "soft", safety.make_reason(prefix, flag["category"], cause),
+            events.append(drain.exclusion_event(cfg, node, "soft", drain.make_reason(prefix, flag["category"], cause),
                                                  "detect", ttl_s=ttl, evidence=evidence))
             opened.add(node)
             outcome = "soft_excluded"

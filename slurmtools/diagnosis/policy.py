@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from slurmtools.diagnosis.findings import Finding
 
 APP_XIDS = frozenset({13, 31, 43, 45})
@@ -109,7 +111,10 @@ def _recoveries(findings: list[Finding]) -> None:
                 f.severity, f.action, f.details["flapping"] = "error", "drain_node", total
 
 
-def summary(findings: list[Finding]) -> Finding | None:
-    """The most serious node-level finding (the drain reason), if any."""
-    node = [f for f in findings if f.node_fault]
+def summary(findings: list[Finding], cfg: Any = None) -> Finding | None:
+    """The most serious node fault (the drain reason), if any (CFG: its `controller.node_fault_actions`)."""
+    from slurmtools.diagnosis.faults import is_node_fault, node_fault_actions
+
+    actions = node_fault_actions(cfg)
+    node = [f for f in findings if is_node_fault(f, cfg, actions=actions)]
     return max(node, key=lambda f: (f.rank(), -(f.line or 0))) if node else None

@@ -217,8 +217,7 @@ def internal_event(cfg: Config, job: JobContext, stage: str, exc: BaseException)
 
 
 def run(env: Mapping[str, str] | None = None, cfg: Config | None = None) -> int:
-    from slurmtools import bounds, config
-    from slurmtools.controller import safety
+    from slurmtools import bounds, config, drain
 
     job = JobContext.from_env(env)
     cfg = cfg or config.get()
@@ -241,7 +240,7 @@ def run(env: Mapping[str, str] | None = None, cfg: Config | None = None) -> int:
         events.append(internal_event(cfg, job, "diagnosis", exc))
         log.error("epilog: diagnosis failed on %s for job %s: %r", node, job_id, exc)
     else:
-        top = policy.summary(findings)
+        top = policy.summary(findings, cfg)
     if job.job_id is not None:
         events.insert(0, Event("attempt", {
             "job_id": job.job_id, "restart_count": job.restart_count, "end_time": now,
@@ -256,7 +255,7 @@ def run(env: Mapping[str, str] | None = None, cfg: Config | None = None) -> int:
     if events:
         _spool(events, cfg, node)
     if top is not None and cfg.diagnosis.drain:
-        decision, drain_events = safety.request_drain(node, top.category, cause_text(top), job_id=job.job_id,
+        decision, drain_events = drain.request_drain(node, top.category, cause_text(top), job_id=job.job_id,
                                                       actor="epilog", cfg=cfg, evidence={"finding": top.to_dict()})
         _spool(drain_events, cfg, node)
         if decision.outcome in {"breaker_open", "error"}:

@@ -4,7 +4,7 @@ Runs from prolog.d/ on every node of every job, as root, before the job starts. 
 makes no Slurm call and imports no database code: it writes a kernel-log marker for the epilog, runs
 the checks, caches the verdict for HealthCheckProgram, and spools one gate event.
 
-On a failure it asks `safety.request_drain` to drain the node with our reason and exits 100
+On a failure it asks `drain.request_drain` to drain the node with our reason and exits 100
 (prolog.d/ turns it into 1), so Slurm requeues the job onto other nodes
 (SchedulerParameters=nohold_on_prolog_fail). If the drain was
 refused (observe mode, the circuit breaker), it exits 0: a non-zero prolog makes Slurm drain the node
@@ -68,14 +68,14 @@ def act(cfg: Config, report: runner.Report, *, job_id: int | None, job_gpus: fro
             print(f"slurmtools {actor}: cannot write the textfile metrics: {exc}")
     code = 0
     if report.verdict == FAIL:
-        from slurmtools.controller import safety
+        from slurmtools import drain
         from slurmtools.ledger import api
 
         worst = report.worst()
         assert worst is not None
         others = len(report.failures) - 1
         cause = f"{worst.check}: {worst.reason}" + (f" (+{others} more)" if others > 0 else "")
-        decision, drain_events = safety.request_drain(report.node, worst.category, cause, job_id=job_id,
+        decision, drain_events = drain.request_drain(report.node, worst.category, cause, job_id=job_id,
                                                       actor=actor, cfg=cfg,
                                                       evidence={"failures": [r.to_dict() for r in report.failures]})
         events.extend(drain_events)

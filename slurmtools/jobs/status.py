@@ -7,13 +7,17 @@ Reads only: users need read access to the ledger (docs/sbatch.md says how an adm
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from slurmtools.diagnosis.findings import NODE_ACTIONS, NODE_TRUST
+from slurmtools.controller import state as decision_state
+from slurmtools.diagnosis.faults import is_node_fault, node_fault_actions
 from slurmtools.ledger import models
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
 
 
 def _t(value: datetime | None) -> str | None:
@@ -53,9 +57,11 @@ def job_ids(session: Session, cluster: str, job_id: int) -> list[int]:
     return _ids(session, cluster, job_id, _chain_row(session, cluster, job_id))
 
 
-def chain(session: Session, cluster: str, job_id: int, job: Any = None) -> dict[str, Any]:
+def chain(session: Session, cluster: str, job_id: int, job: Any = None, cfg: Config | None = None) -> dict[str, Any]:
     """The chain of JOB_ID: every attempt (of every job id the chain had) with its nodes, times, exit,
-    findings and decision. JOB: the chain's newest job as Slurm knows it now, if it does."""
+    findings and decision. JOB: the chain's newest job as Slurm knows it now, if it does. CFG: which findings
+    are node faults (`controller.node_fault_actions`, as the controller reads it; default: the shipped one)."""
+    actions = node_fault_actions(cfg)
     A, F, CD = models.JobAttempt, models.Finding, models.ControllerDecision
     c = _chain_row(session, cluster, job_id)
     ids = _ids(session, cluster, job_id, c)
@@ -76,8 +82,7 @@ def chain(session: Session, cluster: str, job_id: int, job: Any = None) -> dict[
         for r in sorted(set(attempts) | set(decisions) | set(findings)):
             a: models.JobAttempt | None = attempts.get(r)
             d = decisions.get(r)
-            node_level = [f for f in findings.get(r, []) if f.trust in NODE_TRUST and f.action in NODE_ACTIONS
-                          and not (f.details or {}).get("superseded_by")]
+            node_level = [f for f in findings.get(r, []) if is_node_fault(f, cfg, actions=actions)]
             rows.append({
                 "job_id": jid, "restart_count": r, "nodes": a.nodes if a else None,
                 "start": _t(a.start_time) if a else None,
@@ -92,7 +97,7 @@ def chain(session: Session, cluster: str, job_id: int, job: Any = None) -> dict[
                     "classification": d.classification, "decision": d.decision, "status": d.status,
                     "reason": d.reason, "excluded_nodes": d.excluded_nodes, "t_released": _t(d.t_released),
                     "t_running": _t(d.t_running),
-                    "resubmitted_as": ((d.details or {}).get("resubmit") or {}).get("job_id")},
+                    "resubmitted_as": decision_state.of(d).resubmitted_as},
             })
     # attempt numbers run on across the chain's job ids: a resubmitted job's first attempt follows the last
     # attempt of the job it replaced; within one job id, Slurm's restart count numbers them

@@ -280,7 +280,9 @@ class ControllerDecision(Base):
     decision: Mapped[str] = mapped_column(String(16))        # retry, no_retry, observe, ...
     reason: Mapped[str] = mapped_column(Text)
     excluded_nodes: Mapped[str] = mapped_column(Text, default="")
-    status: Mapped[str] = mapped_column(String(16), index=True)  # pending, acting, done, failed
+    #: controller.state.Status (acting, evacuating, observed, done, failed), written only through its values;
+    #: `details` is read and written through controller.state.load/dump (the state's one serialisation).
+    status: Mapped[str] = mapped_column(String(16), index=True)
     t_ended: Mapped[datetime | None]
     t_detected: Mapped[datetime | None]
     t_decided: Mapped[datetime | None]

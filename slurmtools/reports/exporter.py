@@ -168,11 +168,11 @@ class LedgerCollector(Collector):
     def _slurm(self) -> Iterator[Any]:
         if self.slurm is None:
             return
-        from slurmtools.controller import safety
+        from slurmtools import drain
 
         up = GaugeMetricFamily("slurmtools_slurm_up", "1 if slurmctld answered this scrape")
         try:
-            b = safety.breaker_status(self.cfg, self.slurm)
+            b = drain.breaker_status(self.cfg, self.slurm)
         except Exception as exc:  # noqa: BLE001 - Slurm down is a metric, not a failed scrape
             log.warning("exporter: Slurm unavailable: %s", exc)
             up.add_metric([], 0)

@@ -20,7 +20,7 @@ class Slurm(Protocol):
     def nodes(self, names: Sequence[str] | None = None) -> list[NodeInfo]: ...
 
     def drain(self, nodes: Sequence[str], reason: str) -> None:
-        """Raw drain. Callers outside slurmtools.slurm go through slurmtools.controller.safety instead."""
+        """Raw drain. Callers outside slurmtools.slurm go through slurmtools.drain instead."""
 
     def resume(self, nodes: Sequence[str]) -> None: ...
 

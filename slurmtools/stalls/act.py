@@ -14,7 +14,7 @@ that asked for retries (a `slurmtools=retry` marker or a `slurmtools sbatch` cha
 3. the controller finishes it as it finishes an evacuation (controller/evacuate.py): after the grace,
    requeuehold, the exclusions, release, verify (so `controller.evacuate` must be on);
 4. a deep check of the suspect is scheduled (`stalls.deep_check`): it runs once no job is on the node; a
-   failed one asks for a drain through `safety.request_drain`. No suspect: nobody excluded, nothing checked.
+   failed one asks for a drain through `drain.request_drain`. No suspect: nobody excluded, nothing checked.
 
 A chain whose budget is spent: the job is cancelled (it holds its GPUs for nothing) and the chain fails. Never
 more than the circuit breaker allows: no action while the breaker is open, and more jobs stalled in one pass
@@ -31,8 +31,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from slurmtools.controller import safety
-from slurmtools.controller.base import CD, EVACUATING
+from slurmtools import drain
+from slurmtools.controller import state
+from slurmtools.controller.base import CD
+from slurmtools.controller.evacuate import signal
 from slurmtools.jobs import marker
 from slurmtools.ledger import models
 from slurmtools.ledger.chains import chain_key, decision_key, find_chain
@@ -91,13 +93,13 @@ def act_on(cfg: Any, slurm: Any, engine: Any, results: list[dict[str, Any]]) -> 
         return events, out
     base = {"observe": not acting(cfg)}
     nodes = slurm.nodes()
-    limit = safety.breaker_limit(len(nodes), cfg.get("safety.max_drain_fraction"), cfg.get("safety.min_drain_nodes"))
+    limit = cfg.drain_limit(len(nodes))
     refuse = None
     if acting(cfg):
         if len(stalled) > limit:
             refuse = ("shared_cause", f"{len(stalled)} jobs stalled at once (circuit breaker limit {limit}): a shared "
                                       "cause (filesystem, fabric); nothing done, a person decides")
-        elif len(safety.drained_by_us(nodes, cfg.get("general.reason_prefix"))) >= limit:
+        elif len(drain.drained_by_us(nodes, cfg.get("general.reason_prefix"))) >= limit:
             refuse = ("breaker_open", "circuit breaker open: no stall action")
         elif not cfg.get("controller.evacuate"):
             refuse = ("evacuate_off", "controller.evacuate is off: the controller would not finish a requeue")
@@ -150,7 +152,8 @@ def _requeue(cfg: Any, slurm: Any, engine: Any, r: dict[str, Any]) -> dict[str, 
             chain.status = "failed"
             d = CD(**base, decision="no_retry", reason=f"{why}; retry budget spent ({chain.retries_used} of "
                                                         f"{chain.max_retries} used): cancelled"[:2000],
-                   excluded_nodes="", status="done", details={"stall": _brief(r), "state": job.state})
+                   excluded_nodes="", status=state.Status.DONE.value,
+                   details=state.dump(state.Details(stall=_brief(r), state=job.state)))
             s.add(d)
             s.commit()
             slurm.cancel(job_id)
@@ -161,21 +164,14 @@ def _requeue(cfg: Any, slurm: Any, engine: Any, r: dict[str, Any]) -> dict[str, 
         chain.retries_used += 1
         d = CD(**base, decision="retry", reason=(why + (f"; checkpoint signal {sig}, {grace:.0f}s grace" if sig else "")
                                                   + "; requeued" + (f" away from {sus}" if sus else ""))[:2000],
-               excluded_nodes=collect(exclude) if exclude else "", status=EVACUATING,
-               details={"evacuate": {"signal": sig or None, "grace": grace, "nodes": [sus] if sus else []},
-                        "decision": {"delay_s": 0}, "stall": _brief(r), "state": job.state})
+               excluded_nodes=collect(exclude) if exclude else "", status=state.Status.EVACUATING.value)
+        evac = state.Evacuate(signal=sig or None, grace=grace, nodes=[sus] if sus else [])
+        details = state.Details(evacuate=evac, decision={"delay_s": 0}, stall=_brief(r), state=job.state)
+        state.save(d, details)
         s.add(d)
         s.commit()        # on record before the signal: a restarted service or controller never does it twice
-        evac = dict(d.details["evacuate"])
-        if sig:
-            try:
-                slurm.signal(job_id, sig, batch_only=True)
-                evac["signalled"] = time.time()
-            except SlurmError as exc:
-                evac["signal_error"], evac["signalled"] = str(exc)[:300], time.time() - grace
-        else:
-            evac["signalled"] = time.time()
-        d.details = {**d.details, "evacuate": evac}
+        signal(slurm, job_id, evac)
+        state.save(d, details)
         s.commit()
     return {"outcome": "requeued", "detail": d.reason, "excluded": exclude, "deep_check": bool(sus)}
 
@@ -220,7 +216,7 @@ def run_deep_checks(cfg: Any, slurm: Any, pending: dict[str, Any], busy: set[str
                             cluster=cfg.cluster))
         row = {"node": node, "verdict": verdict, "job_id": entry.get("job_id")}
         if verdict == "fail":
-            decision, evs = safety.request_drain(node, "hardware", f"deep check failed after job "
+            decision, evs = drain.request_drain(node, "hardware", f"deep check failed after job "
                                                  f"{entry.get('job_id')} stalled with it as suspect",
                                                  job_id=entry.get("job_id"), actor="stalls", cfg=cfg, slurm=slurm,
                                                  evidence={"failed": info.get("failed")})

@@ -104,12 +104,11 @@ def test_names_slurm_does_not_know_stop_no_submission(slurm: CliSlurm, jobs: lis
     hostile exporter's labels) are never published: a plain sbatch (through the job_submit plugin) and
     `slurmtools sbatch` both submit, avoiding the one real excluded node; an admin then ends every one of them
     with `exclude remove`, by the name `exclude list` shows."""
-    from slurmtools import config
-    from slurmtools.controller import safety
+    from slurmtools import config, drain
     from slurmtools.ledger import api
 
     cfg = config.get()
-    api.record([safety.exclusion_event(cfg, n, "soft", "slurmtools: hardware: anomaly (issue 30 F6)", "detect",
+    api.record([drain.exclusion_event(cfg, n, "soft", "slurmtools: hardware: anomaly (issue 30 F6)", "detect",
                                        ttl_s=900) for n in HOSTILE_NODES], cfg)
     api.flush(cfg)
     try:

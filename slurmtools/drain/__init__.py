@@ -1,6 +1,8 @@
-"""The one way slurmtools takes a node out of service: reason protocol, observe mode, circuit breaker.
+"""The drain path: the one way slurmtools takes a node out of service (and puts it back), with its rails:
+reason protocol, observe mode, circuit breaker. A stage of its own below the hooks, the controller, detect,
+stalls and the reports, which all import it; it imports only `ledger.spool` at module level (the hooks' budget).
 
-Every drain, from the prolog, the epilog or the controller, goes through `request_drain`:
+Every drain, from the prolog, the epilog, the controller, detect or stalls, goes through `request_drain`:
 
 * the reason is ours: `<prefix> <category>: <cause> [job <id>]` (prefix `slurmtools:` by default),
   cut to Slurm-friendly length; we never resume or re-reason a node whose reason is not ours;
@@ -18,12 +20,16 @@ path only.
 from __future__ import annotations
 
 import logging
-import math
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from slurmtools.ledger.spool import Event, make_key
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
+    from slurmtools.slurm.base import Slurm
+    from slurmtools.slurm.types import NodeInfo
 
 log = logging.getLogger(__name__)
 
@@ -58,23 +64,18 @@ def is_ours(reason: str | None, prefix: str) -> bool:
     return bool(reason) and str(reason).startswith(prefix)
 
 
-def drained_by_us(nodes: list[Any], prefix: str) -> list[Any]:
+def drained_by_us(nodes: list[NodeInfo], prefix: str) -> list[NodeInfo]:
     """The nodes drained (or down) with our reason: what the circuit breaker counts."""
     return [n for n in nodes if (n.drain or n.state == "down") and is_ours(n.reason, prefix)]
 
 
-def breaker_limit(total_nodes: int, fraction: float, minimum: int) -> int:
-    """How many nodes may carry our drain reason at once."""
-    return max(minimum, math.floor(total_nodes * fraction))
-
-
-def breaker_status(cfg: Any, slurm: Any) -> dict[str, Any]:
+def breaker_status(cfg: Config, slurm: Slurm) -> dict[str, Any]:
     """How close the circuit breaker is: nodes drained with our reason now, the limit, and whether it is
     open (no further drain will be made). `slurmtools nodes` and the controller report it."""
-    prefix = cfg.get("general.reason_prefix")
+    prefix = cfg.reason_prefix
     nodes = slurm.nodes()
     ours = sorted(n.name for n in drained_by_us(nodes, prefix))
-    limit = breaker_limit(len(nodes), cfg.get("safety.max_drain_fraction"), cfg.get("safety.min_drain_nodes"))
+    limit = cfg.drain_limit(len(nodes))
     is_open = len(ours) >= limit
     detail = (f"{len(ours)} of {len(nodes)} nodes drained by slurmtools (limit {limit})" +
               ("; no further drains until some are resumed" if is_open else ""))
@@ -85,14 +86,14 @@ def breaker_status(cfg: Any, slurm: Any) -> dict[str, Any]:
 NODE_ACTORS = frozenset({"prolog", "epilog"})
 
 
-def request_drain(node: str, category: str, cause: str, *, job_id: str | int | None, actor: str, cfg: Any,
-                  slurm: Any = None, evidence: dict[str, Any] | None = None,
+def request_drain(node: str, category: str, cause: str, *, job_id: str | int | None, actor: str, cfg: Config,
+                  slurm: Slurm | None = None, evidence: dict[str, Any] | None = None,
                   ttl_s: float | None = None, record_exclusion: bool = True) -> tuple[DrainDecision, list[Event]]:
     """Drain NODE with our reason unless a safety rail says no. Returns the decision and its ledger events
     (the caller spools them with its other events): the node_state change, applied or not, and, when
     the node was drained, the exclusion that now keeps it out (scope drain, source ACTOR, until TTL_S
     seconds, default `exclusions.auto_ttl`), which `slurmtools exclude` lists, syncs and ends."""
-    prefix = cfg.get("general.reason_prefix")
+    prefix = cfg.reason_prefix
     reason = make_reason(prefix, category, cause, job_id)
     decision = _decide(node, reason, prefix, cfg, slurm)
     if decision.applied and actor in NODE_ACTORS and "boot_id" not in (evidence or {}):
@@ -108,13 +109,13 @@ def request_drain(node: str, category: str, cause: str, *, job_id: str | int | N
     log.log(level, "drain %s: %s (%s) %s", node, decision.outcome, reason, decision.detail)
     events = [event]
     if decision.applied and record_exclusion:
-        ttl = float(cfg.get("exclusions.auto_ttl") if ttl_s is None else ttl_s)
+        ttl = float(cfg.exclusions.auto_ttl if ttl_s is None else ttl_s)
         events.append(exclusion_event(cfg, node, "drain", reason, actor, ttl_s=ttl, start=event.time,
                                       evidence={"job_id": job_id, "node_state_key": event.key, **(evidence or {})}))
     return decision, events
 
 
-def exclusion_event(cfg: Any, node: str, scope: str, reason: str, source: str, *, ttl_s: float | None,
+def exclusion_event(cfg: Config, node: str, scope: str, reason: str, source: str, *, ttl_s: float | None,
                     start: datetime | None = None, evidence: dict[str, Any] | None = None) -> Event:
     """The ledger event that opens an exclusion (ended later by an `exclusion_end` naming its key)."""
     start = start or datetime.now(UTC)
@@ -125,10 +126,10 @@ def exclusion_event(cfg: Any, node: str, scope: str, reason: str, source: str, *
                  cluster=cfg.cluster, time=start, key=make_key("exclusion", cfg.cluster, node, start.isoformat()))
 
 
-def _decide(node: str, reason: str, prefix: str, cfg: Any, slurm: Any) -> DrainDecision:
-    if not cfg.get("general.enabled"):
+def _decide(node: str, reason: str, prefix: str, cfg: Config, slurm: Slurm | None) -> DrainDecision:
+    if not cfg.general.enabled:
         return DrainDecision(node, reason, False, "disabled", "general.enabled = false")
-    if cfg.get("general.observe"):
+    if cfg.general.observe:
         return DrainDecision(node, reason, False, "observe", "observe mode: recorded, not drained")
     if slurm is None:
         from slurmtools.slurm import get_client
@@ -143,7 +144,7 @@ def _decide(node: str, reason: str, prefix: str, cfg: Any, slurm: Any) -> DrainD
             return DrainDecision(node, reason, False, "already_ours", f"already drained: {me.reason}")
         return DrainDecision(node, reason, False, "not_ours", f"drained by someone else: {me.reason!r}")
     ours = len(drained_by_us(nodes, prefix))
-    limit = breaker_limit(len(nodes), cfg.get("safety.max_drain_fraction"), cfg.get("safety.min_drain_nodes"))
+    limit = cfg.drain_limit(len(nodes))
     if ours + 1 > limit:
         return DrainDecision(node, reason, False, "breaker_open",
                              f"circuit breaker: {ours} of {len(nodes)} nodes already drained by slurmtools "
@@ -157,11 +158,11 @@ def _decide(node: str, reason: str, prefix: str, cfg: Any, slurm: Any) -> DrainD
     return _settle(node, reason, prefix, cfg, slurm, limit)
 
 
-def _settle(node: str, reason: str, prefix: str, cfg: Any, slurm: Any, limit: int) -> DrainDecision:
+def _settle(node: str, reason: str, prefix: str, cfg: Config, slurm: Slurm, limit: int) -> DrainDecision:
     """Concurrent drains (epilogs on many nodes at once) each saw the breaker closed. Look again once they
     have landed; every node orders our drains the same way (oldest reason time first, then name) and the
     ones past the limit undo their own drain."""
-    settle = float(cfg.get("safety.settle"))
+    settle = float(cfg.safety.settle)
     if settle <= 0:
         return DrainDecision(node, reason, True, "drained")
     import time
@@ -187,10 +188,10 @@ def _settle(node: str, reason: str, prefix: str, cfg: Any, slurm: Any, limit: in
     return DrainDecision(node, reason, False, "breaker_open", detail)
 
 
-def request_resume(node: str, *, cfg: Any, slurm: Any, actor: str, why: str) -> tuple[DrainDecision, Event]:
+def request_resume(node: str, *, cfg: Config, slurm: Slurm, actor: str, why: str) -> tuple[DrainDecision, Event]:
     """Resume NODE only if it carries our reason (an admin's drain is untouchable); observe mode and the
     kill switch record the decision and change nothing. Returns the decision and its node_state event."""
-    prefix = cfg.get("general.reason_prefix")
+    prefix = cfg.reason_prefix
     decision = _decide_resume(node, prefix, cfg, slurm)
     event = Event("node_state", {"node": node, "action": "resume", "actor": actor, "reason": why,
                                  "applied": decision.applied,
@@ -201,8 +202,8 @@ def request_resume(node: str, *, cfg: Any, slurm: Any, actor: str, why: str) -> 
     return decision, event
 
 
-def _read_nodes(slurm: Any, node: str, reason: str,
-                names: list[str] | None) -> tuple[list[Any], Any] | DrainDecision:
+def _read_nodes(slurm: Slurm, node: str, reason: str,
+                names: list[str] | None) -> tuple[list[NodeInfo], NodeInfo] | DrainDecision:
     """Slurm's view of NAMES (None: all nodes) and of NODE among them, or the error decision."""
     from slurmtools.slurm import SlurmError
 
@@ -216,7 +217,7 @@ def _read_nodes(slurm: Any, node: str, reason: str,
     return nodes, me
 
 
-def _decide_resume(node: str, prefix: str, cfg: Any, slurm: Any) -> DrainDecision:
+def _decide_resume(node: str, prefix: str, cfg: Config, slurm: Slurm) -> DrainDecision:
     found = _read_nodes(slurm, node, "", [node])
     if isinstance(found, DrainDecision):
         return found
@@ -225,9 +226,9 @@ def _decide_resume(node: str, prefix: str, cfg: Any, slurm: Any) -> DrainDecisio
         return DrainDecision(node, me.reason or "", False, "not_drained", "")
     if not is_ours(me.reason, prefix):
         return DrainDecision(node, me.reason or "", False, "not_ours", f"drained by someone else: {me.reason!r}")
-    if not cfg.get("general.enabled"):
+    if not cfg.general.enabled:
         return DrainDecision(node, me.reason, False, "disabled", "general.enabled = false")
-    if cfg.get("general.observe"):
+    if cfg.general.observe:
         return DrainDecision(node, me.reason, False, "observe", "observe mode: recorded, not resumed")
     from slurmtools.slurm import SlurmError
 
