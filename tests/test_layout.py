@@ -145,15 +145,15 @@ def test_hooks_import_no_cli_and_no_database_at_module_level() -> None:
 #: Shared by every stage: they import only each other (and `diagnosis.rules`, for config's validation of rules).
 SHARED_IMPORTS = {"config": {"fsutil", "settings", "diagnosis.rules"}, "settings": {"_plain"}, "fsutil": set(),
                   "timeutil": set(), "_plain": set(),
-                  "textsafe": set(), "bounds": set(), "__main__": {"cli"}, "": set()}
-BASE = {"config", "settings", "fsutil", "timeutil", "_plain", "textsafe", "bounds"}
+                  "textsafe": set(), "bounds": set(), "jobstate": {"fsutil"}, "__main__": {"cli"}, "": set()}
+BASE = {"config", "settings", "fsutil", "timeutil", "_plain", "textsafe", "bounds", "jobstate"}
 
 #: folder -> what it may import besides itself and the shared modules: a folder ("ledger") or one module of it
 #: ("controller.queue"). Down the loop: hooks -> checks, diagnosis, the spool, the drain path; the controller ->
 #: ledger, jobs.marker, slurm; cli -> everything, nothing -> cli.
 ALLOWED: dict[str, set[str]] = {
     "slurm": set(),
-    "diagnosis": set(),
+    "diagnosis": {"ledger.events", "ledger.fields"},          # the findings' vocabulary: the events' enums
     "iostat": set(),
     "lab": set(),
     "ledger": {"slurm"},
@@ -166,7 +166,7 @@ ALLOWED: dict[str, set[str]] = {
               "controller.queue"},                             # the slurmctld epilog only enqueues
     "controller": {"ledger", "slurm", "drain", "diagnosis", "jobs", "plugins", "checks"},
     "detect": {"diagnosis", "ledger", "drain"},
-    "stalls": {"diagnosis", "ledger", "drain", "slurm", "iostat", "jobs", "detect.prom", "detect.scan",
+    "stalls": {"diagnosis", "ledger", "drain", "slurm", "iostat", "jobs", "detect.prom", "detect.scan", "detect.links",
                "hooks.textfile", "controller.base", "controller.recovery", "controller.state",
                "controller.evacuate"},                         # a stall decision, finished as an evacuation
     "reports": {"checks", "iostat", "ledger", "slurm", "drain"},
