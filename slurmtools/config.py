@@ -239,6 +239,10 @@ class Config(Settings):
             raise ConfigError(f"node {node}: hardware profile {name!r} is not defined ([hardware.{name}])")
         return self.hardware_profiles[name]
 
+    def xid_overrides(self) -> dict[str, dict[str, str]]:
+        """The operator's [xid.N] tables as ``diagnosis.catalog.lookup`` takes them ("": the catalog's value)."""
+        return {xid: entry.to_dict() for xid, entry in self.xid.items()}
+
     # -- the old dotted-string API (a compatibility shim) --
 
     def get(self, dotted: str) -> Any:

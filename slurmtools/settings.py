@@ -6,9 +6,8 @@ types, CHOICES, RANGES: errors name the key and the file) and returns a ``config
 (``[nodes.NAME]``, ``[hardware.NAME]``, ``[xid.N]``, ``[plugins.partitions.NAME]``, ...) is a ``dict`` of
 complete entries: its defaults table (``[node]``, ``[hardware_profile]``, ...) with the entry's keys over it.
 
-To add a key: add it, commented, to ``data/defaults.toml`` and as an annotated attribute of its table's class
-here (``tests/test_config.py`` fails while the two differ); a range or a fixed set of values goes into
-``config.RANGES`` / ``config.CHOICES``.
+To add a key: add it, commented, to ``data/defaults.toml`` and as an annotated attribute of its table's class here
+(tests/test_config.py fails while they differ); its range or fixed values go in ``config.RANGES``/``CHOICES``.
 
 Plain classes: the prolog builds this model at every job start, and ``dataclasses`` or ``msgspec`` cost more of
 its import budget than the whole model (docs/performance.md). The annotations (strings) are read, never evaluated.
@@ -194,6 +193,10 @@ class Checks(Table):
     perf_drain_after: int
     perf_stress_seconds: float
     perf_clock_margin: float
+
+    def profile(self, name: str) -> list[str]:
+        """The checks profile NAME runs (prolog, epilog, health, deep)."""
+        return {"prolog": self.prolog, "epilog": self.epilog, "health": self.health, "deep": self.deep}[name]
 
 
 class HardwareProfile(Table):

@@ -78,13 +78,13 @@ def controller_run(interval: float | None, no_recovery: bool) -> None:
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     cfg = controller.cfg
-    echo(f"slurmtools controller: watching {cfg.get('controller.queue_dir')}", err=True)
+    echo(f"slurmtools controller: watching {cfg.controller.queue_dir}", err=True)
     leader = None
-    if cfg.get("controller.leader_election"):
+    if cfg.controller.leader_election:
         from slurmtools.controller.leader import Leader
 
         leader = Leader(controller.engine, controller.cluster)
-    controller.run(interval or float(cfg.get("controller.poll_interval")), lambda: stop["now"], leader)
+    controller.run(interval or cfg.controller.poll_interval, lambda: stop["now"], leader)
 
 
 @controller_group.command("status")
@@ -115,8 +115,8 @@ def controller_status(as_json: bool, limit: int) -> None:
                   "decision": d.decision, "status": d.status, "reason": d.reason, "excluded_nodes": d.excluded_nodes,
                   **{k: getattr(d, k).isoformat() if getattr(d, k) else None for k in steps}} for d in rows]
     try:
-        queued = [item for _, item in queue.pending(cfg.get("controller.queue_dir"),
-                                                     queue.owners(str(cfg.get("controller.queue_user"))))]
+        queued = [item for _, item in queue.pending(cfg.controller.queue_dir,
+                                                     queue.owners(cfg.controller.queue_user))]
     except (OSError, queue.QueueError) as exc:
         fail(f"controller queue: {exc}", 1)
     if as_json:

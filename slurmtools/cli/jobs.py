@@ -29,21 +29,21 @@ def sbatch_cmd(argv: tuple[str, ...]) -> None:
         echo(sbatch_cmd.help or "")
         return
     cfg = get_config()
-    bin_dir = cfg.get("slurm.bin_dir")
+    bin_dir = cfg.slurm.bin_dir
     exe = os.path.join(bin_dir, "sbatch") if bin_dir else "sbatch"
     opts = sbatch.value_options(exe)
     try:
         ours, rest = sbatch.take_ours(list(argv), *opts)
-        asked = bounded_count(ours.get("max-retries", cfg.get("controller.max_retries")), 10 ** MAX_DIGITS)
+        asked = bounded_count(ours.get("max-retries", cfg.controller.max_retries), 10 ** MAX_DIGITS)
         if asked is None:
             raise sbatch.WrapperError("--max-retries must be a whole number >= 0")
         retries = asked
         on = ours.get("retry-on", "node")
         if on not in RETRY_ON or retries < 0:
             raise sbatch.WrapperError("--retry-on must be node or any, --max-retries a number >= 0")
-        if retries > int(cfg.get("controller.retry_limit")):
+        if retries > cfg.controller.retry_limit:
             raise sbatch.WrapperError(f"--max-retries {retries} is above this site's maximum "
-                                      f"({cfg.get('controller.retry_limit')}, controller.retry_limit)")
+                                      f"({cfg.controller.retry_limit}, controller.retry_limit)")
         grace = int(ours["checkpoint-grace"]) if "checkpoint-grace" in ours else None
         plan = sbatch.build(rest, ask=RetryAsk(retries, on), excluded=sbatch.active_exclusions(cfg),
                             ckpt_signal=ours.get("checkpoint-signal"), ckpt_grace=grace, sbatch=exe, value_opts=opts)
