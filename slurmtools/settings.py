@@ -51,23 +51,20 @@ class Table(Plain):
 
     def __init__(self, values: Mapping[str, Any]) -> None:
         fields = _fields(type(self))
-        unknown = sorted(str(k) for k in values if k not in {key for key, _, _ in fields.values()})
-        if unknown:
-            raise ValueError(f"{type(self).__name__}: unknown key {unknown[0]!r}")
+        if len(values) != len(fields) or any(key not in values for key, _, _ in fields.values()):
+            known = {key for key, _, _ in fields.values()}
+            extra, missing = sorted(set(values) - known), sorted(known - set(values))
+            raise ValueError(f"{type(self).__name__}: " + (f"unknown key {extra[0]!r}" if extra
+                                                           else f"missing key {missing[0]!r}"))
         for attr, (key, kind, table) in fields.items():
-            if key not in values:
-                raise ValueError(f"{type(self).__name__}: missing key {key!r}")
             value = values[key]
-            if kind == "table":
-                assert table is not None
-                value = table(value)
-            elif kind == "named":
-                assert table is not None
-                base = next(values[k] for k, kd, t in fields.values() if kd == "table" and t is table)
-                value = {str(name): table({**base, **entry}) for name, entry in value.items()}
-            elif isinstance(value, list):
-                value = [dict(v) if isinstance(v, dict) else v for v in value]
-            setattr(self, attr, value)
+            if table is not None:
+                if kind == "table":
+                    value = table(value)
+                else:   # named: each entry complete, over its defaults table (the sibling of the same class)
+                    base = next(values[k] for k, kd, t in fields.values() if kd == "table" and t is table)
+                    value = {str(name): table({**base, **entry}) for name, entry in value.items()}
+            self.__dict__[attr] = value     # lists as given: the validated dict is the model's own
 
     def to_dict(self) -> dict[str, Any]:
         """The table as plain TOML data (keys as in defaults.toml)."""
