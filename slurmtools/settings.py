@@ -63,7 +63,8 @@ class Table(Plain):
                     value = table(value)
                 else:   # named: each entry complete, over its defaults table (the sibling of the same class)
                     base = next(values[k] for k, kd, t in fields.values() if kd == "table" and t is table)
-                    value = {str(name): table({**base, **entry}) for name, entry in value.items()}
+                    value = {str(name): table({k: v[:] if isinstance(v, list) else v  # lists: their own
+                                               for k, v in {**base, **entry}.items()}) for name, entry in value.items()}
             self.__dict__[attr] = value     # lists as given: the validated dict is the model's own
 
     def to_dict(self) -> dict[str, Any]:

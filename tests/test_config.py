@@ -230,3 +230,17 @@ def test_the_dotted_lookup_finder_sees_each_form() -> None:
     assert all(LOOKUP.search(s) for s in ['cfg.get("ledger.url")', "self.cfg.get(f'stalls.{k}')",
                                           'cfg.section("checks")', 'cfg.node(n)["state_dir"]', "config.hardware(n)"])
     assert not any(LOOKUP.search(s) for s in ["config.get()", 'row.get("nodes")', "cfg.node_for(n).state_dir"])
+
+
+def test_a_table_refuses_unknown_and_missing_keys_and_entries_own_their_lists(tmp_path: Path) -> None:
+    from slurmtools import settings
+
+    good = config.load(env={}).safety.to_dict()
+    assert settings.Safety(good).drain_limit(30) == 3
+    with pytest.raises(ValueError, match="Safety: unknown key 'max_drains'"):
+        settings.Safety({**good, "max_drains": 1})
+    with pytest.raises(ValueError, match="Safety: missing key 'settle'"):
+        settings.Safety({k: v for k, v in good.items() if k != "settle"})
+    cfg = config.load(write(tmp_path, '[hardware.a]\ngpus = 8\n[hardware.b]\ngpus = 4\n'), env={})
+    cfg.hardware_profiles["a"].mounts.append("/raid")
+    assert cfg.hardware_profiles["b"].mounts == [] and cfg.hardware_profile.mounts == []
