@@ -71,7 +71,7 @@ class Table(Plain):
         """The table as plain TOML data (keys as in defaults.toml)."""
         return {key: plain(getattr(self, attr)) for attr, (key, _, _) in _fields(type(self)).items()}
 
-    def replace(self, **changes: Any) -> Any:
+    def replace(self, **changes: object) -> Any:
         """A copy with CHANGES (attribute names) over it; unchecked, for tests and derived tables."""
         values = self.to_dict()
         for attr, value in changes.items():
@@ -103,7 +103,7 @@ def tables(cls: type[Table]) -> dict[str, tuple[str, type[Table]]]:
     return {key: (kind, table) for key, kind, table in _fields(cls).values() if table is not None}
 
 
-def plain(value: Any) -> Any:
+def plain(value: object) -> Any:
     """VALUE with every table in it turned into plain data (a copy: changing it changes no configuration)."""
     if isinstance(value, Table):
         return value.to_dict()

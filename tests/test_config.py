@@ -244,3 +244,14 @@ def test_a_table_refuses_unknown_and_missing_keys_and_entries_own_their_lists(tm
     cfg = config.load(write(tmp_path, '[hardware.a]\ngpus = 8\n[hardware.b]\ngpus = 4\n'), env={})
     cfg.hardware_profiles["a"].mounts.append("/raid")
     assert cfg.hardware_profiles["b"].mounts == [] and cfg.hardware_profile.mounts == []
+
+
+def test_the_drain_limit_is_the_breakers() -> None:
+    """One definition for the breaker's limit: the controller's safety.breaker_limit agrees until it uses it."""
+    from slurmtools.controller import safety
+
+    cfg = config.load(env={})
+    for fraction, minimum in ((0.1, 2), (0.25, 0), (0.0, 3), (1.0, 1)):
+        cfg.safety.max_drain_fraction, cfg.safety.min_drain_nodes = fraction, minimum
+        assert [cfg.drain_limit(n) for n in range(0, 60, 7)] == \
+            [safety.breaker_limit(n, fraction, minimum) for n in range(0, 60, 7)]

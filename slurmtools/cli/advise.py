@@ -59,7 +59,7 @@ def _gather(cfg: Config, scope: Any, gpus: int, job: int | None, user: str | Non
     engine = None
     try:
         engine = make_engine(cfg.ledger.url, readonly=True)
-        return advice.gather(engine, scope, gpus=gpus, prefix=cfg.general.reason_prefix, job=job, user=user)
+        return advice.gather(engine, scope, gpus=gpus, prefix=cfg.reason_prefix, job=job, user=user)
     except Exception as exc:  # noqa: BLE001 - no ledger access: the published figures, or one line
         why = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else exc.__class__.__name__
         inp = _published(cfg, gpus)
@@ -202,7 +202,7 @@ def publish_cmd(output: Path | None, since: str) -> None:
     try:
         engine = make_engine(cfg.ledger.url, readonly=True)
         try:
-            inp = advice.gather(engine, scope, gpus=1, prefix=cfg.general.reason_prefix)
+            inp = advice.gather(engine, scope, gpus=1, prefix=cfg.reason_prefix)
         finally:
             engine.dispose()
     except Exception as exc:  # noqa: BLE001 - one line, not a traceback

@@ -69,7 +69,7 @@ def report_cmd(since: str, until: str, cluster: str | None, partition: str | Non
         scope.gpus_per_node, scope.extra["gpus_per_node_from"] = _gpus_per_node(cfg, scope.cluster)
     try:
         engine = make_engine(cfg.ledger.url, readonly=True)   # a long read never holds SQLite's write lock
-        data = build_report(engine, scope, prefix=cfg.general.reason_prefix,
+        data = build_report(engine, scope, prefix=cfg.reason_prefix,
                             sections=tuple(sections) or SECTIONS, charts=fmt == "html")
     except (LedgerError, ReportError) as exc:
         fail(str(exc), 1)

@@ -58,10 +58,9 @@ def events_for(cfg: Config, flags: list[dict[str, Any]], *, known: set[str] | No
     events: list[Event] = []
     outcomes: list[dict[str, Any]] = []
     observe = cfg.general.observe
-    prefix = cfg.general.reason_prefix
+    prefix = cfg.reason_prefix
     ttl = parse_duration(cfg.detect.soft_ttl).total_seconds()
-    limit = safety.breaker_limit(len(known or ()), cfg.safety.max_drain_fraction,
-                                 cfg.safety.min_drain_nodes)
+    limit = cfg.drain_limit(len(known or ()))
     opened: set[str] = set()
     for flag in flags:
         node = slurm_name(str(flag["node"]), known) if known is not None else None

@@ -97,13 +97,13 @@ def act_on(cfg: Config, slurm: Slurm, engine: Engine, results: list[dict[str, An
         return events, out
     base = {"observe": not acting(cfg)}
     nodes = slurm.nodes()
-    limit = safety.breaker_limit(len(nodes), cfg.safety.max_drain_fraction, cfg.safety.min_drain_nodes)
+    limit = cfg.drain_limit(len(nodes))
     refuse = None
     if acting(cfg):
         if len(stalled) > limit:
             refuse = ("shared_cause", f"{len(stalled)} jobs stalled at once (circuit breaker limit {limit}): a shared "
                                       "cause (filesystem, fabric); nothing done, a person decides")
-        elif len(safety.drained_by_us(nodes, cfg.general.reason_prefix)) >= limit:
+        elif len(safety.drained_by_us(nodes, cfg.reason_prefix)) >= limit:
             refuse = ("breaker_open", "circuit breaker open: no stall action")
         elif not cfg.controller.evacuate:
             refuse = ("evacuate_off", "controller.evacuate is off: the controller would not finish a requeue")
