@@ -255,3 +255,26 @@ def test_the_drain_limit_is_the_breakers() -> None:
         cfg.safety.max_drain_fraction, cfg.safety.min_drain_nodes = fraction, minimum
         assert [cfg.drain_limit(n) for n in range(0, 60, 7)] == \
             [safety.breaker_limit(n, fraction, minimum) for n in range(0, 60, 7)]
+
+
+def test_the_hooks_cache_is_reused_and_a_cache_the_model_refuses_is_parsed_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+    import os
+
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o755)
+    os.chmod(cache, 0o755)
+    monkeypatch.setenv("SLURMTOOLS_CACHE_DIR", str(cache))
+    path = write(tmp_path, '[node]\nstate_dir = "/st"\n')
+    assert config.load(path, env={}, cache=True).state_dir("n1") == "/st"
+    stored = json.loads((cache / "config-cache.json").read_text())
+    assert stored["data"]["node"]["state_dir"] == "/st"
+    stored["data"]["node"]["state_dir"] = "/from-the-cache"        # a hit is what the cache says
+    (cache / "config-cache.json").write_text(json.dumps(stored))
+    assert config.load(path, env={}, cache=True).state_dir("n1") == "/from-the-cache"
+    del stored["data"]["node"]["replay"]                            # not this version's model: parsed again
+    (cache / "config-cache.json").write_text(json.dumps(stored))
+    cfg = config.load(path, env={}, cache=True)
+    assert cfg.state_dir("n1") == "/st" and cfg.node_for("n1").replay == ""
+    assert json.loads((cache / "config-cache.json").read_text())["data"]["node"]["replay"] == ""    # cached anew
