@@ -6,9 +6,8 @@ types, CHOICES, RANGES: errors name the key and the file) and returns a ``config
 (``[nodes.NAME]``, ``[hardware.NAME]``, ``[xid.N]``, ``[plugins.partitions.NAME]``, ...) is a ``dict`` of
 complete entries: its defaults table (``[node]``, ``[hardware_profile]``, ...) with the entry's keys over it.
 
-To add a key: add it, commented, to ``data/defaults.toml`` and as an annotated attribute of its table's class
-here (``tests/test_config.py`` fails while the two differ); a range or a fixed set of values goes into
-``config.RANGES`` / ``config.CHOICES``.
+To add a key: add it, commented, to ``data/defaults.toml`` and as an annotated attribute of its table's class here
+(tests/test_config.py fails while they differ); its range or fixed values go in ``config.RANGES``/``CHOICES``.
 
 Plain classes: the prolog builds this model at every job start, and ``dataclasses`` or ``msgspec`` cost more of
 its import budget than the whole model (docs/performance.md). The annotations (strings) are read, never evaluated.
@@ -52,29 +51,27 @@ class Table(Plain):
 
     def __init__(self, values: Mapping[str, Any]) -> None:
         fields = _fields(type(self))
-        unknown = sorted(str(k) for k in values if k not in {key for key, _, _ in fields.values()})
-        if unknown:
-            raise ValueError(f"{type(self).__name__}: unknown key {unknown[0]!r}")
+        if len(values) != len(fields) or any(key not in values for key, _, _ in fields.values()):
+            known = {key for key, _, _ in fields.values()}
+            extra, missing = sorted(set(values) - known), sorted(known - set(values))
+            raise ValueError(f"{type(self).__name__}: " + (f"unknown key {extra[0]!r}" if extra
+                                                           else f"missing key {missing[0]!r}"))
         for attr, (key, kind, table) in fields.items():
-            if key not in values:
-                raise ValueError(f"{type(self).__name__}: missing key {key!r}")
             value = values[key]
-            if kind == "table":
-                assert table is not None
-                value = table(value)
-            elif kind == "named":
-                assert table is not None
-                base = next(values[k] for k, kd, t in fields.values() if kd == "table" and t is table)
-                value = {str(name): table({**base, **entry}) for name, entry in value.items()}
-            elif isinstance(value, list):
-                value = [dict(v) if isinstance(v, dict) else v for v in value]
-            setattr(self, attr, value)
+            if table is not None:
+                if kind == "table":
+                    value = table(value)
+                else:   # named: each entry complete, over its defaults table (the sibling of the same class)
+                    base = next(values[k] for k, kd, t in fields.values() if kd == "table" and t is table)
+                    value = {str(name): table({k: v[:] if isinstance(v, list) else v  # lists: their own
+                                               for k, v in {**base, **entry}.items()}) for name, entry in value.items()}
+            self.__dict__[attr] = value     # lists as given: the validated dict is the model's own
 
     def to_dict(self) -> dict[str, Any]:
         """The table as plain TOML data (keys as in defaults.toml)."""
         return {key: plain(getattr(self, attr)) for attr, (key, _, _) in _fields(type(self)).items()}
 
-    def replace(self, **changes: Any) -> Any:
+    def replace(self, **changes: object) -> Any:
         """A copy with CHANGES (attribute names) over it; unchecked, for tests and derived tables."""
         values = self.to_dict()
         for attr, value in changes.items():
@@ -106,7 +103,7 @@ def tables(cls: type[Table]) -> dict[str, tuple[str, type[Table]]]:
     return {key: (kind, table) for key, kind, table in _fields(cls).values() if table is not None}
 
 
-def plain(value: Any) -> Any:
+def plain(value: object) -> Any:
     """VALUE with every table in it turned into plain data (a copy: changing it changes no configuration)."""
     if isinstance(value, Table):
         return value.to_dict()
@@ -194,6 +191,10 @@ class Checks(Table):
     perf_drain_after: int
     perf_stress_seconds: float
     perf_clock_margin: float
+
+    def profile(self, name: str) -> list[str]:
+        """The checks profile NAME runs (prolog, epilog, health, deep)."""
+        return {"prolog": self.prolog, "epilog": self.epilog, "health": self.health, "deep": self.deep}[name]
 
 
 class HardwareProfile(Table):

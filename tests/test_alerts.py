@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-import types
 from pathlib import Path
 
 from prometheus_client import CollectorRegistry, generate_latest
@@ -37,8 +36,11 @@ def test_the_rules_name_what_the_exporter_serves_and_the_heartbeat_gets_there(tm
     leader = Leader(engine, CLUSTER, role="controller")
     assert leader.hold()
     Leader(engine, "other", role="stalls").hold()                     # another cluster's: not ours
-    paths = {"ledger.spool_dir": str(tmp_path / "spool"), "controller.queue_dir": str(tmp_path / "queue")}
-    cfg = types.SimpleNamespace(cluster=CLUSTER, get=paths.__getitem__)
+    from slurmtools import config
+
+    cfg = config.load(env={})
+    cfg.general.cluster, cfg.ledger.spool_dir = CLUSTER, str(tmp_path / "spool")
+    cfg.controller.queue_dir = str(tmp_path / "queue")
     registry = CollectorRegistry()
     registry.register(LedgerCollector(cfg, engine))
     text = generate_latest(registry).decode()

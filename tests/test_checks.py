@@ -251,7 +251,7 @@ def test_host_memory_disk_dstate_daemons(tmp_path: Path) -> None:
     cfg.hardware_profiles["h"] = cfg.hardware_profile.replace(
         min_mem_available_mib=1024, daemons=["sshd", "nvidia-persistenced"],
         disk_paths=[str(tmp_path), "/nonexistent-path"], dstate_fail_count=0)
-    ctx = runner.Context(node="n1", profile="prolog", settings=cfg.section("checks"), hardware=cfg.hardware("n1"),
+    ctx = runner.Context(node="n1", profile="prolog", settings=cfg.checks, hardware=cfg.hardware_for("n1"),
                          counters=counters_mod.Counters(None, 1))
     results = host.run(sysmod.System(fs=fs), ctx)
     got = {(r.status, r.reason) for r in results}
@@ -271,7 +271,7 @@ def test_hung_filesystem_fails_within_the_probe_timeout(tmp_path: Path) -> None:
     cfg = make_cfg(tmp_path, "[checks]\nprobe_timeout = 0.5", hardware="h")
     cfg.hardware_profiles["h"] = cfg.hardware_profile.replace(mounts=[str(fifo), "/", "/lustre"],
                                                               writable=[str(tmp_path), str(ro / "gone")])
-    ctx = runner.Context(node="n1", profile="prolog", settings=cfg.section("checks"), hardware=cfg.hardware("n1"),
+    ctx = runner.Context(node="n1", profile="prolog", settings=cfg.checks, hardware=cfg.hardware_for("n1"),
                          counters=counters_mod.Counters(None, 1))
     start = time.monotonic()
     results = filesystems.run(sysmod.System(fs=fs), ctx)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -182,3 +183,98 @@ def test_list_items_are_checked(tmp_path: Path, text: str, needle: str) -> None:
     assert "\n" not in str(err.value)
     with pytest.raises(config.ConfigError):
         config.check_file(path)
+
+
+#: Modules that still read the configuration by dotted string (``cfg.get("a.b")``, ``cfg.section``, ``cfg.node``,
+#: ``cfg.hardware``: the compatibility shim in config.Config). Issue 31: each is being converted by its owner;
+#: remove a module here when it is, and the shim with the last one.
+DOTTED_STILL_ALLOWED = {
+    "controller/act.py", "controller/base.py", "controller/decide.py", "controller/engine.py",
+    "controller/evacuate.py", "controller/exclusions.py", "controller/ingest.py", "controller/perf.py",
+    "controller/policy.py", "controller/recovery.py", "controller/resubmit.py", "controller/safety.py",
+    "diagnosis/sources.py", "hooks/epilog.py", "hooks/prolog.py", "hooks/runner.py", "hooks/textfile.py",
+    "iostat/jobio.py", "ledger/api.py",
+}
+
+
+#: A dotted lookup on the configuration: get/section with an argument (not the process-wide config.get()).
+LOOKUP = re.compile(r"\b(?:cfg|config|self\.cfg|self\.config)\.(?:(?:get|section)\((?!\))|(?:node|hardware)\()")
+
+
+def _dotted_lookups() -> dict[str, list[str]]:
+    root = Path(config.__file__).parent
+    found: dict[str, list[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel in {"config.py", "settings.py"}:
+            continue
+        lines = [f"{rel}:{n}: {line.strip()}" for n, line in enumerate(path.read_text().splitlines(), 1)
+                 if LOOKUP.search(line)]
+        if lines:
+            found[rel] = lines
+    return found
+
+
+def test_no_dotted_configuration_lookup_outside_config() -> None:
+    """Typed attributes (``cfg.controller.submit_dir``) everywhere: a new dotted lookup fails here."""
+    found = _dotted_lookups()
+    assert [line for rel, lines in found.items() if rel not in DOTTED_STILL_ALLOWED for line in lines] == []
+
+
+def test_the_dotted_allow_list_only_shrinks() -> None:
+    """A module converted by its owner leaves DOTTED_STILL_ALLOWED (the list is what remains to do)."""
+    assert sorted(DOTTED_STILL_ALLOWED - set(_dotted_lookups())) == []
+
+
+def test_the_dotted_lookup_finder_sees_each_form() -> None:
+    assert all(LOOKUP.search(s) for s in ['cfg.get("ledger.url")', "self.cfg.get(f'stalls.{k}')",
+                                          'cfg.section("checks")', 'cfg.node(n)["state_dir"]', "config.hardware(n)"])
+    assert not any(LOOKUP.search(s) for s in ["config.get()", 'row.get("nodes")', "cfg.node_for(n).state_dir"])
+
+
+def test_a_table_refuses_unknown_and_missing_keys_and_entries_own_their_lists(tmp_path: Path) -> None:
+    from slurmtools import settings
+
+    good = config.load(env={}).safety.to_dict()
+    assert settings.Safety(good).drain_limit(30) == 3
+    with pytest.raises(ValueError, match="Safety: unknown key 'max_drains'"):
+        settings.Safety({**good, "max_drains": 1})
+    with pytest.raises(ValueError, match="Safety: missing key 'settle'"):
+        settings.Safety({k: v for k, v in good.items() if k != "settle"})
+    cfg = config.load(write(tmp_path, '[hardware.a]\ngpus = 8\n[hardware.b]\ngpus = 4\n'), env={})
+    cfg.hardware_profiles["a"].mounts.append("/raid")
+    assert cfg.hardware_profiles["b"].mounts == [] and cfg.hardware_profile.mounts == []
+
+
+def test_the_drain_limit_is_the_breakers() -> None:
+    """One definition for the breaker's limit: the controller's safety.breaker_limit agrees until it uses it."""
+    from slurmtools.controller import safety
+
+    cfg = config.load(env={})
+    for fraction, minimum in ((0.1, 2), (0.25, 0), (0.0, 3), (1.0, 1)):
+        cfg.safety.max_drain_fraction, cfg.safety.min_drain_nodes = fraction, minimum
+        assert [cfg.drain_limit(n) for n in range(0, 60, 7)] == \
+            [safety.breaker_limit(n, fraction, minimum) for n in range(0, 60, 7)]
+
+
+def test_the_hooks_cache_is_reused_and_a_cache_the_model_refuses_is_parsed_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+    import os
+
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o755)
+    os.chmod(cache, 0o755)
+    monkeypatch.setenv("SLURMTOOLS_CACHE_DIR", str(cache))
+    path = write(tmp_path, '[node]\nstate_dir = "/st"\n')
+    assert config.load(path, env={}, cache=True).state_dir("n1") == "/st"
+    stored = json.loads((cache / "config-cache.json").read_text())
+    assert stored["data"]["node"]["state_dir"] == "/st"
+    stored["data"]["node"]["state_dir"] = "/from-the-cache"        # a hit is what the cache says
+    (cache / "config-cache.json").write_text(json.dumps(stored))
+    assert config.load(path, env={}, cache=True).state_dir("n1") == "/from-the-cache"
+    del stored["data"]["node"]["replay"]                            # not this version's model: parsed again
+    (cache / "config-cache.json").write_text(json.dumps(stored))
+    cfg = config.load(path, env={}, cache=True)
+    assert cfg.state_dir("n1") == "/st" and cfg.node_for("n1").replay == ""
+    assert json.loads((cache / "config-cache.json").read_text())["data"]["node"]["replay"] == ""    # cached anew

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pytest
 
+from slurmtools import config
 from slurmtools.detect import act, prom, score
 from slurmtools.detect.score import Params, Signal
 
@@ -186,16 +187,14 @@ def test_prometheus_errors_are_one_clear_line(fake_prom: str) -> None:
 
 # --- acting on flags
 
-class _Cfg:
-    cluster = "lab"
-
-    def __init__(self, **over: Any) -> None:
-        self.values = {"general.observe": False, "general.reason_prefix": "slurmtools:", "detect.soft_ttl": "6h",
-                       "safety.max_drain_fraction": 0.1, "safety.min_drain_nodes": 2, "detect.drain_on_hard": True,
-                       **over}
-
-    def get(self, key: str) -> Any:
-        return self.values[key]
+def _Cfg(**over: Any) -> config.Config:
+    """The packaged defaults (observe off, 6h soft exclusions, breaker 10 % / 2 nodes) with OVER ("a.b": v)."""
+    cfg = config.load(env={})
+    cfg.general.cluster = "lab"
+    for dotted, value in over.items():
+        table, key = dotted.split(".")
+        setattr(getattr(cfg, table), key, value)
+    return cfg
 
     def drain_limit(self, total_nodes: int) -> int:
         """Config.drain_limit over this configuration's two breaker values (the real definition)."""

@@ -236,7 +236,6 @@ def test_a_database_error_is_one_line(tmp_path: Path) -> None:
 
 
 def test_exporter_counts_ledger_rows_by_label(tmp_path: Path) -> None:
-    import types
 
     from prometheus_client import CollectorRegistry, generate_latest
 
@@ -244,8 +243,11 @@ def test_exporter_counts_ledger_rows_by_label(tmp_path: Path) -> None:
 
     engine = make_engine(f"sqlite:///{tmp_path}/l.db")
     fill(engine)
-    paths = {"ledger.spool_dir": str(tmp_path / "spool"), "controller.queue_dir": str(tmp_path / "queue")}
-    cfg = types.SimpleNamespace(cluster=CLUSTER, get=paths.__getitem__)
+    from slurmtools import config
+
+    cfg = config.load(env={})
+    cfg.general.cluster, cfg.ledger.spool_dir = CLUSTER, str(tmp_path / "spool")
+    cfg.controller.queue_dir = str(tmp_path / "queue")
     registry = CollectorRegistry()
     registry.register(LedgerCollector(cfg, engine))
     lines = set(generate_latest(registry).decode().splitlines())

@@ -93,19 +93,16 @@ def test_active_exclusions_skip_expired_and_survive_a_missing_file(tmp_path: Pat
             {"node": "n3", "expires_epoch": time.time() + 600}]
     (tmp_path / "x.json").write_text(json.dumps({"generated_epoch": time.time() - 100_000, "exclusions": rows}))
 
-    class C:
-        def get(self, key: str) -> object:
-            return str(tmp_path / "x.json") if key == "exclusions.data_file" else cfg.get(key)  # type: ignore[attr-defined]
-
-    assert sbatch.active_exclusions(C()) == []          # older than exclusions.max_age (a day)
+    cfg.exclusions.data_file = str(tmp_path / "x.json")  # type: ignore[attr-defined]
+    assert sbatch.active_exclusions(cfg) == []          # older than exclusions.max_age (a day)
     assert "are stale (written 100000s ago)" in capsys.readouterr().err
     (tmp_path / "x.json").write_text(json.dumps({"generated_epoch": time.time() - 10, "exclusions": rows}))
-    assert sbatch.active_exclusions(C()) == ["n1", "n3"]
+    assert sbatch.active_exclusions(cfg) == ["n1", "n3"]
     (tmp_path / "x.json").write_text("{not json")
-    assert sbatch.active_exclusions(C()) == []
+    assert sbatch.active_exclusions(cfg) == []
     assert "cannot read the exclusions" in capsys.readouterr().err
     (tmp_path / "x.json").unlink()                      # never published yet (a new site): the normal empty state
-    assert sbatch.active_exclusions(C()) == []
+    assert sbatch.active_exclusions(cfg) == []
     assert capsys.readouterr().err == ""
 
 
@@ -121,32 +118,28 @@ def test_checkpoint_advice_line_and_export(tmp_path: Path, world: dict[str, obje
     # one interruption every 6 h on 512 GPUs = 512 x 6 h GPU-seconds per interruption; 5-minute saves, 10-min restarts
     summary.write_text(json.dumps({"gpu_seconds_per_interruption": 512 * 6 * 3600.0, "checkpoint_cost_s": 300.0,
                                    "restart_cost_s": 600.0, "mtti_from": "test", "mtti_n": 12}))
-    settings = {"advise.data_file": str(summary), "advise.sbatch": "print"}
+    cfg.advise.data_file, cfg.advise.sbatch = str(summary), "print"  # type: ignore[attr-defined]
 
-    class C:
-        def get(self, key: str) -> object:
-            return settings[key] if key in settings else cfg.get(key)  # type: ignore[attr-defined]
-
-    line, env = sbatch.checkpoint_advice(C(), build(["-N", "64", "--gpus-per-node=8", "x.sh"]), None)
+    line, env = sbatch.checkpoint_advice(cfg, build(["-N", "64", "--gpus-per-node=8", "x.sh"]), None)
     assert line is not None and env == {}
     tau = model.best(300.0, 600.0, 6 * 3600.0)
     assert "checkpoint every 56m" in line and f"{model.goodput(tau, 300, 600, 6 * 3600) * 100:.1f}%" in line
-    line, env = sbatch.checkpoint_advice(C(), build(["--nodes=64-128", "x.sh"]), "export")
+    line, env = sbatch.checkpoint_advice(cfg, build(["--nodes=64-128", "x.sh"]), "export")
     assert env == {"SLURMTOOLS_CHECKPOINT_INTERVAL": str(round(tau))} and line
-    line, env = sbatch.checkpoint_advice(C(), build(["-N", "64", "--export=NONE", "x.sh"]), "export")
+    line, env = sbatch.checkpoint_advice(cfg, build(["-N", "64", "--export=NONE", "x.sh"]), "export")
     assert env == {} and line is not None and "not exported" in line
-    assert sbatch.checkpoint_advice(C(), build(["-N", "4", "x.sh"]), None) == (None, {})      # below 8 nodes
-    assert sbatch.checkpoint_advice(C(), build(["-N", "64", "x.sh"]), "off") == (None, {})
-    settings["advise.sbatch"] = "off"
-    assert sbatch.checkpoint_advice(C(), build(["-N", "64", "x.sh"]), None) == (None, {})
+    assert sbatch.checkpoint_advice(cfg, build(["-N", "4", "x.sh"]), None) == (None, {})      # below 8 nodes
+    assert sbatch.checkpoint_advice(cfg, build(["-N", "64", "x.sh"]), "off") == (None, {})
+    cfg.advise.sbatch = "off"  # type: ignore[attr-defined]
+    assert sbatch.checkpoint_advice(cfg, build(["-N", "64", "x.sh"]), None) == (None, {})
     with pytest.raises(sbatch.WrapperError, match="--advice must be one of"):
-        sbatch.checkpoint_advice(C(), build(["-N", "64", "x.sh"]), "loud")
-    settings["advise.sbatch"] = "print"
+        sbatch.checkpoint_advice(cfg, build(["-N", "64", "x.sh"]), "loud")
+    cfg.advise.sbatch = "print"  # type: ignore[attr-defined]
     summary.write_text("{not json")
-    line, env = sbatch.checkpoint_advice(C(), build(["-N", "64", "x.sh"]), None)
+    line, env = sbatch.checkpoint_advice(cfg, build(["-N", "64", "x.sh"]), None)
     assert line is not None and line.startswith("slurmtools sbatch: no checkpoint advice (") and env == {}
     summary.unlink()
-    assert sbatch.checkpoint_advice(C(), build(["-N", "64", "x.sh"]), None) == (None, {})
+    assert sbatch.checkpoint_advice(cfg, build(["-N", "64", "x.sh"]), None) == (None, {})
     script = tmp_path / "job.sh"       # the size from the script's own #SBATCH lines
     script.write_text("#!/bin/sh\n#SBATCH --nodes=16\necho\n")
     assert build([str(script)]).size["nodes"] == "16"

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from slurmtools.checks.counters import Counters
+    from slurmtools.settings import Checks, HardwareProfile
 
 OK, WARN, FAIL, UNKNOWN = "ok", "warn", "fail", "unknown"
 STATUSES = (OK, WARN, FAIL, UNKNOWN)
@@ -89,7 +90,7 @@ class Context(Plain):
     """What a check is told besides the machine: thresholds (the [checks] section), the node's hardware
     profile ([hardware.NAME] over [hardware_profile]), its counters, the job's GPUs (minor numbers)."""
 
-    def __init__(self, node: str, profile: str, settings: dict[str, Any], hardware: dict[str, Any],
+    def __init__(self, node: str, profile: str, settings: Checks, hardware: HardwareProfile,
                  counters: Counters, job_gpus: set[int] | None = None) -> None:
         self.node = node
         self.profile = profile

@@ -14,8 +14,8 @@ NAME = "commands"
 
 
 def commands(ctx: Context) -> list[str]:
-    cmds = [str(c) for c in ctx.settings["deep_commands"]]
-    level = int(ctx.settings["dcgm_level"])
+    cmds = [str(c) for c in ctx.settings.deep_commands]
+    level = ctx.settings.dcgm_level
     if level and shutil.which("dcgmi") and not any(c.split()[:1] == ["dcgmi"] for c in cmds):
         cmds.insert(0, f"dcgmi diag -r {level}")
     return cmds
@@ -26,7 +26,7 @@ def run(system: sysmod.System, ctx: Context) -> list[Result]:
     if system.replay or not cmds:
         return [ok(NAME, "no deep commands configured" if not cmds else "replay: commands not run")]
     results: list[Result] = []
-    timeout = float(ctx.settings["deep_timeout"])
+    timeout = ctx.settings.deep_timeout
     for cmd in cmds:
         try:
             proc = subprocess.run(shlex.split(cmd), capture_output=True, text=True, timeout=timeout,

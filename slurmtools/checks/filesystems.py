@@ -93,8 +93,8 @@ def probe(targets: list[tuple[str, str]], timeout: float) -> dict[tuple[str, str
 
 def run(system: sysmod.System, ctx: Context) -> list[Result]:
     hw = ctx.hardware
-    mounts = [str(m).rstrip("/") or "/" for m in hw["mounts"]]
-    writable = [str(p) for p in hw["writable"]]
+    mounts = [str(m).rstrip("/") or "/" for m in hw.mounts]
+    writable = [str(p) for p in hw.writable]
     if not mounts and not writable:
         return [ok(NAME, "no filesystems required")]
     table = mount_points(system.fs)
@@ -108,7 +108,7 @@ def run(system: sysmod.System, ctx: Context) -> list[Result]:
     targets = [(p, "write") for p in writable]
     if not system.replay:   # a replayed snapshot cannot answer a live probe of its mounts
         targets += [(p, "read") for p in present]
-    outcome = probe(targets, float(ctx.settings["probe_timeout"])) if targets else {}
+    outcome = probe(targets, ctx.settings.probe_timeout) if targets else {}
     for (path, kind), why in sorted(outcome.items()):
         if why:
             verb = "not writable" if kind == "write" else "not answering"

@@ -47,7 +47,7 @@ def cuda_version(raw: int) -> str:
 
 def run(system: sysmod.System, ctx: Context) -> list[Result]:
     hw = ctx.hardware
-    expected = int(hw["gpus"])
+    expected = hw.gpus
     pci = pci_gpus(system.fs)
     err = system.nvml_init()
     if err is not None:
@@ -61,10 +61,10 @@ def run(system: sysmod.System, ctx: Context) -> list[Result]:
     results: list[Result] = []
     driver = str(nvml.nvmlSystemGetDriverVersion())
     cuda = cuda_version(int(nvml.nvmlSystemGetCudaDriverVersion()))
-    if hw["driver_version"] and driver != hw["driver_version"]:
-        results.append(fail(NAME, f"driver {driver}, expected {hw['driver_version']}", driver=driver))
-    if hw["cuda_version"] and cuda != hw["cuda_version"]:
-        results.append(fail(NAME, f"CUDA {cuda}, expected {hw['cuda_version']}", cuda=cuda))
+    if hw.driver_version and driver != hw.driver_version:
+        results.append(fail(NAME, f"driver {driver}, expected {hw.driver_version}", driver=driver))
+    if hw.cuda_version and cuda != hw.cuda_version:
+        results.append(fail(NAME, f"CUDA {cuda}, expected {hw.cuda_version}", cuda=cuda))
     count = int(nvml.nvmlDeviceGetCount())
     seen_bus: set[str] = set()
     for index in range(count):
@@ -130,15 +130,15 @@ def _device(system: sysmod.System, ctx: Context, index: int, seen_bus: set[str])
         if hard:
             out.append(fail(NAME, f"{label}: clocks held down: {', '.join(hard)} ({temp} C)", gpus,
                             clocks_event_reasons=reasons, temperature=temp))
-        elif temp is not None and temp >= int(s["max_gpu_temp_c"]):
-            out.append(fail(NAME, f"{label}: {temp} C, limit {s['max_gpu_temp_c']} C", gpus, temperature=temp))
+        elif temp is not None and temp >= s.max_gpu_temp_c:
+            out.append(fail(NAME, f"{label}: {temp} C, limit {s.max_gpu_temp_c} C", gpus, temperature=temp))
         elif soft:
             out.append(warn(NAME, f"{label}: {', '.join(soft)} ({temp} C)", gpus, clocks_event_reasons=reasons))
         action = _recovery_action(system, h)
         if action:
             out.append(fail(NAME, f"{label}: NVML asks for {RECOVERY_ACTIONS.get(action, f'action {action}')}", gpus,
                             recovery_action=action))
-        if s["require_persistence_mode"] and _query(system, nvml.nvmlDeviceGetPersistenceMode, h) == 0:
+        if s.require_persistence_mode and _query(system, nvml.nvmlDeviceGetPersistenceMode, h) == 0:
             out.append(warn(NAME, f"{label}: persistence mode off (slow, flaky job starts)", gpus))
         if ctx.profile == "prolog":
             out.extend(_stray(system, ctx, h, label, gpus))
@@ -168,7 +168,7 @@ def _stray(system: sysmod.System, ctx: Context, h: Any, label: str, gpus: list[i
         return []
     procs = _query(system, nvml.nvmlDeviceGetComputeRunningProcesses, h) or []
     used = sum(int(p.usedGpuMemory or 0) for p in procs) >> 20
-    if procs and used > int(ctx.settings["stray_memory_mib"]):
+    if procs and used > ctx.settings.stray_memory_mib:
         return [fail(NAME, f"{label}: {len(procs)} leftover processes hold {used} MiB", gpus,
                      pids=[p.pid for p in procs][:16], used_mib=used)]
     if procs:

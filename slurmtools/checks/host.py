@@ -41,31 +41,31 @@ def run(system: sysmod.System, ctx: Context) -> list[Result]:
     hw = ctx.hardware
     results: list[Result] = []
     mem = meminfo(system.fs)
-    want_mib = int(hw["min_mem_available_mib"])
+    want_mib = hw.min_mem_available_mib
     if want_mib and "MemAvailable" in mem and mem["MemAvailable"] // 1024 < want_mib:
         results.append(fail(NAME, f"{mem['MemAvailable'] // 1024} MiB memory available, need {want_mib}",
                             mem_available_mib=mem["MemAvailable"] // 1024))
-    for path in hw["disk_paths"]:
+    for path in hw.disk_paths:
         try:
             st = os.statvfs(path)
         except OSError as exc:
             results.append(fail(NAME, f"{path}: {exc.strerror}", path=path))
             continue
         free = st.f_bavail * st.f_frsize >> 20
-        if free < int(hw["min_disk_free_mib"]):
-            results.append(fail(NAME, f"{path}: {free} MiB free, need {hw['min_disk_free_mib']}", path=path,
+        if free < hw.min_disk_free_mib:
+            results.append(fail(NAME, f"{path}: {free} MiB free, need {hw.min_disk_free_mib}", path=path,
                                 free_mib=free))
     procs = processes(system.fs)
     stuck = [(pid, comm) for pid, comm, state in procs if state == "D"]
     if stuck:
-        limit = int(hw["dstate_fail_count"])
+        limit = hw.dstate_fail_count
         maker = fail if limit and len(stuck) >= limit else warn
         shown = ", ".join(f"{comm}[{pid}]" for pid, comm in stuck[:5])
         results.append(maker(NAME, f"{len(stuck)} processes in D state: {shown}", dstate=stuck[:32]))
-    if hw["daemons"]:
+    if hw.daemons:
         running = {comm for _, comm, _ in procs}
         # comm is cut to 15 characters by the kernel: compare the same way.
-        missing = [d for d in hw["daemons"] if d[:15] not in running]
+        missing = [d for d in hw.daemons if d[:15] not in running]
         if missing:
             results.append(fail(NAME, f"required daemons not running: {', '.join(missing)}", missing=missing))
     if not any(r.status != "ok" for r in results):

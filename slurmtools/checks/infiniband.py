@@ -34,15 +34,15 @@ def ports(fs: sysmod.Fs, exclude: list[str]) -> list[tuple[str, str]]:
 def run(system: sysmod.System, ctx: Context) -> list[Result]:
     hw = ctx.hardware
     fs = system.fs
-    found = ports(fs, list(hw["ib_exclude"]))
-    want_layer = str(hw["ib_link_layer"]).lower()
+    found = ports(fs, list(hw.ib_exclude))
+    want_layer = hw.ib_link_layer.lower()
     if want_layer:
         found = [(d, p) for d, p in found
                  if (fs.read(f"{ROOT}/{d}/ports/{p}/link_layer") or "").strip().lower() == want_layer]
-    expected = int(hw["ib_ports"])
+    expected = hw.ib_ports
     results: list[Result] = []
     if expected >= 0 and len(found) != expected:
-        results.append(fail(NAME, f"{len(found)} {hw['ib_link_layer'] or 'RDMA'} ports present, expected {expected}",
+        results.append(fail(NAME, f"{len(found)} {hw.ib_link_layer or 'RDMA'} ports present, expected {expected}",
                             ports=[f"{d}/{p}" for d, p in found]))
     for dev, port in found:
         results.extend(_port(fs, ctx, dev, port))
@@ -63,7 +63,7 @@ def _port(fs: sysmod.Fs, ctx: Context, dev: str, port: str) -> list[Result]:
     if state != "ACTIVE" or phys != "LinkUp":
         out.append(fail(NAME, f"{name}: port {state or '?'} / {phys or '?'}", port=name, state=state, phys_state=phys))
         return out
-    want = float(hw["ib_rate_gbps"])
+    want = float(hw.ib_rate_gbps)
     if want and _rate_gbps(rate_text) < want:
         out.append(fail(NAME, f"{name}: rate {rate_text}, expected {want:g} Gb/sec", port=name, rate=rate_text))
     if layer.lower() == "ethernet":
@@ -84,16 +84,16 @@ def _counters(fs: sysmod.Fs, ctx: Context, base: str, name: str) -> list[Result]
     if downed is not None and downed.strip().isdigit():
         obs = ctx.counters.observe(f"ib/{name}/link_downed", int(downed), 0)
         if obs.strike:
-            maker = fail if obs.strikes >= int(s["ib_link_downed_strikes"]) else warn
+            maker = fail if obs.strikes >= s.ib_link_downed_strikes else warn
             out.append(maker(NAME, f"{name}: link went down {obs.delta} times since the last check", port=name,
                              counter="link_downed", delta=obs.delta, strikes=obs.strikes))
     for counter in ERROR_COUNTERS:
         raw = fs.read(f"{base}/counters/{counter}")
         if raw is None or not raw.strip().isdigit():
             continue
-        obs = ctx.counters.observe(f"ib/{name}/{counter}", int(raw), int(s["ib_errors_per_run"]))
+        obs = ctx.counters.observe(f"ib/{name}/{counter}", int(raw), s.ib_errors_per_run)
         if obs.strike:
-            maker = fail if obs.strikes >= int(s["strikes"]) else warn
-            out.append(maker(NAME, f"{name}: {counter} +{obs.delta} ({obs.strikes} of {s['strikes']} strikes)",
+            maker = fail if obs.strikes >= s.strikes else warn
+            out.append(maker(NAME, f"{name}: {counter} +{obs.delta} ({obs.strikes} of {s.strikes} strikes)",
                              port=name, counter=counter, delta=obs.delta, strikes=obs.strikes))
     return out

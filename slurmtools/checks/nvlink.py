@@ -10,12 +10,12 @@ NAME = "nvlink"
 
 
 def run(system: sysmod.System, ctx: Context) -> list[Result]:
-    expected = int(ctx.hardware["nvlinks_per_gpu"])
+    expected = ctx.hardware.nvlinks_per_gpu
     if expected == 0:
         return [ok(NAME, "no NVLink expected")]
     if system.nvml_init() is not None:
         # The GPU check reports NVML itself; without it there is nothing to say about links.
-        if int(ctx.hardware["gpus"]) > 0:
+        if ctx.hardware.gpus > 0:
             return [unknown(NAME, "NVML unavailable")]
         return [ok(NAME, "no NVML on this node")]
     nvml = system.nvml
@@ -90,11 +90,11 @@ def _judge_counters(ctx: Context, index: int, uuid: str, errors: dict[str, int])
     s = ctx.settings
     out: list[Result] = []
     for name, value in errors.items():
-        obs = ctx.counters.observe(f"nvlink/{uuid}/{name}", value, int(s["nvlink_errors_per_run"]))
+        obs = ctx.counters.observe(f"nvlink/{uuid}/{name}", value, s.nvlink_errors_per_run)
         if not obs.strike:
             continue
-        text = f"GPU {index}: NVLink {name} errors +{obs.delta} ({obs.strikes} of {s['strikes']} strikes in " \
-               f"{s['window']:g}s)"
-        maker = fail if obs.strikes >= int(s["strikes"]) else warn
+        text = f"GPU {index}: NVLink {name} errors +{obs.delta} ({obs.strikes} of {s.strikes} strikes in " \
+               f"{s.window:g}s)"
+        maker = fail if obs.strikes >= s.strikes else warn
         out.append(maker(NAME, text, [index], counter=name, delta=obs.delta, strikes=obs.strikes))
     return out

@@ -35,14 +35,14 @@ GT_TO_GEN = {2.5: 1, 5.0: 2, 8.0: 3, 16.0: 4, 32.0: 5, 64.0: 6, 128.0: 7}
 
 
 def level(ctx: Context) -> str:
-    return str(ctx.hardware["pcie_slow"])
+    return ctx.hardware.pcie_slow
 
 
 def run(system: sysmod.System, ctx: Context) -> list[Result]:
     how = level(ctx)
     if how == "off":
         return [ok(NAME, "PCIe link check off (pcie_slow = off)")]
-    min_gen, min_width = int(ctx.hardware["pcie_min_gen"]), int(ctx.hardware["pcie_min_width"])
+    min_gen, min_width = ctx.hardware.pcie_min_gen, ctx.hardware.pcie_min_width
     slow: list[tuple[str, list[int], dict[str, Any]]] = []
     links: list[dict[str, Any]] = []
     unjudged: list[str] = []
@@ -62,7 +62,7 @@ def run(system: sysmod.System, ctx: Context) -> list[Result]:
             if problems:
                 slow.append((f"{link['name']}: {'; '.join(problems)}", [index], link))
     for dev in system.fs.listdir(IB_ROOT):
-        if dev in list(ctx.hardware["ib_exclude"]):
+        if dev in list(ctx.hardware.ib_exclude):
             continue
         link = nic_link(system.fs, dev)
         if link is None:

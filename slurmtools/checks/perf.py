@@ -35,10 +35,13 @@ TYPE_CHECKING = False  # typing for the type checker only (docs/performance.md)
 if TYPE_CHECKING:
     from typing import Any
 
+    from slurmtools.settings import Checks, HardwareProfile
+
 NAME = "perf"
 # ------------------------------------------------------------------------------------------------ judgement
-def margins(settings: dict[str, Any]) -> dict[str, float]:
-    return {"bandwidth": float(settings["perf_bandwidth_margin"]), "compute": float(settings["perf_compute_margin"])}
+def margins(settings: Checks | dict[str, Any]) -> dict[str, float]:
+    settings = _typed(settings)
+    return {"bandwidth": settings.perf_bandwidth_margin, "compute": settings.perf_compute_margin}
 
 
 def shortfalls(figures: dict[str, Any], reference: dict[str, float], margin: dict[str, float]) -> list[dict[str, Any]]:
@@ -85,15 +88,26 @@ def packaged_defaults() -> dict[str, dict[str, float]]:
     return {str(m): {k: float(v) for k, v in figs.items() if k in METRICS} for m, figs in data["models"].items()}
 
 
-def reference_for(model: str, fleet: dict[str, dict[str, Any]], hardware: dict[str, Any],
-                  settings: dict[str, Any]) -> tuple[str, dict[str, float], int]:
+def _typed(settings: Checks | dict[str, Any]) -> Checks:
+    """Compatibility: controller/perf.py passes the old plain dict of [checks] until it is converted (issue 31)."""
+    from slurmtools.settings import Checks
+
+    return Checks(settings) if isinstance(settings, dict) else settings
+
+
+def reference_for(model: str, fleet: dict[str, dict[str, Any]], hardware: HardwareProfile | dict[str, Any],
+                  settings: Checks | dict[str, Any]) -> tuple[str, dict[str, float], int]:
     """(basis, reference figures, fleet size): the fleet's median for MODEL once it has perf_min_fleet results,
     else the hardware profile's perf_* figures, else the packaged ones; ("none", {}, n) where none is known."""
+    from slurmtools.settings import HardwareProfile
+
+    settings = _typed(settings)
+    hardware = HardwareProfile(hardware) if isinstance(hardware, dict) else hardware
     entry = fleet.get(model) or {}
     n = int(entry.get("n") or 0)
-    if n >= int(settings["perf_min_fleet"]):
+    if n >= settings.perf_min_fleet:
         return "fleet", {m: float(entry[m]) for m in METRICS if entry.get(m)}, n
-    profile = {m: float(hardware[f"perf_{m}"]) for m in METRICS if float(hardware.get(f"perf_{m}") or 0) > 0}
+    profile = {m: float(getattr(hardware, f"perf_{m}")) for m in METRICS if getattr(hardware, f"perf_{m}") > 0}
     if profile:
         return "profile", profile, n
     packaged = packaged_defaults().get(model)
@@ -126,14 +140,14 @@ def describe(short: dict[str, Any], basis: str) -> str:
 # ------------------------------------------------------------------------------------------------ the check
 def run(system: sysmod.System, ctx: Context) -> list[Result]:
     s = ctx.settings
-    if int(ctx.hardware["gpus"]) == 0:
+    if ctx.hardware.gpus == 0:
         return [ok(NAME, "no GPUs expected")]
     if system.nvml_init() is not None:
-        return [unknown(NAME, "NVML unavailable: no probe")] if int(ctx.hardware["gpus"]) > 0 else \
+        return [unknown(NAME, "NVML unavailable: no probe")] if ctx.hardware.gpus > 0 else \
             [ok(NAME, "no NVML on this node: no probe")]
     due = _due(ctx)
     if not due:
-        return [ok(NAME, f"probed less than {float(s['perf_interval']):g}s ago (perf_interval)")]
+        return [ok(NAME, f"probed less than {s.perf_interval:g}s ago (perf_interval)")]
     steps = slurm_steps(system.fs)
     if steps:
         # A job holds the node (its GPUs may be idle between steps, or before its first CUDA call): never probe.
@@ -154,10 +168,10 @@ def run(system: sysmod.System, ctx: Context) -> list[Result]:
     except Exception as exc:  # noqa: BLE001 - the driver failed to start: the deep check cannot vouch
         status = unknown if ctx.profile == "deep" else ok
         return [status(NAME, f"no probe: {type(exc).__name__}: {exc}")]
-    limits = Limits(float(s["perf_seconds"]), int(s["perf_memory_mib"]))
+    limits = Limits(s.perf_seconds, s.perf_memory_mib)
     figures = probe_all(system, drv, targets, limits)
     ctx.counters.observe("perf/last_probe", int(ctx.counters.now), 0)
-    fleet = read_fleet(str(s["perf_baseline_file"]))
+    fleet = read_fleet(s.perf_baseline_file)
     margin = margins(s)
     results: list[Result] = []
     for index, info in targets.items():
@@ -197,7 +211,7 @@ def _due(ctx: Context) -> bool:
     if ctx.profile == "deep":
         return True
     last = (ctx.counters.state.get("perf/last_probe") or {}).get("v")
-    return last is None or ctx.counters.now - float(last) >= float(ctx.settings["perf_interval"])
+    return last is None or ctx.counters.now - float(last) >= ctx.settings.perf_interval
 
 
 def cuda_ordinals(drv: Any) -> dict[str, int]:

@@ -13,8 +13,10 @@ TYPE_CHECKING = False  # typing for the type checker only (docs/performance.md)
 if TYPE_CHECKING:
     from typing import Any
 
+    from slurmtools.config import Config
 
-def events(cfg: Any, node: str, profile: str, results: list[Any], when: float) -> list[Event]:
+
+def events(cfg: Config, node: str, profile: str, results: list[Any], when: float) -> list[Event]:
     """One event per `perf` result carrying a probe (checks.Result objects) of NODE's run at WHEN (Unix time)."""
     out = []
     stamp = datetime.fromtimestamp(when, UTC)

@@ -23,6 +23,8 @@ TYPE_CHECKING = False  # typing for the type checker only: it costs ~7 ms of eve
 if TYPE_CHECKING:
     from typing import Any
 
+    from slurmtools.config import Config
+
 
 def _log() -> Any:
     """The module's logger, imported on first use (logging costs ~6 ms of a healthy prolog's start)."""
@@ -100,33 +102,33 @@ def _run_one(name: str, system: System, ctx: Context, out: dict[str, list[Result
     out[name] = results
 
 
-def run(cfg: Any, profile: str, *, node: str, replay: str | None = None, system: System | None = None,
+def run(cfg: Config, profile: str, *, node: str, replay: str | None = None, system: System | None = None,
         job_gpus: set[int] | None = None, persist: bool = True) -> Report:
     """Run PROFILE's checks for NODE. REPLAY (a snapshot file) overrides the node's configured replay;
     PERSIST keeps counter readings in the node's state_dir (False: this run only)."""
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r} (one of {', '.join(PROFILES)})")
     start = time.perf_counter()
-    settings = cfg.section("checks")
-    ncfg = cfg.node(node)
-    replay = ncfg["replay"] if replay is None else replay
+    settings = cfg.checks
+    ncfg = cfg.node_for(node)
+    replay = ncfg.replay if replay is None else replay
     if system is None:
         system = system_for(replay)
-    state_dir = ncfg["state_dir"]
+    state_dir = ncfg.state_dir
     counters = Counters(os.path.join(state_dir, "counters.json") if persist and state_dir else None,
-                        float(settings["window"]), seed=system.seed_counters)
-    ctx = Context(node=node, profile=profile, settings=settings, hardware=cfg.hardware(node), counters=counters,
+                        settings.window, seed=system.seed_counters)
+    ctx = Context(node=node, profile=profile, settings=settings, hardware=cfg.hardware_for(node), counters=counters,
                   job_gpus=job_gpus)
-    names = [n for n in settings[profile] if n not in settings["disabled"]]
+    names = [n for n in settings.profile(profile) if n not in settings.disabled]
     unknown_names = [n for n in names if n not in CHECKS]
     if unknown_names:
         raise ValueError(f"checks.{profile} names unknown checks: {', '.join(unknown_names)}")
     out: dict[str, list[Result]] = {}
     threads = [threading.Thread(target=_run_one, args=(n, system, ctx, out), daemon=True, name=f"check-{n}")
                for n in names]
-    timeout = float(settings["deep_timeout"] if profile == "deep" else settings["timeout"])
+    timeout = float(settings.deep_timeout if profile == "deep" else settings.timeout)
     if "perf" in names:     # the fail-slow probe: its measurements, CUDA's start-up, and the threads' joins
-        timeout = max(timeout, float(settings["perf_seconds"]) * 3 + 10)
+        timeout = max(timeout, settings.perf_seconds * 3 + 10)
     deadline = time.monotonic() + timeout
     for t in threads:
         t.start()
@@ -145,14 +147,14 @@ def run(cfg: Any, profile: str, *, node: str, replay: str | None = None, system:
     if all(not t.is_alive() for t in threads):
         system.close()
     return Report(node=node, profile=profile, results=results, duration_ms=(time.perf_counter() - start) * 1000,
-                  unknown_fails=bool(settings["unknown_fails"]), replay=replay or "")
+                  unknown_fails=bool(settings.unknown_fails), replay=replay or "")
 
 
-def node_boot_id(cfg: Any, node: str) -> str | None:
+def node_boot_id(cfg: Config, node: str) -> str | None:
     """NODE's boot id as its checks see it (the machine, or the node's replayed snapshot); None when unreadable.
     Recorded with every drain a node makes of itself: a fault that needs a reboot is cleared only by one."""
     try:
-        return boot_id(system_for(cfg.node(node)["replay"]))
+        return boot_id(system_for(cfg.node_for(node).replay))
     except Exception:  # noqa: BLE001 - a fact for the record, never a reason for a drain to fail
         return None
 

@@ -150,7 +150,7 @@ def counter_readings(snapshot: dict[str, Any]) -> dict[str, int]:
     cfg = config.load(env={})
     system = sysmod.System.from_snapshot({**snapshot, "previous": None})
     counters = Counters(None, 1e9)
-    ctx = Context(node="", profile="health", settings=cfg.section("checks"), hardware=cfg.hardware(None),
+    ctx = Context(node="", profile="health", settings=cfg.checks, hardware=cfg.hardware_for(None),
                   counters=counters)
     nvlink.run(system, ctx)
     infiniband.run(system, ctx)

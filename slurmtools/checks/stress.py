@@ -31,10 +31,10 @@ NAME = "stress"
 
 def run(system: sysmod.System, ctx: Context) -> list[Result]:
     s = ctx.settings
-    seconds = float(s["perf_stress_seconds"])
+    seconds = s.perf_stress_seconds
     if seconds <= 0:
         return [ok(NAME, "stress off (perf_stress_seconds = 0)")]
-    if int(ctx.hardware["gpus"]) == 0:
+    if ctx.hardware.gpus == 0:
         return [ok(NAME, "no GPUs expected")]
     if system.nvml_init() is not None:
         return [unknown(NAME, "NVML unavailable: no stress")]
@@ -77,17 +77,17 @@ def run(system: sysmod.System, ctx: Context) -> list[Result]:
             t.start()
         for t in threads:
             t.join(seconds * 1.5 + 30)
-    fleet = read_fleet(str(s["perf_baseline_file"]))
+    fleet = read_fleet(s.perf_baseline_file)
     return [_judge(index, info, done.get(index) or {"error": "did not finish"}, sampler.summary(index), fleet, ctx)
             for index, info in targets.items()]
 
 
 def clock_reference(model: str, fleet: dict[str, dict[str, Any]], ctx: Context) -> tuple[str, float]:
     entry = fleet.get(model) or {}
-    if int(entry.get("n") or 0) >= int(ctx.settings["perf_min_fleet"]) and entry.get("sm_mhz_min"):
+    if int(entry.get("n") or 0) >= ctx.settings.perf_min_fleet and entry.get("sm_mhz_min"):
         return "the fleet's median", float(entry["sm_mhz_min"])
-    if float(ctx.hardware["perf_sm_mhz"]) > 0:
-        return "the profile's", float(ctx.hardware["perf_sm_mhz"])
+    if ctx.hardware.perf_sm_mhz > 0:
+        return "the profile's", ctx.hardware.perf_sm_mhz
     return "", 0.0
 
 
@@ -106,7 +106,7 @@ def _judge(index: int, info: dict[str, Any], res: dict[str, Any], during: dict[s
     problems = [f"{', '.join(hard)} seen"] if hard else []
     basis, ref = clock_reference(info["model"], fleet, ctx)
     clock = during.get("sm_mhz_median")
-    margin = float(ctx.settings["perf_clock_margin"])
+    margin = ctx.settings.perf_clock_margin
     if ref and clock is not None and clock < ref * (1 - margin):
         problems.append(f"SM clock median {clock} MHz, {(1 - clock / ref) * 100:.0f}% below {basis} {ref:g}")
     evidence["clock_reference"] = {"basis": basis or None, "sm_mhz": ref or None}

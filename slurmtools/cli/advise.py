@@ -6,11 +6,14 @@ from __future__ import annotations
 import math
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from slurmtools.cli.common import emit_json, fail, get_config, since_option
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
 
 
 @click.group("advise")
@@ -38,25 +41,25 @@ def duration_s(value: str | None, option: str) -> float | None:
     return seconds
 
 
-def _scope(cfg: Any, since: str, partition: str | None, gpus_per_node: int) -> Any:
+def _scope(cfg: Config, since: str, partition: str | None, gpus_per_node: int) -> Any:
     from slurmtools.reports.scope import Scope
 
     t0, t1 = since_option(since), datetime.now(UTC)
     assert t0 is not None
-    return Scope(cluster=cfg.cluster, since=t0, until=t1, partition=partition, nodes=int(cfg.get("reports.nodes")),
-                 gpus_per_node=gpus_per_node, merge_gap_s=float(cfg.get("reports.merge_gap")),
-                 lookback_s=float(cfg.get("reports.lookback")), multi_node_min=int(cfg.get("reports.multi_node_min")))
+    return Scope(cluster=cfg.cluster, since=t0, until=t1, partition=partition, nodes=cfg.reports.nodes,
+                 gpus_per_node=gpus_per_node, merge_gap_s=cfg.reports.merge_gap,
+                 lookback_s=cfg.reports.lookback, multi_node_min=cfg.reports.multi_node_min)
 
 
-def _gather(cfg: Any, scope: Any, gpus: int, job: int | None, user: str | None) -> Any:
+def _gather(cfg: Config, scope: Any, gpus: int, job: int | None, user: str | None) -> Any:
     """The ledger's figures, or (no access to the ledger) the published summary's, with a note saying which."""
     from slurmtools.ledger.db import make_engine
     from slurmtools.reports import advice
 
     engine = None
     try:
-        engine = make_engine(cfg.get("ledger.url"), readonly=True)
-        return advice.gather(engine, scope, gpus=gpus, prefix=cfg.get("general.reason_prefix"), job=job, user=user)
+        engine = make_engine(cfg.ledger.url, readonly=True)
+        return advice.gather(engine, scope, gpus=gpus, prefix=cfg.reason_prefix, job=job, user=user)
     except Exception as exc:  # noqa: BLE001 - no ledger access: the published figures, or one line
         why = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else exc.__class__.__name__
         inp = _published(cfg, gpus)
@@ -70,13 +73,13 @@ def _gather(cfg: Any, scope: Any, gpus: int, job: int | None, user: str | None) 
             engine.dispose()
 
 
-def _published(cfg: Any, gpus: int) -> Any:
+def _published(cfg: Config, gpus: int) -> Any:
     import json
 
     from slurmtools.reports import advice
 
     try:
-        with open(str(cfg.get("advise.data_file")), encoding="utf-8") as fh:
+        with open(cfg.advise.data_file, encoding="utf-8") as fh:
             data = json.loads(fh.read(1_000_000))
         return advice.from_summary(data, gpus)
     except (OSError, ValueError):
@@ -117,7 +120,7 @@ def checkpoint_cmd(nodes: int | None, gpus: int | None, gpus_per_node: int | Non
     if nodes is None and gpus is None:
         fail("give the job's size: --nodes N or --gpus N")
     cfg = get_config()
-    gpn = gpus_per_node or int(cfg.get("reports.gpus_per_node"))
+    gpn = gpus_per_node or cfg.reports.gpus_per_node
     n_gpus = gpus or (nodes or 1) * gpn
     over = {k: duration_s(v, o) for k, v, o in (("mtti", mtti, "--mtti"), ("delta", checkpoint_cost,
                                                 "--checkpoint-cost"), ("r", restart_cost, "--restart-cost"),
@@ -195,17 +198,17 @@ def publish_cmd(output: Path | None, since: str) -> None:
     from slurmtools.reports import advice
 
     cfg = get_config()
-    scope = _scope(cfg, since, None, int(cfg.get("reports.gpus_per_node")))
+    scope = _scope(cfg, since, None, cfg.reports.gpus_per_node)
     try:
-        engine = make_engine(cfg.get("ledger.url"), readonly=True)
+        engine = make_engine(cfg.ledger.url, readonly=True)
         try:
-            inp = advice.gather(engine, scope, gpus=1, prefix=cfg.get("general.reason_prefix"))
+            inp = advice.gather(engine, scope, gpus=1, prefix=cfg.reason_prefix)
         finally:
             engine.dispose()
     except Exception as exc:  # noqa: BLE001 - one line, not a traceback
         fail(f"cannot read the ledger: {str(exc).strip().splitlines()[0][:200] if str(exc).strip() else exc}", 1)
     data = advice.summary(inp, scope, datetime.now(UTC))
-    path = output or Path(str(cfg.get("advise.data_file")))
+    path = output or Path(cfg.advise.data_file)
     try:
         fsutil.write_atomic(str(path), json.dumps(data, allow_nan=False, indent=1) + "\n", mode=0o644)
     except (OSError, ValueError) as exc:

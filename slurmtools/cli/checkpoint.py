@@ -21,7 +21,7 @@ def _mark(event: str, kind: str, path: str | None, nbytes: int | None, as_json: 
         fail("--bytes must be 0 or more")
     cfg = get_config()
     try:
-        record = checkpoints.mark(event, kind, path or os.getcwd(), nbytes, dict(os.environ), cfg.get("io.mountstats"))
+        record = checkpoints.mark(event, kind, path or os.getcwd(), nbytes, dict(os.environ), cfg.io.mountstats)
     except checkpoints.CheckpointError as exc:
         fail(str(exc))
     if as_json:

@@ -84,7 +84,7 @@ def controller_run(interval: float | None, no_recovery: bool) -> None:
         from slurmtools.controller.leader import Leader
 
         leader = Leader(controller.engine, controller.cluster)
-    controller.run(interval or float(cfg.controller.poll_interval), lambda: stop["now"], leader)
+    controller.run(interval or cfg.controller.poll_interval, lambda: stop["now"], leader)
 
 
 @controller_group.command("status")
@@ -117,7 +117,7 @@ def controller_status(as_json: bool, limit: int) -> None:
                   **{k: getattr(d, k).isoformat() if getattr(d, k) else None for k in steps}} for d in rows]
     try:
         queued = [item for _, item in queue.pending(cfg.controller.queue_dir,
-                                                     queue.owners(str(cfg.controller.queue_user)))]
+                                                     queue.owners(cfg.controller.queue_user))]
     except (OSError, queue.QueueError) as exc:
         fail(f"controller queue: {exc}", 1)
     if as_json:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from slurmtools.cli.common import echo, emit_json, fail, get_config, since_option
 from slurmtools.textsafe import clean
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
 
 
 @click.group("detect")
@@ -24,12 +27,12 @@ def _setup(prometheus: str | None) -> tuple[Any, Any, Any]:
     cfg = get_config()
     try:
         setup = scan.setup_from(cfg)
-        chunk = parse_duration(str(cfg.get("detect.chunk"))).total_seconds()
+        chunk = parse_duration(cfg.detect.chunk).total_seconds()
     except ValueError as exc:
         fail(f"[detect]: {exc}")
-    return cfg, setup, prom.Client(prometheus or str(cfg.get("detect.prometheus")), chunk_s=chunk,
-                                   max_bytes=int(cfg.get("detect.max_answer_bytes")),
-                                   max_series=int(cfg.get("detect.max_series")))
+    return cfg, setup, prom.Client(prometheus or cfg.detect.prometheus, chunk_s=chunk,
+                                   max_bytes=cfg.detect.max_answer_bytes,
+                                   max_series=cfg.detect.max_series)
 
 
 def _time(value: str) -> float:
@@ -47,7 +50,7 @@ def _scan(client: Any, setup: Any, start: float, end: float) -> Any:
         fail(str(exc), 1)
 
 
-def _record(cfg: Any, res: Any, flags: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _record(cfg: Config, res: Any, flags: list[dict[str, Any]]) -> list[dict[str, Any]]:
     from slurmtools.cli.common import ledger_session, spool_and_flush
     from slurmtools.controller import exclusions
     from slurmtools.detect import act

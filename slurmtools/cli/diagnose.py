@@ -55,12 +55,12 @@ def diagnose_cmd(kernel_log: str | None, job_log: str | None, stream: bool, exit
         from slurmtools.diagnosis import suggest
 
         try:
-            data, _ = sources.read_input(suggest_file, int(cfg.get("diagnosis.max_bytes")),
-                                         float(cfg.get("diagnosis.time_budget")), stream=stream,
+            data, _ = sources.read_input(suggest_file, cfg.diagnosis.max_bytes,
+                                         cfg.diagnosis.time_budget, stream=stream,
                                          stdin=sys.stdin.buffer)
         except sources.SourceError as exc:
             fail(str(exc))
-        found = suggest.suggest(data, cfg.get("diagnosis.rules") or None)
+        found = suggest.suggest(data, cfg.diagnosis.rules or None)
         if as_json:
             emit_json(found)
         else:
@@ -75,17 +75,17 @@ def diagnose_cmd(kernel_log: str | None, job_log: str | None, stream: bool, exit
         cutoff = parse_since(since).timestamp() if since else None
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
-    budget = float(cfg.get("diagnosis.time_budget"))
+    budget = cfg.diagnosis.time_budget
     if kernel_log:
         try:
-            data, _ = sources.read_input(kernel_log, int(cfg.get("diagnosis.max_bytes")), budget, stream=stream,
+            data, _ = sources.read_input(kernel_log, cfg.diagnosis.max_bytes, budget, stream=stream,
                                          stdin=sys.stdin.buffer)
         except sources.SourceError as exc:
             fail(str(exc))
     else:
         from slurmtools.config import this_node
 
-        source = cfg.node(this_node())["kernel_log"]
+        source = cfg.node_for(this_node()).kernel_log
         marker = None
         if cutoff is not None:
             import time as _time
@@ -93,20 +93,20 @@ def diagnose_cmd(kernel_log: str | None, job_log: str | None, stream: bool, exit
             marker = sources.Marker(source=source, time=cutoff,
                                     mono=_time.clock_gettime(_time.CLOCK_MONOTONIC) - (_time.time() - cutoff))
         try:
-            data, _ = sources.read_window(source, marker, max_bytes=cfg.get("diagnosis.max_bytes"))
+            data, _ = sources.read_window(source, marker, max_bytes=cfg.diagnosis.max_bytes)
         except sources.SourceError as exc:
             fail(str(exc))
     job_lines = None
     if job_log:
         try:
-            raw, _ = sources.read_input(job_log, int(cfg.get("diagnosis.job_log_max_bytes")), budget, stream=stream)
+            raw, _ = sources.read_input(job_log, cfg.diagnosis.job_log_max_bytes, budget, stream=stream)
         except sources.SourceError as exc:
             fail(str(exc))
         job_lines = raw.decode("utf-8", "replace").splitlines()
     findings = diagnose(data, exit_code=status.code if status else None, exit_signal=status.signal if status else 0,
-                        job_lines=job_lines, overrides=cfg.get("xid"),
-                        no_requeue_code=cfg.get("diagnosis.no_requeue_exit_code"),
-                        rules=cfg.get("diagnosis.rules") or None)
+                        job_lines=job_lines, overrides=cfg.xid_overrides(),
+                        no_requeue_code=cfg.diagnosis.no_requeue_exit_code,
+                        rules=cfg.diagnosis.rules or None)
     if cutoff is not None:
         findings = [f for f in findings if f.trust == "job" or (t := _finding_time(f.time)) is None or t >= cutoff]
     if as_json:

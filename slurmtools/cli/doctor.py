@@ -8,11 +8,14 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from slurmtools.cli.common import echo, emit_json, get_config
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 
@@ -97,12 +100,12 @@ def slurm_checks(conf: dict[str, str]) -> list[Check]:
     return out
 
 
-def plugin_checks(cfg: Any, conf_dir: str) -> list[Check]:
+def plugin_checks(cfg: Config, conf_dir: str) -> list[Check]:
     from slurmtools import plugins
 
     out: list[Check] = []
     want = plugins.render(cfg)
-    out_dir = str(cfg.get("plugins.dir")) or conf_dir
+    out_dir = cfg.plugins.dir or conf_dir
     for name in plugins.FILES:
         path = os.path.join(out_dir, name)
         try:
@@ -118,14 +121,14 @@ def plugin_checks(cfg: Any, conf_dir: str) -> list[Check]:
     return out
 
 
-def ledger_checks(cfg: Any) -> list[Check]:
+def ledger_checks(cfg: Config) -> list[Check]:
     from slurmtools.ledger import api, schema
 
     try:
         engine = api.engine_for(cfg)
         current = schema.is_current(engine)
     except Exception as exc:  # noqa: BLE001 - any failure to reach the database is the finding
-        return [Check("ledger", FAIL, f"{cfg.get('ledger.url')}: cannot be reached: {exc}"[:400],
+        return [Check("ledger", FAIL, f"{cfg.ledger.url}: cannot be reached: {exc}"[:400],
                       "check ledger.url and the database; then slurmtools ledger init")]
     out = [Check("ledger", OK if current else FAIL, "reachable, schema " + ("current" if current else "not current"),
                  "" if current else "slurmtools ledger init")]
@@ -141,12 +144,11 @@ def ledger_checks(cfg: Any) -> list[Check]:
     return out
 
 
-def directory_checks(cfg: Any) -> list[Check]:
+def directory_checks(cfg: Config) -> list[Check]:
     from slurmtools.fsutil import UntrustedPath, check_trusted
 
     out: list[Check] = []
-    for key, what in (("ledger.spool_dir", "spool"), ("controller.queue_dir", "controller queue")):
-        path = str(cfg.get(key))
+    for path, what in ((cfg.ledger.spool_dir, "spool"), (cfg.controller.queue_dir, "controller queue")):
         try:
             check_trusted(path, what="directory")
             out.append(Check(what, OK, f"{path}: root-owned, writable by root only"))
@@ -157,7 +159,7 @@ def directory_checks(cfg: Any) -> list[Check]:
     return out
 
 
-def service_checks(cfg: Any) -> list[Check]:
+def service_checks(cfg: Config) -> list[Check]:
     import urllib.request
 
     from slurmtools.controller.leader import Leader
@@ -179,7 +181,7 @@ def service_checks(cfg: Any) -> list[Check]:
         out.append(Check("controller", WARN, f"cannot tell: {exc}"[:300]))
     finally:
         quiet.disabled = False
-    listen = str(cfg.get("metrics.listen"))
+    listen = cfg.metrics.listen
     try:
         with urllib.request.urlopen(f"http://{listen}/metrics", timeout=3) as resp:
             ok = resp.status == 200 and b"slurmtools_" in resp.read(1 << 20)

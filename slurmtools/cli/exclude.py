@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from slurmtools.cli.common import echo, emit_json, fail, get_config, ledger_session, spool_and_flush
 from slurmtools.textsafe import clean
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
 
 
 def _nodes(hostlist: str) -> list[str]:
@@ -28,7 +31,7 @@ def _nodes(hostlist: str) -> list[str]:
     return nodes
 
 
-def _admin(cfg: Any) -> str:
+def _admin(cfg: Config) -> str:
     from slurmtools.controller.exclusions import PermissionDenied, require_admin
 
     try:
@@ -37,13 +40,13 @@ def _admin(cfg: Any) -> str:
         fail(str(exc), 1)
 
 
-def _slurm(cfg: Any) -> Any:
+def _slurm(cfg: Config) -> Any:
     from slurmtools.slurm import get_client
 
     return get_client(cfg)
 
 
-def _publish(cfg: Any) -> None:
+def _publish(cfg: Config) -> None:
     """Rewrite the published exclusions (for `slurmtools sbatch` and the job_submit plugin)."""
     from slurmtools.controller import exclusions
     from slurmtools.plugins import PluginError
@@ -90,7 +93,7 @@ def exclude_add(hostlist: str, reason: str, ttl: str | None, soft: bool, as_json
     nodes = _nodes(hostlist)
     if not reason.strip():
         fail("--reason must say why")
-    limit = int(cfg.get("exclusions.max_nodes"))
+    limit = cfg.exclusions.max_nodes
     if len(nodes) > limit:
         fail(f"{hostlist!r} names {len(nodes)} nodes, more than exclusions.max_nodes ({limit}); nothing excluded")
     try:
@@ -102,7 +105,7 @@ def exclude_add(hostlist: str, reason: str, ttl: str | None, soft: bool, as_json
         fail(f"Slurm knows no node {unknown[0]!r}" + (f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else "")
              + "; nothing excluded")
     try:
-        ttl_s = parse_duration(ttl).total_seconds() if ttl else float(cfg.get("exclusions.admin_ttl")) or None
+        ttl_s = parse_duration(ttl).total_seconds() if ttl else cfg.exclusions.admin_ttl or None
     except ValueError as exc:
         fail(str(exc))
     try:

@@ -22,14 +22,14 @@ def exporter_cmd(listen: str | None, no_slurm: bool, node: bool) -> None:
     from slurmtools.reports.exporter import serve
 
     cfg = get_config()
-    listen = listen or str(cfg.get("metrics.listen"))
+    listen = listen or cfg.metrics.listen
     _, sep, port = listen.rpartition(":")
     if not sep or not port.isdigit() or not 0 < int(port) < 65536:
         fail(f"--listen {listen!r}: use host:port, e.g. 127.0.0.1:9469")
     engine = None
     if not node:
         try:
-            engine = make_engine(cfg.get("ledger.url"), readonly=True)
+            engine = make_engine(cfg.ledger.url, readonly=True)
         except LedgerError as exc:
             fail(str(exc), 1)
     slurm = None

@@ -41,7 +41,7 @@ def sbatch_cmd(argv: tuple[str, ...]) -> None:
         on = ours.get("retry-on", "node")
         if on not in RETRY_ON or retries < 0:
             raise sbatch.WrapperError("--retry-on must be node or any, --max-retries a number >= 0")
-        if retries > int(cfg.controller.retry_limit):
+        if retries > cfg.controller.retry_limit:
             raise sbatch.WrapperError(f"--max-retries {retries} is above this site's maximum "
                                       f"({cfg.controller.retry_limit}, controller.retry_limit)")
         grace = int(ours["checkpoint-grace"]) if "checkpoint-grace" in ours else None

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from slurmtools.cli.common import echo, emit_json, fail, get_config
 
+if TYPE_CHECKING:
+    from slurmtools.config import Config
 
-def _render(cfg: Any) -> dict[str, str]:
+
+def _render(cfg: Config) -> dict[str, str]:
     from slurmtools import plugins
 
     try:
@@ -57,7 +60,7 @@ def plugins_install(target: str | None, as_json: bool) -> None:
 
     cfg = get_config()
     files = _render(cfg)
-    out_dir = target or str(cfg.get("plugins.dir")) or plugins.default_dir()
+    out_dir = target or cfg.plugins.dir or plugins.default_dir()
     try:
         paths = plugins.write({k: v for k, v in files.items() if k in plugins.FILES}, out_dir)
     except OSError as exc:
@@ -104,8 +107,8 @@ def plugins_status(as_json: bool) -> None:
     from slurmtools import plugins
 
     cfg = get_config()
-    path = str(cfg.get("exclusions.plugin_file"))
-    max_age = float(cfg.get("exclusions.max_age"))
+    path = cfg.exclusions.plugin_file
+    max_age = cfg.exclusions.max_age
     state: dict[str, Any] = {"plugin_file": path, "max_age": max_age}
     try:
         with open(path, encoding="utf-8") as fh:
@@ -119,7 +122,7 @@ def plugins_status(as_json: bool) -> None:
         state.update(state="missing", error=str(exc))
     except (plugins.PluginError, ValueError) as exc:
         state.update(state="unreadable", error=str(exc))
-    out_dir = str(cfg.get("plugins.dir")) or plugins.default_dir()
+    out_dir = cfg.plugins.dir or plugins.default_dir()
     state["configured"] = plugins.configured(os.path.join(out_dir, "slurm.conf"))
     state["installed"] = {name: os.path.exists(os.path.join(out_dir, name)) for name in plugins.FILES}
     if as_json:

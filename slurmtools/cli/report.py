@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from slurmtools.cli.common import echo, emit_json, fail, get_config, since_option
-from slurmtools.config import Config
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
 
 FORMATS = ("text", "json", "csv", "html")
 
@@ -46,11 +49,11 @@ def report_cmd(since: str, until: str, cluster: str | None, partition: str | Non
     t0, t1 = since_option(since), since_option(until)
     assert t0 is not None and t1 is not None
     scope = Scope(cluster=cluster or cfg.cluster, since=t0, until=t1, partition=partition,
-                  nodes=nodes or int(cfg.get("reports.nodes")),
-                  gpus_per_node=gpus_per_node or int(cfg.get("reports.gpus_per_node")),
-                  merge_gap_s=float(cfg.get("reports.merge_gap")), lookback_s=float(cfg.get("reports.lookback")),
-                  manual_window_s=float(cfg.get("reports.manual_retry_window")),
-                  multi_node_min=int(cfg.get("reports.multi_node_min")))
+                  nodes=nodes or cfg.reports.nodes,
+                  gpus_per_node=gpus_per_node or cfg.reports.gpus_per_node,
+                  merge_gap_s=cfg.reports.merge_gap, lookback_s=cfg.reports.lookback,
+                  manual_window_s=cfg.reports.manual_retry_window,
+                  multi_node_min=cfg.reports.multi_node_min)
     from slurmtools.ledger import schema
 
     try:
@@ -59,14 +62,14 @@ def report_cmd(since: str, until: str, cluster: str | None, partition: str | Non
         fail(str(exc), 1)
     except Exception as exc:  # noqa: BLE001 - a clear message, not a traceback
         fail(f"ledger database unavailable: {str(exc).strip().splitlines()[0]}", 1)
-    scope.extra["recovery_target_s"] = float(cfg.get("reports.recovery_target"))
+    scope.extra["recovery_target_s"] = cfg.reports.recovery_target
     if gpus_per_node:
         scope.extra["gpus_per_node_from"] = "option --gpus-per-node"
     else:
         scope.gpus_per_node, scope.extra["gpus_per_node_from"] = _gpus_per_node(cfg, scope.cluster)
     try:
-        engine = make_engine(cfg.get("ledger.url"), readonly=True)   # a long read never holds SQLite's write lock
-        data = build_report(engine, scope, prefix=cfg.get("general.reason_prefix"),
+        engine = make_engine(cfg.ledger.url, readonly=True)   # a long read never holds SQLite's write lock
+        data = build_report(engine, scope, prefix=cfg.reason_prefix,
                             sections=tuple(sections) or SECTIONS, charts=fmt == "html")
     except (LedgerError, ReportError) as exc:
         fail(str(exc), 1)
@@ -118,4 +121,4 @@ def _gpus_per_node(cfg: Config, cluster: str) -> tuple[float, str]:
             nodes = get_client(cfg).nodes()
         except Exception:  # noqa: BLE001 - Slurm not reachable from here: the ledger's copy, or the configuration
             nodes = None
-    return gpus_per_node(api.engine_for(cfg), cluster, nodes, float(cfg.get("reports.gpus_per_node")))
+    return gpus_per_node(api.engine_for(cfg), cluster, nodes, cfg.reports.gpus_per_node)

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from slurmtools.cli.common import emit_json, fail, get_config
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
+    from slurmtools.config import Config
+    from slurmtools.slurm.base import Slurm
 
 
 @click.group("stalls")
@@ -27,7 +33,7 @@ def _seconds(value: str | None, what: str) -> float | None:
         raise click.BadParameter(f"{what}: {exc}") from None
 
 
-def _scan(cfg: Any, quiet: float | None, with_evidence: bool) -> tuple[list[dict[str, Any]], list[str]]:
+def _scan(cfg: Config, quiet: float | None, with_evidence: bool) -> tuple[list[dict[str, Any]], list[str]]:
     from slurmtools.slurm import SlurmError, get_client
     from slurmtools.stalls import scan
 
@@ -85,7 +91,7 @@ def stalls_explain(job_id: int, quiet: str | None, as_json: bool) -> None:
     if warn:
         click.echo(f"slurmtools: warning: {warn}", err=True)
     now = time.time()
-    history = scan.load_state(str(cfg.get("stalls.state_file"))).get(f"{job.job_id}.{job.restart_count}") or {}
+    history = scan.load_state(cfg.stalls.state_file).get(f"{job.job_id}.{job.restart_count}") or {}
     try:
         res, _ = scan.judge_job(cfg, job, now, samples, history, quiet=_seconds(quiet, "--quiet"))
     except ValueError as exc:
@@ -144,7 +150,7 @@ def stalls_sample(node: str | None, once: bool) -> None:
 
     cfg = get_config()
     name = node or this_node()
-    every = parse_duration(str(cfg.get("stalls.sampler_interval"))).total_seconds()
+    every = parse_duration(cfg.stalls.sampler_interval).total_seconds()
     while True:
         t0 = time.monotonic()
         try:
@@ -162,7 +168,7 @@ def stalls_sample(node: str | None, once: bool) -> None:
         time.sleep(max(1.0, every - (time.monotonic() - t0)))
 
 
-def one_pass(cfg: Any, slurm: Any, engine: Any, notifier: Any, quiet: float | None = None) -> dict[str, Any]:
+def one_pass(cfg: Config, slurm: Slurm, engine: Engine, notifier: Any, quiet: float | None = None) -> dict[str, Any]:
     """Judge every running job, record and act on the stalled ones, tell people, run due deep checks."""
     import json
     import os
@@ -173,7 +179,7 @@ def one_pass(cfg: Any, slurm: Any, engine: Any, notifier: Any, quiet: float | No
 
     results, warnings = scan.run_scan(cfg, slurm, quiet=quiet)
     events, outcomes = act.act_on(cfg, slurm, engine, results)
-    deep_file = str(cfg.get("stalls.state_file")) + ".deep.json"
+    deep_file = cfg.stalls.state_file + ".deep.json"
     pending = scan.load_state(deep_file)
     act.schedule(pending, outcomes, cfg)
     busy = {n for r in results for n in r["nodes"]}
@@ -190,14 +196,14 @@ def one_pass(cfg: Any, slurm: Any, engine: Any, notifier: Any, quiet: float | No
             write_atomic(deep_file, json.dumps(pending), 0o600)
     except OSError as exc:
         warnings.append(f"deep checks not kept: {exc}")
-    seen = scan.load_state(str(cfg.get("stalls.state_file")) + ".told.json")
+    seen = scan.load_state(cfg.stalls.state_file + ".told.json")
     for o in outcomes:
         tag = f"{o['job_id']}.{o['restart_count']}.{o['outcome']}"
         if tag not in seen and notifier is not None:
             seen[tag] = time.time()
             notifier.send(notify.urls_for(cfg, o.get("partition", "")), *notify.message(o))
     try:
-        write_atomic(str(cfg.get("stalls.state_file")) + ".told.json",
+        write_atomic(cfg.stalls.state_file + ".told.json",
                      json.dumps({k: v for k, v in seen.items() if time.time() - float(v) < 7 * 86400}), 0o600)
     except OSError as exc:
         warnings.append(f"notifications not kept: {exc}")
@@ -220,12 +226,12 @@ def stalls_run(interval: str | None, once: bool, quiet: str | None) -> None:
     from slurmtools.stalls.notify import Notifier
 
     cfg = get_config()
-    every = _seconds(interval, "--interval") or _seconds(str(cfg.get("stalls.interval")), "stalls.interval") or 60.0
+    every = _seconds(interval, "--interval") or _seconds(cfg.stalls.interval, "stalls.interval") or 60.0
     q = _seconds(quiet, "--quiet")
     engine = ledger_engine()
     slurm = get_client(cfg)
-    notifier = Notifier(int(cfg.get("stalls.notify_retries")))
-    leader = Leader(engine, cfg.cluster, role="stalls") if cfg.get("controller.leader_election") else None
+    notifier = Notifier(cfg.stalls.notify_retries)
+    leader = Leader(engine, cfg.cluster, role="stalls") if cfg.controller.leader_election else None
     stop = {"now": False}
     signals_.signal(signals_.SIGTERM, lambda *_: stop.__setitem__("now", True))
     try:

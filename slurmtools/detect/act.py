@@ -15,11 +15,15 @@ nor drained; with no answer from Slurm nothing is excluded (`slurm_unavailable`)
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from slurmtools import drain
 from slurmtools.ledger.spool import Event, make_key
 from slurmtools.textsafe import clean
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
+    from slurmtools.slurm.base import Slurm
 
 
 def slurm_name(label: str, known: set[str]) -> str | None:
@@ -30,7 +34,7 @@ def slurm_name(label: str, known: set[str]) -> str | None:
     return None
 
 
-def finding_event(cfg: Any, flag: dict[str, Any]) -> Event:
+def finding_event(cfg: Config, flag: dict[str, Any]) -> Event:
     dev = flag.get("device")
     what = f"{flag['kind']} on {'GPU ' + dev if dev and dev.isdigit() else dev or 'the node'}"
     tops = ", ".join(f"{s['signal']}" + (f" z={s['z_self']}" if s.get("z_self") is not None else "")
@@ -45,17 +49,17 @@ def finding_event(cfg: Any, flag: dict[str, Any]) -> Event:
     return Event("finding", data, cluster=cfg.cluster, key=key)
 
 
-def events_for(cfg: Any, flags: list[dict[str, Any]], *, known: set[str] | None, excluded: set[str],
-               active_detect: int = 0, slurm: Any = None) -> tuple[list[Event], list[dict[str, Any]]]:
+def events_for(cfg: Config, flags: list[dict[str, Any]], *, known: set[str] | None, excluded: set[str],
+               active_detect: int = 0, slurm: Slurm | None = None) -> tuple[list[Event], list[dict[str, Any]]]:
     """The ledger events for FLAGS and what was done per flag. KNOWN: the nodes Slurm lists (None: Slurm did
     not answer); EXCLUDED: nodes with an active exclusion; ACTIVE_DETECT: detect's exclusions now in force."""
     from slurmtools.timeutil import parse_duration
 
     events: list[Event] = []
     outcomes: list[dict[str, Any]] = []
-    observe = bool(cfg.get("general.observe"))
-    prefix = cfg.get("general.reason_prefix")
-    ttl = parse_duration(str(cfg.get("detect.soft_ttl"))).total_seconds()
+    observe = cfg.general.observe
+    prefix = cfg.reason_prefix
+    ttl = parse_duration(cfg.detect.soft_ttl).total_seconds()
     limit = cfg.drain_limit(len(known or ()))
     opened: set[str] = set()
     for flag in flags:
@@ -73,7 +77,7 @@ def events_for(cfg: Any, flags: list[dict[str, Any]], *, known: set[str] | None,
         events.append(ev)
         cause = f"anomaly {flag['kind']} {flag.get('device') or ''} (metrics, score {flag['score']})"
         evidence = {"finding_key": ev.key, "flag_start": flag["start"]}
-        if flag["hard"] and cfg.get("detect.drain_on_hard") and slurm is not None:
+        if flag["hard"] and cfg.detect.drain_on_hard and slurm is not None:
             decision, evs = drain.request_drain(node, flag["category"], cause, job_id=None, actor="detect",
                                                  cfg=cfg, slurm=slurm, evidence=evidence)
             events.extend(evs)

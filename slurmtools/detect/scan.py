@@ -13,13 +13,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from slurmtools import timeutil
 from slurmtools.detect import group, prom, score
 from slurmtools.detect.score import SETTLING, Evidence, Flag, Params, Signal
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
 
 
 @dataclass
@@ -42,34 +45,31 @@ def packaged_signals() -> list[dict[str, Any]]:
     return list(tomllib.loads(text)["signal"])
 
 
-def setup_from(cfg: Any) -> Setup:
+def setup_from(cfg: Config) -> Setup:
     """The detector's setup from the configuration: packaged signals, the site's replacing them by name."""
     from slurmtools.diagnosis import catalog
 
-    d = cfg.get("detect")
+    d = cfg.detect
     merged = {s["name"]: s for s in packaged_signals()}
-    for s in d.get("signals") or []:
+    for s in d.signals:
         merged[str(s.get("name"))] = dict(s)
     signals = [Signal.from_dict(s) for s in merged.values() if s.get("query")]
-    overrides = cfg.get("xid") or None
+    overrides = cfg.xid_overrides() or None
     hard = frozenset(x for x in catalog.xids() if catalog.lookup(x, overrides).get("action")
                      in {"reset_gpu", "reboot_node", "drain_node"})
 
     def parse_duration(text: str) -> float:
         return timeutil.parse_duration(text).total_seconds()
 
-    p = Params(threshold=float(d["threshold"]), clear=float(d["clear"]), persist=int(d["persist"]),
-               persist_of=int(d["persist_of"]), clear_samples=int(d["clear_samples"]),
-               cooldown_s=parse_duration(str(d["cooldown"])), peer_z=float(d["peer_z"]),
-               min_peers=int(d["min_peers"]), baseline_s=parse_duration(str(d["baseline"])),
-               gap_s=parse_duration(str(d["baseline_gap"])),
-               min_history=int(d["min_history"]), step_s=parse_duration(str(d["step"])),
-               node_devices=int(d["node_devices"]), fleet_nodes=int(d["fleet_nodes"]),
-               together_s=parse_duration(str(d["together"])), hard_xids=hard)
-    return Setup(signals, p, node_labels=list(d["node_labels"]), gpu_labels=list(d["gpu_labels"]),
-                 port_labels=list(d["port_labels"]), peer_labels=list(d["peer_labels"]),
-                 busy_query=str(d["busy_query"]), busy_threshold=float(d["busy_threshold"]),
-                 settle=int(parse_duration(str(d["settle"])) // p.step_s), generic=list(d["generic"]))
+    p = Params(threshold=d.threshold, clear=d.clear, persist=d.persist, persist_of=d.persist_of,
+               clear_samples=d.clear_samples, cooldown_s=parse_duration(d.cooldown), peer_z=d.peer_z,
+               min_peers=d.min_peers, baseline_s=parse_duration(d.baseline), gap_s=parse_duration(d.baseline_gap),
+               min_history=d.min_history, step_s=parse_duration(d.step), node_devices=d.node_devices,
+               fleet_nodes=d.fleet_nodes, together_s=parse_duration(d.together), hard_xids=hard)
+    return Setup(signals, p, node_labels=list(d.node_labels), gpu_labels=list(d.gpu_labels),
+                 port_labels=list(d.port_labels), peer_labels=list(d.peer_labels), busy_query=d.busy_query,
+                 busy_threshold=d.busy_threshold, settle=int(parse_duration(d.settle) // p.step_s),
+                 generic=list(d.generic))
 
 
 def node_of(labels: dict[str, str], names: list[str]) -> str | None:

@@ -18,10 +18,13 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
 
 log = logging.getLogger(__name__)
 P = "slurmtools_mountstats_nfs_"
@@ -80,7 +83,7 @@ OPERATIONS = {
 class MountstatsCollector(Collector):
     """The watched NFS mounts (`[io] mountstats`, `mounts`, `max_mounts`), read at each scrape."""
 
-    def __init__(self, cfg: Any) -> None:
+    def __init__(self, cfg: Config) -> None:
         self.cfg = cfg
 
     def collect(self) -> Iterator[Any]:
@@ -90,8 +93,8 @@ class MountstatsCollector(Collector):
         up = GaugeMetricFamily("slurmtools_mountstats_up", "1 if mountstats was read and parsed at this scrape")
         count = GaugeMetricFamily("slurmtools_mountstats_nfs_mounts", "Watched NFS mounts on this node")
         try:
-            if not os.access(str(self.cfg.get("io.mountstats")), os.R_OK):
-                raise OSError(f"cannot read {self.cfg.get('io.mountstats')}")
+            if not os.access(self.cfg.io.mountstats, os.R_OK):
+                raise OSError(f"cannot read {self.cfg.io.mountstats}")
             mounts = watched(self.cfg) or []
             up.add_metric([], 1)
         except (OSError, MountstatsError) as exc:

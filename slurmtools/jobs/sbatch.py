@@ -19,9 +19,12 @@ import sys
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from slurmtools.jobs.marker import OPT_OUT, RetryAsk
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
 
 #: Long options that take a value although 22.05's `sbatch --help` does not list them (or lists the
 #: value as optional: --wrap's is required).
@@ -243,13 +246,13 @@ def take_ours(argv: Sequence[str], short_v: frozenset[str], long_v: frozenset[st
     return ours, flat(o for o in opts if o.name not in OURS) + list(argv[stop:])
 
 
-def active_exclusions(cfg: Any) -> list[str]:
+def active_exclusions(cfg: Config) -> list[str]:
     """Nodes to avoid, from the published data file (readable by every user). Missing, stale or unreadable:
     none, with a warning; a row that is not a valid Slurm node name is left out (never a traceback, never a
     name that makes sbatch refuse the job)."""
     from slurmtools.plugins import valid_name
 
-    path = str(cfg.get("exclusions.data_file"))
+    path = cfg.exclusions.data_file
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
@@ -260,7 +263,7 @@ def active_exclusions(cfg: Any) -> list[str]:
               file=sys.stderr)
         return []
     now = time.time()
-    max_age = float(cfg.get("exclusions.max_age"))
+    max_age = cfg.exclusions.max_age
     generated = data.get("generated_epoch") if isinstance(data, dict) else None
     age = now - generated if isinstance(generated, (int, float)) else float("inf")
     if max_age and not age <= max_age:
@@ -286,16 +289,16 @@ def active_exclusions(cfg: Any) -> list[str]:
     return sorted(out)
 
 
-def record_submission(cfg: Any, job_id: int, plan: Plan, user_argv: Sequence[str], cwd: str) -> str | None:
+def record_submission(cfg: Config, job_id: int, plan: Plan, user_argv: Sequence[str], cwd: str) -> str | None:
     """Drop the chain's root record for the controller (which checks that the file's owner is the job's
     user before it believes it). Returns the path, or None when the drop directory is not usable."""
-    drop = str(cfg.get("controller.submit_dir"))
+    drop = cfg.controller.submit_dir
     script = plan.script
     copy = None
     if script and os.path.isfile(script):
         try:
             with open(script, encoding="utf-8", errors="replace") as fh:
-                copy = fh.read(int(cfg.get("controller.script_copy_max_bytes")))
+                copy = fh.read(cfg.controller.script_copy_max_bytes)
         except OSError:
             copy = None
     from slurmtools.slurm.userenv import clean
@@ -322,23 +325,23 @@ def _leading_int(text: str) -> int | None:
     return int(head) if head.isascii() and head.isdigit() and len(head) <= 9 else None
 
 
-def checkpoint_advice(cfg: Any, plan: Plan, mode: str | None) -> tuple[str | None, dict[str, str]]:
+def checkpoint_advice(cfg: Config, plan: Plan, mode: str | None) -> tuple[str | None, dict[str, str]]:
     """One line of `slurmtools advise checkpoint` for a job of advise.sbatch_min_nodes nodes or more, from the
     published summary (the wrapper runs as the user, without the database), and the environment to export
     (MODE `export`: advise.env_var = the interval in whole seconds). (None, {}) when off, small, or unknown."""
-    mode = mode or str(cfg.get("advise.sbatch"))
+    mode = mode or cfg.advise.sbatch
     if mode not in ADVICE_MODES:
         raise WrapperError(f"--advice must be one of {', '.join(ADVICE_MODES)} (got {mode[:20]!r})")
     nodes = _leading_int(plan.size.get("nodes", ""))
-    if mode == "off" or nodes is None or nodes < int(cfg.get("advise.sbatch_min_nodes")):
+    if mode == "off" or nodes is None or nodes < cfg.advise.sbatch_min_nodes:
         return None, {}
     gpus = _leading_int(plan.size.get("gpus", ""))
     if gpus is None:
-        gpn = _leading_int(plan.size.get("gpus-per-node", "")) or int(cfg.get("reports.gpus_per_node"))
+        gpn = _leading_int(plan.size.get("gpus-per-node", "")) or cfg.reports.gpus_per_node
         gpus = nodes * gpn
     from slurmtools.reports import advice, model
 
-    path = str(cfg.get("advise.data_file"))
+    path = cfg.advise.data_file
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.loads(fh.read(1_000_000))
@@ -351,7 +354,7 @@ def checkpoint_advice(cfg: Any, plan: Plan, mode: str | None) -> tuple[str | Non
     env: dict[str, str] = {}
     line = "slurmtools sbatch: " + advice.hint(out)
     if mode == "export":
-        var = str(cfg.get("advise.env_var"))
+        var = cfg.advise.env_var
         export = plan.size.get("export", "")
         if export and export.split(",")[0].upper() not in ("ALL", ""):
             line += f" ({var} not exported: --export={export[:40]} does not pass the environment)"

@@ -20,7 +20,10 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
 
 #: Slurm node and partition names as we accept them: letters, digits, '-', '_', '.', starting with a letter or
 #: digit (what hostnames allow, plus '_'), at most 64 characters. Anything else cannot reach a Lua file.
@@ -123,41 +126,38 @@ def parse_data(text: str) -> tuple[float, list[DataRow]]:
 
 
 # ----------------------------------------------------------------------------------------- templates
-def partition_defaults(cfg: Any) -> dict[str, dict[str, Any]]:
+def partition_defaults(cfg: Config) -> dict[str, dict[str, Any]]:
     """[plugins.partitions.NAME] merged over [plugins.partition_defaults], names checked, markers built."""
     from slurmtools.jobs.marker import RetryAsk
 
-    base = dict(cfg.get("plugins.partition_defaults"))
     out: dict[str, dict[str, Any]] = {}
-    for name, over in sorted(cfg.get("plugins.partitions").items()):
+    for name, d in sorted(cfg.plugins.partitions.items()):     # complete: [plugins.partition_defaults] under
         if name != "*":
             check_name(name, "partition")
-        d = {**base, **over}
-        retries = int(d["max_retries"])
-        if retries < 0:
+        if d.max_retries < 0:
             raise PluginError(f"plugins.partitions.{name}.max_retries must be >= 0")
-        out[name] = {"requeue": bool(d["requeue"]), "open_mode": str(d["open_mode"]),
-                     "marker": RetryAsk(retries, str(d["retry_on"])).marker() if retries else ""}
+        out[name] = {"requeue": d.requeue, "open_mode": d.open_mode,
+                     "marker": RetryAsk(d.max_retries, d.retry_on).marker() if d.max_retries else ""}
     return out
 
 
-def context(cfg: Any) -> dict[str, Any]:
-    data_file = str(cfg.get("exclusions.plugin_file"))
+def context(cfg: Config) -> dict[str, Any]:
+    data_file = cfg.exclusions.plugin_file
     if not os.path.isabs(data_file) or not data_file.isprintable():
         raise PluginError(f"exclusions.plugin_file {data_file!r} must be an absolute path")
-    default_partition = str(cfg.get("plugins.default_partition"))
+    default_partition = cfg.plugins.default_partition
     if default_partition:
         check_name(default_partition, "plugins.default_partition")
-    max_age = float(cfg.get("exclusions.max_age"))
+    max_age = cfg.exclusions.max_age
     if max_age < 0:
         raise PluginError("exclusions.max_age must be >= 0")
     return {"data_file": data_file, "max_age": int(max_age), "max_bytes": DATA_MAX_BYTES,
-            "default_partition": default_partition, "add_exclusions": bool(cfg.get("plugins.add_exclusions")),
-            "warn_nodelist": bool(cfg.get("plugins.warn_nodelist")),
+            "default_partition": default_partition, "add_exclusions": cfg.plugins.add_exclusions,
+            "warn_nodelist": cfg.plugins.warn_nodelist,
             "partitions": partition_defaults(cfg)}
 
 
-def render(cfg: Any) -> dict[str, str]:
+def render(cfg: Config) -> dict[str, str]:
     """{file name: text} for job_submit.lua, cli_filter.lua and the slurm.conf lines. Raises PluginError."""
     import jinja2
 

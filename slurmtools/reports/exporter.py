@@ -12,11 +12,15 @@ import logging
 import os
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 from sqlalchemy import Engine, text
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
+    from slurmtools.slurm.base import Slurm
 
 log = logging.getLogger(__name__)
 VERDICTS = ("ok", "warn", "fail", "unknown")
@@ -72,7 +76,7 @@ def perf_families(rows: Any) -> Iterator[Any]:
 
 
 class LedgerCollector(Collector):
-    def __init__(self, cfg: Any, engine: Engine, slurm: Any = None) -> None:
+    def __init__(self, cfg: Config, engine: Engine, slurm: Slurm | None = None) -> None:
         self.cfg = cfg
         self.engine = engine
         self.slurm = slurm
@@ -191,14 +195,14 @@ class LedgerCollector(Collector):
         yield g
 
 
-def local_families(cfg: Any) -> Iterator[Any]:
+def local_families(cfg: Config) -> Iterator[Any]:
     """This host's spool backlog (events waiting for the ledger) and the controller's queue."""
     from slurmtools.ledger.spool import Spool
 
     spool = GaugeMetricFamily("slurmtools_spool_files", "Files in this host's ledger spool, by state",
                               labels=["state"])
     try:
-        counts = Spool(cfg.get("ledger.spool_dir")).counts()
+        counts = Spool(cfg.ledger.spool_dir).counts()
     except OSError:
         counts = {}
     for state in ("pending", "bad", "tmp"):
@@ -206,7 +210,7 @@ def local_families(cfg: Any) -> Iterator[Any]:
     yield spool
     queue = GaugeMetricFamily("slurmtools_controller_queue_depth", "Ended jobs waiting for the controller")
     try:
-        qdir = str(cfg.get("controller.queue_dir"))
+        qdir = cfg.controller.queue_dir
         queue.add_metric([], sum(1 for n in os.listdir(qdir) if n.endswith(".json")))
     except OSError:
         queue.add_metric([], 0)
@@ -224,7 +228,7 @@ class NodeCollector(Collector):
     """`slurmtools exporter --node`: what one compute node knows without the ledger or Slurm: its NFS mounts
     (slurmtools/iostat/metrics.py) and its spool."""
 
-    def __init__(self, cfg: Any) -> None:
+    def __init__(self, cfg: Config) -> None:
         from slurmtools.iostat.metrics import MountstatsCollector
 
         self.cfg = cfg
@@ -235,7 +239,7 @@ class NodeCollector(Collector):
         yield from local_families(self.cfg)
 
 
-def serve(cfg: Any, listen: str, engine: Engine | None, slurm: Any = None, node: bool = False) -> Any:
+def serve(cfg: Config, listen: str, engine: Engine | None, slurm: Slurm | None = None, node: bool = False) -> Any:
     """Start the HTTP server on LISTEN (host:port) in a thread; returns (server, thread). NODE: this node's
     mounts and spool only (no ledger, no Slurm)."""
     from prometheus_client import CollectorRegistry, start_http_server

@@ -4,7 +4,7 @@ Reads and changes nodes and jobs through Slurm's commands; every other stage tal
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING
 
 from slurmtools.slurm.base import Slurm
 from slurmtools.slurm.cli_backend import CliSlurm
@@ -22,6 +22,9 @@ from slurmtools.slurm.types import (
     SlurmTimeout,
 )
 
+if TYPE_CHECKING:
+    from slurmtools.config import Config
+
 __all__ = [
     "CliSlurm", "ExitStatus", "JobInfo", "JobRecord", "NodeEvent", "NodeInfo", "Slurm", "SlurmCommandError",
     "SlurmError", "SlurmNotFound", "SlurmParseError", "SlurmTimeout", "collect", "expand", "get_client",
@@ -30,14 +33,14 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 
-def get_client(cfg: Any = None) -> Slurm:
+def get_client(cfg: Config | None = None) -> Slurm:
     """The configured backend. `auto`: pyslurm only where it imports and matches Slurm."""
     if cfg is None:
         from slurmtools import config
 
         cfg = config.get()
-    backend = cfg.get("slurm.backend")
-    cli = CliSlurm(bin_dir=cfg.get("slurm.bin_dir"), timeout=cfg.get("slurm.timeout"))
+    backend = cfg.slurm.backend
+    cli = CliSlurm(bin_dir=cfg.slurm.bin_dir, timeout=cfg.slurm.timeout)
     if backend == "cli":
         return cli
     from slurmtools.slurm import pyslurm_backend

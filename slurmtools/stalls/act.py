@@ -26,7 +26,7 @@ import json
 import logging
 import time
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -40,6 +40,12 @@ from slurmtools.ledger import models
 from slurmtools.ledger.chains import chain_key, decision_key, find_chain
 from slurmtools.ledger.spool import Event, make_key
 from slurmtools.slurm import SlurmError, collect
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
+    from slurmtools.config import Config
+    from slurmtools.slurm.base import Slurm
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +70,7 @@ def bounded(evidence: dict[str, Any]) -> dict[str, Any]:
     return {k: ev[k] for k in ("why", "gpu", "limits", "blame") if k in ev} | {"cut": "evidence too large"}
 
 
-def finding_event(cfg: Any, r: dict[str, Any]) -> Event:
+def finding_event(cfg: Config, r: dict[str, Any]) -> Event:
     sus = r.get("suspect")
     msg = (f"stalled: no progress for {r['quiet_s']:.0f}s (allowed {r['allowed_s']:.0f}s), GPUs {r['gpu']}; "
            + (f"suspect {sus} ({', '.join((r['evidence'].get('blame') or {}).get(sus, []))} differ)" if sus
@@ -78,11 +84,11 @@ def finding_event(cfg: Any, r: dict[str, Any]) -> Event:
     return Event("finding", data, cluster=cfg.cluster, key=key)
 
 
-def acting(cfg: Any) -> bool:
-    return bool(cfg.get("stalls.act")) and bool(cfg.get("general.enabled")) and not cfg.get("general.observe")
+def acting(cfg: Config) -> bool:
+    return cfg.stalls.act and cfg.general.enabled and not cfg.general.observe
 
 
-def act_on(cfg: Any, slurm: Any, engine: Any, results: list[dict[str, Any]]) -> tuple[list[Event],
+def act_on(cfg: Config, slurm: Slurm, engine: Engine, results: list[dict[str, Any]]) -> tuple[list[Event],
                                                                                          list[dict[str, Any]]]:
     """The events to record and, per stalled job, what was done (`outcome`: observe, requeued, gave_up,
     not_managed, already, breaker_open, shared_cause, evacuate_off, error)."""
@@ -99,9 +105,9 @@ def act_on(cfg: Any, slurm: Any, engine: Any, results: list[dict[str, Any]]) -> 
         if len(stalled) > limit:
             refuse = ("shared_cause", f"{len(stalled)} jobs stalled at once (circuit breaker limit {limit}): a shared "
                                       "cause (filesystem, fabric); nothing done, a person decides")
-        elif len(drain.drained_by_us(nodes, cfg.get("general.reason_prefix"))) >= limit:
+        elif len(drain.drained_by_us(nodes, cfg.reason_prefix)) >= limit:
             refuse = ("breaker_open", "circuit breaker open: no stall action")
-        elif not cfg.get("controller.evacuate"):
+        elif not cfg.controller.evacuate:
             refuse = ("evacuate_off", "controller.evacuate is off: the controller would not finish a requeue")
     for r in stalled:
         row = {"job_id": r["job_id"], "restart_count": r["restart_count"], "suspect": r["suspect"],
@@ -121,7 +127,7 @@ def act_on(cfg: Any, slurm: Any, engine: Any, results: list[dict[str, Any]]) -> 
     return events, out
 
 
-def _requeue(cfg: Any, slurm: Any, engine: Any, r: dict[str, Any]) -> dict[str, Any]:
+def _requeue(cfg: Config, slurm: Slurm, engine: Engine, r: dict[str, Any]) -> dict[str, Any]:
     job_id, restart, sus = int(r["job_id"]), int(r["restart_count"]), r.get("suspect")
     job = slurm.job(job_id)
     if job is None or job.state != "RUNNING" or job.restart_count != restart:
@@ -132,8 +138,8 @@ def _requeue(cfg: Any, slurm: Any, engine: Any, r: dict[str, Any]) -> dict[str, 
         if s.scalar(select(CD.id).where(CD.idempotency_key == key)) is not None:
             return {"outcome": "already", "detail": "a decision exists for this attempt"}
         chain = find_chain(s, cfg.cluster, job_id)
-        ask = marker.parse_marker(job.comment, int(cfg.get("controller.max_retries")),
-                                  str(cfg.get("controller.retry_on")))
+        ask = marker.parse_marker(job.comment, cfg.controller.max_retries,
+                                  cfg.controller.retry_on)
         if chain is None and ask is not None and not ask.opted_out:
             chain = models.RetryChain(idempotency_key=chain_key(cfg.cluster, job_id), cluster=cfg.cluster,
                                       root_job_id=job_id, user=job.user or None, created=now,
@@ -182,15 +188,15 @@ def _brief(r: dict[str, Any]) -> dict[str, Any]:
 
 # ---------------------------------------------------------------- deep checks of suspects
 
-def schedule(pending: dict[str, Any], outcomes: list[dict[str, Any]], cfg: Any) -> None:
-    if not cfg.get("stalls.deep_check"):
+def schedule(pending: dict[str, Any], outcomes: list[dict[str, Any]], cfg: Config) -> None:
+    if not cfg.stalls.deep_check:
         return
     for o in outcomes:
         if o.get("outcome") == "requeued" and o.get("suspect"):
             pending.setdefault(o["suspect"], {"job_id": o["job_id"], "since": time.time()})
 
 
-def run_deep_checks(cfg: Any, slurm: Any, pending: dict[str, Any], busy: set[str],
+def run_deep_checks(cfg: Config, slurm: Slurm, pending: dict[str, Any], busy: set[str],
                     check: Any = None) -> tuple[list[Event], list[dict[str, Any]]]:
     """Deep-check the pending suspects no job runs on; a failed check asks for a drain (safety rails)."""
     from slurmtools.controller.recovery import run_deep_check

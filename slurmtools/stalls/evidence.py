@@ -21,7 +21,10 @@ import subprocess
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
 
 MAX_PROCS = 256
 MAX_TEXT = 16384
@@ -97,17 +100,17 @@ def pyspy(pid: int, timeout: float) -> str | None:
     return (out.stdout or out.stderr)[:MAX_TEXT]
 
 
-def kernel_findings(cfg: Any, job_id: str, node: str) -> list[dict[str, Any]]:
+def kernel_findings(cfg: Config, job_id: str, node: str) -> list[dict[str, Any]]:
     """Node-level kernel findings since the attempt began (the prolog's marker), as the epilog would see them."""
     from slurmtools.diagnosis import kernel, sources
     from slurmtools.diagnosis.findings import NODE_TRUST
 
-    ncfg = cfg.node(node)
-    marker = sources.load_marker(ncfg["state_dir"], int(job_id), node) if str(job_id).isdigit() else None
+    ncfg = cfg.node_for(node)
+    marker = sources.load_marker(ncfg.state_dir, int(job_id), node) if str(job_id).isdigit() else None
     if marker is None:      # the log's tail would hold other jobs' (and older) lines: not this attempt's evidence
         return [{"error": "no kernel-log marker for this job on this node (the prolog records it): not read"}]
     try:
-        data, _ = sources.read_window(ncfg["kernel_log"], marker, max_bytes=int(cfg.get("diagnosis.max_bytes")))
+        data, _ = sources.read_window(ncfg.kernel_log, marker, max_bytes=cfg.diagnosis.max_bytes)
     except sources.SourceError as exc:
         return [{"error": str(exc)}]
     found, _ = kernel.scan(data)
@@ -115,17 +118,17 @@ def kernel_findings(cfg: Any, job_id: str, node: str) -> list[dict[str, Any]]:
              "xid": f.xid, "count": f.count} for f in found if f.trust in NODE_TRUST][:50]
 
 
-def probe(cfg: Any, job_id: str, node: str, *, stacks: bool = True) -> dict[str, Any]:
+def probe(cfg: Config, job_id: str, node: str, *, stacks: bool = True) -> dict[str, Any]:
     """Everything this node can say about JOB_ID now (run on the node, as root)."""
     t0 = time.monotonic()
-    budget = float(cfg.get("stalls.probe_timeout")) * 0.8
+    budget = cfg.stalls.probe_timeout * 0.8
     procs = [p for p in (proc_info(pid) for pid in sorted(job_pids(job_id, node))[:MAX_PROCS]) if p]
     out: dict[str, Any] = {"node": node, "job_id": str(job_id), "time": time.time(), "processes": procs,
                            "d_state": sum(1 for p in procs if p["state"] == "D"),
                            "d_threads": sum(p["d_threads"] for p in procs), "stacks": {}}
     out["kernel"] = kernel_findings(cfg, str(job_id), node)
     if stacks:
-        per = float(cfg.get("stalls.pyspy_timeout"))
+        per = cfg.stalls.pyspy_timeout
         for p in procs:
             if not p["comm"].startswith("python") or len(out["stacks"]) >= 8:
                 continue
@@ -142,9 +145,9 @@ def probe(cfg: Any, job_id: str, node: str, *, stacks: bool = True) -> dict[str,
     return out
 
 
-def _probe_remote(cfg: Any, job_id: int, node: str) -> dict[str, Any]:
-    argv = [str(a).replace("{node}", node).replace("{job}", str(job_id)) for a in cfg.get("stalls.probe_command")]
-    timeout = float(cfg.get("stalls.probe_timeout"))
+def _probe_remote(cfg: Config, job_id: int, node: str) -> dict[str, Any]:
+    argv = [str(a).replace("{node}", node).replace("{job}", str(job_id)) for a in cfg.stalls.probe_command]
+    timeout = cfg.stalls.probe_timeout
     try:
         res = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
@@ -158,7 +161,7 @@ def _probe_remote(cfg: Any, job_id: int, node: str) -> dict[str, Any]:
     return data if isinstance(data, dict) else {"node": node, "error": "not a JSON object"}
 
 
-def collect(cfg: Any, job_id: int, nodes: list[str]) -> dict[str, dict[str, Any]]:
+def collect(cfg: Config, job_id: int, nodes: list[str]) -> dict[str, dict[str, Any]]:
     """Every node's probe, run at once; per node its answer or its error."""
     if not nodes:
         return {}

@@ -18,7 +18,10 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
 
 CLASSES = ("spin", "idle", "work", "partial")
 
@@ -49,9 +52,9 @@ class Thresholds:
     sm_spin_max: float = 0.3
 
     @classmethod
-    def from_config(cls, cfg: Any) -> Thresholds:
-        return cls(*(float(cfg.get(f"stalls.{k}")) for k in ("busy_util", "idle_util", "spin_power_ratio",
-                                                            "spin_power_w", "sm_spin_max")))
+    def from_config(cls, cfg: Config) -> Thresholds:
+        s = cfg.stalls
+        return cls(s.busy_util, s.idle_util, s.spin_power_ratio, s.spin_power_w, s.sm_spin_max)
 
 
 def classify(s: GpuSample, th: Thresholds) -> str | None:

@@ -20,9 +20,12 @@ minimum quiet time (a job that is silent for long on purpose). Pure functions ov
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from slurmtools.stalls.progress import Progress
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
 
 TOKEN = "slurmtools=stall:"
 
@@ -55,16 +58,15 @@ def _value(key: str, raw: Any) -> float:
     return float(raw)
 
 
-def limits_for(cfg: Any, partition: str = "", comment: str = "", quiet_override: float | None = None) -> Limits:
+def limits_for(cfg: Config, partition: str = "", comment: str = "", quiet_override: float | None = None) -> Limits:
     """The limits of one job: [stalls], then its partition's table, then its comment, then `--quiet`.
     Raises ValueError for a bad value in the configuration (named); a bad comment token is ignored."""
-    base = {k: _value(k, cfg.get(f"stalls.{k}")) for k in _KEYS}
-    part = (cfg.get("stalls.partitions") or {}).get(partition) or {}
-    for k in _KEYS:
-        raw = part.get(k)
-        if raw not in (None, "", 0, 0.0):
-            base[k] = _value(k, raw)
-    lim = Limits(**base, enabled=bool(part.get("enabled", True)))
+    part = cfg.stalls.partitions.get(partition, cfg.stalls.partition_defaults)
+    base: dict[str, float] = {}
+    for k in _KEYS:                                 # "" or 0 in the partition's table: the [stalls] value
+        raw = getattr(part, k)
+        base[k] = _value(k, raw if raw not in ("", 0, 0.0) else getattr(cfg.stalls, k))
+    lim = Limits(**base, enabled=part.enabled)
     for token in (comment or "").replace(",", " ").replace(";", " ").split()[:64]:
         if not token.startswith(TOKEN):
             continue

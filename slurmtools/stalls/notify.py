@@ -12,7 +12,10 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
 
 log = logging.getLogger(__name__)
 
@@ -79,9 +82,9 @@ class Notifier:
         return not self.q.unfinished_tasks
 
 
-def urls_for(cfg: Any, partition: str) -> list[str]:
-    part = (cfg.get("stalls.partitions") or {}).get(partition) or {}
-    return list(dict.fromkeys([*cfg.get("stalls.notify"), *(part.get("notify") or [])]))
+def urls_for(cfg: Config, partition: str) -> list[str]:
+    part = cfg.stalls.partitions.get(partition, cfg.stalls.partition_defaults)
+    return list(dict.fromkeys([*cfg.stalls.notify, *part.notify]))
 
 
 def message(outcome: dict[str, Any]) -> tuple[str, str]:

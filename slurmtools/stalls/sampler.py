@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from slurmtools.stalls.signals import FILENAME, LIMIT, POWER, SAMPLED, UTIL
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
 
 #: What the lab's fake GPUs report in each mode (an H100 as measured: docs/stalls.md).
 MODES: dict[str, dict[str, float]] = {
@@ -82,16 +85,16 @@ def families(gpus: list[dict[str, Any]], now: float) -> list[Any]:
             (SAMPLED, "gauge", "When slurmtools' GPU sampler last sampled (epoch seconds)", [({}, now)])]
 
 
-def sample_once(cfg: Any, node: str) -> str | None:
+def sample_once(cfg: Config, node: str) -> str | None:
     """Sample this node's GPUs and write the textfile; returns its path (None: no textfile_dir, or no signal)."""
     import os
 
     from slurmtools.hooks import textfile
 
-    replay = str(cfg.get("stalls.gpu_replay") or "").replace("{node}", node)
+    replay = str(cfg.stalls.gpu_replay or "").replace("{node}", node)
     gpus = replayed(replay) if replay else nvml_gpus()
     if gpus is None:                   # the lab's `gpu-clear`: no signal at all, not a stale one
-        where = str(cfg.get("metrics.textfile_dir") or "").replace("{node}", node)
+        where = str(cfg.metrics.textfile_dir or "").replace("{node}", node)
         if where:
             try:
                 os.unlink(os.path.join(where, FILENAME))

@@ -10,9 +10,13 @@ import json
 import logging
 import os
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from slurmtools.stalls import blame, evidence, gpu, judge, progress, signals
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
+    from slurmtools.slurm.base import Slurm
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +67,7 @@ def save_state(path: str, state: dict[str, Any]) -> str | None:
     return None
 
 
-def judge_job(cfg: Any, job: Any, now: float, samples: dict[str, list[gpu.GpuSample]], history: dict[str, Any],
+def judge_job(cfg: Config, job: Any, now: float, samples: dict[str, list[gpu.GpuSample]], history: dict[str, Any],
               *, quiet: float | None = None, with_evidence: bool = True,
               ledger_checkpoints: list[float] | None = None, client: Any = None) -> tuple[dict[str, Any],
                                                                                           dict[str, Any]]:
@@ -72,7 +76,7 @@ def judge_job(cfg: Any, job: Any, now: float, samples: dict[str, list[gpu.GpuSam
     start = job.start_time.timestamp() if job.start_time else None
     uid = _uid(job.user)
     paths = output_paths(job) if uid is not None else []
-    prog, kept = progress.observe(paths, uid, start, history, int(cfg.get("stalls.history_bytes")),
+    prog, kept = progress.observe(paths, uid, start, history, cfg.stalls.history_bytes,
                                   ledger_checkpoints)
     nodes = list(job.nodes)
     th = gpu.Thresholds.from_config(cfg)
@@ -96,7 +100,7 @@ def judge_job(cfg: Any, job: Any, now: float, samples: dict[str, list[gpu.GpuSam
     return result, kept
 
 
-def ledger_checkpoints(cfg: Any, job_ids: list[int]) -> dict[int, list[float]]:
+def ledger_checkpoints(cfg: Config, job_ids: list[int]) -> dict[int, list[float]]:
     """The checkpoint durations the ledger holds for these jobs (their earlier attempts); {} without a ledger."""
     if not job_ids:
         return {}
@@ -119,7 +123,7 @@ def ledger_checkpoints(cfg: Any, job_ids: list[int]) -> dict[int, list[float]]:
         return {}
 
 
-def run_scan(cfg: Any, slurm: Any, *, quiet: float | None = None, with_evidence: bool = True,
+def run_scan(cfg: Config, slurm: Slurm, *, quiet: float | None = None, with_evidence: bool = True,
              now: float | None = None, client: Any = None, use_ledger: bool = True,
              keep_state: bool = True) -> tuple[list[dict[str, Any]], list[str]]:
     """Every running job judged; warnings (a GPU source that did not answer, a state file not kept)."""
@@ -130,7 +134,7 @@ def run_scan(cfg: Any, slurm: Any, *, quiet: float | None = None, with_evidence:
     samples, warn = signals.gpu_samples(cfg, nodes, client=client, now=now)
     if warn:
         warnings.append(warn)
-    path = str(cfg.get("stalls.state_file"))
+    path = cfg.stalls.state_file
     state = load_state(path) if keep_state else {}
     ckpts = ledger_checkpoints(cfg, [j.job_id for j in jobs]) if use_ledger else {}
     results, new_state = [], {}

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from slurmtools.stalls.gpu import GpuSample
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
 
 #: What our sampler writes (sampler.py) and the textfile collector serves.
 FILENAME = "slurmtools_stalls.prom"
@@ -31,8 +34,8 @@ class SignalError(RuntimeError):
     """The GPU signal could not be read (Prometheus unreachable, ...): jobs are then judged without it."""
 
 
-def textfile_path(cfg: Any, node: str) -> str | None:
-    where = str(cfg.get("metrics.textfile_dir") or "").replace("{node}", node)
+def textfile_path(cfg: Config, node: str) -> str | None:
+    where = str(cfg.metrics.textfile_dir or "").replace("{node}", node)
     return os.path.join(where, FILENAME) if where else None
 
 
@@ -63,11 +66,11 @@ def parse_textfile(text: str, node: str, now: float, max_age: float) -> list[Gpu
                       "textfile") for gpu, r in sorted(per.items())]
 
 
-def from_textfiles(cfg: Any, nodes: list[str], now: float | None = None) -> dict[str, list[GpuSample]]:
+def from_textfiles(cfg: Config, nodes: list[str], now: float | None = None) -> dict[str, list[GpuSample]]:
     from slurmtools.timeutil import parse_duration
 
     now = time.time() if now is None else now
-    max_age = parse_duration(str(cfg.get("stalls.gpu_max_age"))).total_seconds()
+    max_age = parse_duration(cfg.stalls.gpu_max_age).total_seconds()
     out: dict[str, list[GpuSample]] = {}
     for node in nodes:
         path = textfile_path(cfg, node)
@@ -84,7 +87,7 @@ def from_textfiles(cfg: Any, nodes: list[str], now: float | None = None) -> dict
     return out
 
 
-def from_prometheus(cfg: Any, nodes: list[str], job_of: dict[tuple[str, str], str] | None = None,
+def from_prometheus(cfg: Config, nodes: list[str], job_of: dict[tuple[str, str], str] | None = None,
                     client: Any = None, now: float | None = None) -> dict[str, list[GpuSample]]:
     """Per node, its GPUs' medians over the window: DCGM where a node has it, else our sampler's metrics."""
     import numpy as np
@@ -94,12 +97,12 @@ def from_prometheus(cfg: Any, nodes: list[str], job_of: dict[tuple[str, str], st
     from slurmtools.timeutil import parse_duration
 
     now = time.time() if now is None else now
-    window = parse_duration(str(cfg.get("stalls.gpu_window"))).total_seconds()
-    url = str(cfg.get("stalls.prometheus") or cfg.get("detect.prometheus"))
+    window = parse_duration(cfg.stalls.gpu_window).total_seconds()
+    url = str(cfg.stalls.prometheus or cfg.detect.prometheus)
     client = client or prom.Client(url, timeout=15.0)
     grid = prom.grid_for(now - window, now, 30.0)
-    labels = list(cfg.get("detect.node_labels"))
-    job_label = str(cfg.get("stalls.dcgm_job_label") or "")
+    labels = list(cfg.detect.node_labels)
+    job_label = str(cfg.stalls.dcgm_job_label or "")
     wanted = set(nodes)
     out: dict[str, list[GpuSample]] = {}
     for source, names, jlabel in (("dcgm", DCGM, job_label), ("sampler", OURS, "job")):
@@ -129,10 +132,10 @@ def from_prometheus(cfg: Any, nodes: list[str], job_of: dict[tuple[str, str], st
     return out
 
 
-def gpu_samples(cfg: Any, nodes: list[str], *, client: Any = None,
+def gpu_samples(cfg: Config, nodes: list[str], *, client: Any = None,
                 now: float | None = None) -> tuple[dict[str, list[GpuSample]], str | None]:
     """Per node its GPU samples, and a warning when the source could not be read (then: no samples)."""
-    source = str(cfg.get("stalls.gpu_source"))
+    source = cfg.stalls.gpu_source
     if source == "none" or not nodes:
         return {}, None
     if source == "textfile":
@@ -155,7 +158,7 @@ def for_job(samples: dict[str, list[GpuSample]], job_id: int, nodes: list[str]) 
     return out
 
 
-def network_events(cfg: Any, nodes: list[str], since: float, now: float | None = None,
+def network_events(cfg: Config, nodes: list[str], since: float, now: float | None = None,
                    client: Any = None) -> dict[str, float] | None:
     """Per node, how many times its IB/RoCE links went down since SINCE (at most 6 h back), from Prometheus: the
     same link-flap evidence `detect` scores (slurmtools.detect.links), in link downs: per source (the IB ports'
@@ -167,14 +170,14 @@ def network_events(cfg: Any, nodes: list[str], since: float, now: float | None =
     from slurmtools.detect import links, prom
     from slurmtools.detect.scan import node_of
 
-    if str(cfg.get("stalls.gpu_source")) != "prometheus" or not nodes:
+    if cfg.stalls.gpu_source != "prometheus" or not nodes:
         return None
     now = time.time() if now is None else now
     window = int(max(60.0, min(now - since, 6 * 3600.0)))
-    url = str(cfg.get("stalls.prometheus") or cfg.get("detect.prometheus"))
+    url = str(cfg.stalls.prometheus or cfg.detect.prometheus)
     client = client or prom.Client(url, timeout=15.0)
     grid = prom.grid_for(now - 60.0, now, 60.0)
-    labels = list(cfg.get("detect.node_labels"))
+    labels = list(cfg.detect.node_labels)
     out = {n: 0.0 for n in nodes}
     try:
         for name in links.FLAPS:
