@@ -80,7 +80,7 @@ evidence_wait = 0.0
         events += [Event("attempt", {"job_id": job_id, "restart_count": 0, "nodes": f"{a},{b}", "source": "epilog",
                                      "details": {"epilog": {x: {"findings": 0}}}}, cluster=cfg.cluster,
                          key=f"att-{job_id}-{x}") for x in (a, b)]
-        queue.enqueue(cfg.get("controller.queue_dir"), {"job_id": job_id, "restart_count": 0, "exit_raw": exit_raw,
+        queue.enqueue(cfg.controller.queue_dir, {"job_id": job_id, "restart_count": 0, "exit_raw": exit_raw,
                                                         "nodes": f"{a},{b}", "comment": comment, "user": "alice",
                                                         "enqueued": now - 60})
     for i in range(0, len(events), 5000):

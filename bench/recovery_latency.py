@@ -103,7 +103,7 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     cfg = config.get()
-    engine = db.make_engine(cfg.get("ledger.url"))
+    engine = db.make_engine(cfg.ledger.url)
     slurm = CliSlurm(timeout=30)
     ctl = subprocess.Popen(["slurmtools", "controller", "run", "--no-recovery", "--interval", "0.5"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

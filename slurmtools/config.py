@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from slurmtools.settings import Settings, Table, plain
+from slurmtools.settings import Settings, Table
 
 TYPE_CHECKING = False  # typing for the type checker only: it costs ~7 ms of every prolog (docs/performance.md)
 if TYPE_CHECKING:
@@ -241,29 +241,6 @@ class Config(Settings):
     def xid_overrides(self) -> dict[str, dict[str, str]]:
         """The operator's [xid.N] tables as ``diagnosis.catalog.lookup`` takes them ("": the catalog's value)."""
         return {xid: entry.to_dict() for xid, entry in self.xid.items()}
-
-    # -- the old dotted-string API (a compatibility shim) --
-
-    def get(self, dotted: str) -> Any:
-        """Deprecated: ``cfg.get("ledger.url")`` is ``cfg.ledger.url``. A plain copy of the value."""
-        value: Any = self
-        for part in dotted.split("."):
-            value = getattr(value, value.attribute(part)) if isinstance(value, Table) else value[part]
-        return plain(value)
-
-    def section(self, name: str) -> dict[str, Any]:
-        """Deprecated: one table as a plain dict."""
-        section = self.get(name)
-        assert isinstance(section, dict)
-        return section
-
-    def node(self, name: str | None) -> dict[str, Any]:
-        """Deprecated: ``node_for(name)`` as a plain dict."""
-        return self.node_for(name).to_dict()
-
-    def hardware(self, node: str | None) -> dict[str, Any]:
-        """Deprecated: ``hardware_for(node)`` as a plain dict. Raises ConfigError."""
-        return self.hardware_for(node).to_dict()
 
 
 def this_node() -> str:

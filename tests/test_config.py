@@ -19,25 +19,25 @@ def write(tmp_path: Path, text: str) -> Path:
 
 def test_defaults_load_without_operator_file() -> None:
     cfg = config.load(env={})
-    assert cfg.get("ledger.url").startswith("sqlite:///")
-    assert cfg.get("slurm.backend") == "auto"
+    assert cfg.ledger.url.startswith("sqlite:///")
+    assert cfg.slurm.backend == "auto"
     assert cfg.sources == ["(packaged defaults)"]
 
 
 def test_operator_file_overrides_and_node_tables(tmp_path: Path) -> None:
     path = write(tmp_path, '[slurm]\ntimeout = 3\n[nodes.n2]\nkernel_log = "file:/x/n2.log"\n')
     cfg = config.load(path, env={})
-    assert cfg.get("slurm.timeout") == 3.0 and isinstance(cfg.get("slurm.timeout"), float)
-    assert cfg.node("n2")["kernel_log"] == "file:/x/n2.log"
-    assert cfg.node("n1")["kernel_log"] == "kmsg"
+    assert cfg.slurm.timeout == 3.0 and isinstance(cfg.slurm.timeout, float)
+    assert cfg.node_for("n2").kernel_log == "file:/x/n2.log"
+    assert cfg.node_for("n1").kernel_log == "kmsg"
     assert cfg.sources[-1] == str(path)
 
 
 def test_env_overrides_win(tmp_path: Path) -> None:
     path = write(tmp_path, '[ledger]\nurl = "sqlite:////a.db"\n')
     cfg = config.load(path, env={"SLURMTOOLS_LEDGER_URL": "sqlite:////b.db", "SLURMTOOLS_SPOOL_DIR": "/s"})
-    assert cfg.get("ledger.url") == "sqlite:////b.db"
-    assert cfg.get("ledger.spool_dir") == "/s"
+    assert cfg.ledger.url == "sqlite:////b.db"
+    assert cfg.ledger.spool_dir == "/s"
 
 
 @pytest.mark.parametrize("text, needle", [
@@ -155,17 +155,13 @@ def test_typed_attributes_named_tables_and_derived_values(tmp_path: Path) -> Non
         cfg.hardware_for("n3")
 
 
-def test_the_old_dotted_lookups_read_the_typed_values(tmp_path: Path) -> None:
-    """The compatibility shim for modules not yet converted: plain copies of the live typed values."""
-    cfg = config.load(write(tmp_path, '[nodes.n2]\nreplay = "/r"\n'), env={})
-    cfg.controller.evacuate = False
-    assert cfg.get("controller.evacuate") is False and cfg.section("safety")["min_drain_nodes"] == 2
-    assert cfg.get("nodes.n2.replay") == "/r" and cfg.node("n2")["replay"] == "/r" and cfg.node("n1")["replay"] == ""
-    copy = cfg.get("checks.prolog")
-    copy.append("x")
-    assert "x" not in cfg.checks.prolog
-    with pytest.raises(KeyError):
-        cfg.get("controller.no_such_key")
+def test_the_dotted_shim_is_gone() -> None:
+    """Every module reads typed attributes: the old dotted-string API (get("a.b"), section, node, hardware) is gone."""
+    cfg = config.load(env={})
+    for name in ("get", "section", "node", "hardware"):
+        assert not hasattr(cfg, name), name
+    with pytest.raises(AttributeError):
+        cfg.controller.no_such_key  # noqa: B018 - the access is the test
 
 
 @pytest.mark.parametrize(("text", "needle"), [
@@ -185,16 +181,10 @@ def test_list_items_are_checked(tmp_path: Path, text: str, needle: str) -> None:
         config.check_file(path)
 
 
-#: Modules that still read the configuration by dotted string (``cfg.get("a.b")``, ``cfg.section``, ``cfg.node``,
+#: Modules that still read the configuration by dotted string (``cfg.a.b``, ``cfg.section``, ``cfg.node``,
 #: ``cfg.hardware``: the compatibility shim in config.Config). Issue 31: each is being converted by its owner;
 #: remove a module here when it is, and the shim with the last one.
-DOTTED_STILL_ALLOWED = {
-    "controller/act.py", "controller/base.py", "controller/decide.py", "controller/engine.py",
-    "controller/evacuate.py", "controller/exclusions.py", "controller/ingest.py", "controller/perf.py",
-    "controller/policy.py", "controller/recovery.py", "controller/resubmit.py", "controller/safety.py",
-    "diagnosis/sources.py", "hooks/epilog.py", "hooks/prolog.py", "hooks/runner.py", "hooks/textfile.py",
-    "iostat/jobio.py", "ledger/api.py",
-}
+DOTTED_STILL_ALLOWED: set[str] = set()
 
 
 #: A dotted lookup on the configuration: get/section with an argument (not the process-wide config.get()).
@@ -247,14 +237,12 @@ def test_a_table_refuses_unknown_and_missing_keys_and_entries_own_their_lists(tm
 
 
 def test_the_drain_limit_is_the_breakers() -> None:
-    """One definition for the breaker's limit: the controller's safety.breaker_limit agrees until it uses it."""
-    from slurmtools.controller import safety
-
+    """One definition for the breaker's limit (Config.drain_limit): the fraction of the nodes, at least the minimum."""
     cfg = config.load(env={})
-    for fraction, minimum in ((0.1, 2), (0.25, 0), (0.0, 3), (1.0, 1)):
+    for fraction, minimum, expect in ((0.1, 2, [2, 2, 2, 2, 2, 3, 4, 4, 5]), (0.25, 0, [0, 1, 3, 5, 7, 8, 10, 12, 14]),
+                                      (0.0, 3, [3] * 9), (1.0, 1, [1, 7, 14, 21, 28, 35, 42, 49, 56])):
         cfg.safety.max_drain_fraction, cfg.safety.min_drain_nodes = fraction, minimum
-        assert [cfg.drain_limit(n) for n in range(0, 60, 7)] == \
-            [safety.breaker_limit(n, fraction, minimum) for n in range(0, 60, 7)]
+        assert [cfg.drain_limit(n) for n in range(0, 60, 7)] == expect, (fraction, minimum)
 
 
 def test_the_hooks_cache_is_reused_and_a_cache_the_model_refuses_is_parsed_again(

@@ -209,7 +209,7 @@ def ended(w: dict[str, Any], job_id: int = 7, restart: int = 0, nodes: str = "n[
     api.flush(cfg)
     item = {"job_id": job_id, "restart_count": restart, "exit_raw": exit_raw, "nodes": nodes, "comment": comment,
             "user": "alice", "enqueued": enqueued if enqueued is not None else datetime.now(UTC).timestamp()}
-    queue.enqueue(cfg.get("controller.queue_dir"), item)
+    queue.enqueue(cfg.controller.queue_dir, item)
 
 
 def decisions(w: dict[str, Any]) -> list[models.ControllerDecision]:
@@ -226,7 +226,7 @@ def test_node_fault_is_requeued_held_excluded_released_and_verified(world: dict[
     (d,) = decisions(world)
     assert (d.classification, d.decision, d.excluded_nodes, d.status) == ("node_fault", "retry", "n2", "done")
     assert d.t_detected <= d.t_decided <= d.t_requeued <= d.t_released <= d.t_verified
-    assert queue.pending(world["cfg"].get("controller.queue_dir")) == []
+    assert queue.pending(world["cfg"].controller.queue_dir) == []
     with Session(api.engine_for(world["cfg"])) as s:
         chain = s.scalar(select(models.RetryChain))
         assert chain is not None and (chain.root_job_id, chain.retries_used, chain.max_retries) == (7, 1, 2)
@@ -244,7 +244,7 @@ def test_waits_for_every_epilog_then_decides_without_the_missing_one(world: dict
     ended(world, comment="slurmtools=retry", epilogs=("n1",), xid_on=None)
     report = controller(world).once()
     assert report["waiting"][0]["missing_epilogs"] == ["n2"] and world["slurm"].actions() == []
-    path = Path(world["cfg"].get("controller.queue_dir")) / "7.0.json"
+    path = Path(world["cfg"].controller.queue_dir) / "7.0.json"
     item = json.loads(path.read_text())
     item["enqueued"] -= 31                                   # past controller.evidence_wait
     path.write_text(json.dumps(item))
@@ -260,7 +260,7 @@ def test_an_epilog_that_could_not_spool_still_counts_through_its_drain(world: di
     ended(world, comment="slurmtools=retry", epilogs=("n1",), xid_on=None)
     world["slurm"].drain(["n1"], "slurmtools: hardware: XID 79 GPU 0000:3b:00.0: fallen off the bus [job 6]")
     world["slurm"].drain(["n2"], "slurmtools: hardware: XID 79 GPU 0000:3b:00.0: fallen off the bus [job 7]")
-    path = Path(world["cfg"].get("controller.queue_dir")) / "7.0.json"
+    path = Path(world["cfg"].controller.queue_dir) / "7.0.json"
     item = json.loads(path.read_text())
     item["enqueued"] -= 31                                   # past controller.evidence_wait
     path.write_text(json.dumps(item))
@@ -301,7 +301,7 @@ def test_an_exclusion_that_does_not_take_is_retried_then_alerted(world: dict[str
     assert [r["decisions"][0]["status"] for r in reports] == ["acting", "acting", "failed"]
     assert "not excluded: n2" in reports[-1]["alerts"][0]
     assert [c[0] for c in slurm.actions()].count("requeue") == 1
-    assert queue.pending(world["cfg"].get("controller.queue_dir")) == []
+    assert queue.pending(world["cfg"].controller.queue_dir) == []
 
 
 def test_observe_mode_decides_and_records_but_acts_on_nothing(world: dict[str, Any]) -> None:
@@ -646,7 +646,7 @@ def wrapped_job(w: dict[str, Any], job_id: int = 7, checkpoint: dict[str, Any] |
 
     w["slurm"].add_job(job_id, state="RUNNING", nodes=nodes, comment="slurmtools=retry:3:node")
     w["slurm"].jobs_by_id[job_id] = dataclasses.replace(w["slurm"].jobs_by_id[job_id], user=getpass.getuser())
-    drop = w["cfg"].get("controller.submit_dir")
+    drop = w["cfg"].controller.submit_dir
     os.makedirs(drop, exist_ok=True)
     Path(drop, f"{job_id}.json").write_text(json.dumps({
         "job_id": job_id, "max_retries": 3, "retry_on": "node", "argv": ["sbatch", "train.sh"],
@@ -755,7 +755,7 @@ def recorded_job(w: dict[str, Any], job_id: int = 7, script: str | None = TRAIN_
               "script": None if wrap else script, "max_retries": 3, "retry_on": "node", "checkpoint": checkpoint}
     w["slurm"].add_job(job_id, state="RUNNING", nodes=("n1", "n2"), comment="slurmtools=retry:3:node")
     w["slurm"].jobs_by_id[job_id] = dataclasses.replace(w["slurm"].jobs_by_id[job_id], user=getpass.getuser())
-    drop = w["cfg"].get("controller.submit_dir")
+    drop = w["cfg"].controller.submit_dir
     os.makedirs(drop, exist_ok=True)
     Path(drop, f"{job_id}.json").write_text(json.dumps(record))
     assert controller(w).once()["submissions"] == [job_id]
@@ -927,7 +927,7 @@ def test_a_controller_that_was_down_past_min_job_age_still_resubmits(world: dict
     slurm = world["slurm"]
     recorded = {"job_id": 7, "uid": os.getuid(), "user_argv": ["--wrap", "python train.py"], "cwd": "/srv/run",
                 "env": {}, "script": None, "max_retries": 1, "retry_on": "node", "checkpoint": None}
-    drop = world["cfg"].get("controller.submit_dir")
+    drop = world["cfg"].controller.submit_dir
     os.makedirs(drop, exist_ok=True)
     Path(drop, "7.json").write_text(json.dumps(recorded))
     if accounted_user:

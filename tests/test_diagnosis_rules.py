@@ -76,7 +76,7 @@ def test_site_rules_add_change_and_disable(tmp_path: Path, monkeypatch: pytest.M
     path.write_text(_toml_rules([GOOD, {"name": "aer_header", "rate": "2/1h"},
                                  {"name": "nfs_server", "enabled": False}]))
     cfg = config.load(path, env={})
-    site = cfg.get("diagnosis.rules")
+    site = cfg.diagnosis.rules
     found = diagnose(b"[ 1.0] mmfs: [E] Lost membership in cluster gpfs01. Unmounting file systems.\n", rules=site)
     assert [(f.kind, f.category, f.trust, f.details["rule"]) for f in found] == [
         ("nfs", "filesystem", "kernel", "site_gpfs")]

@@ -305,13 +305,13 @@ def test_publish_writes_the_plugin_file_with_the_json(world: dict[str, Any]) -> 
     api.flush(cfg)
     with Session(api.engine_for(cfg)) as s:
         assert exclusions.publish(cfg, s)
-    generated, rows = plugins.parse_data(Path(cfg.get("exclusions.plugin_file")).read_text())
+    generated, rows = plugins.parse_data(Path(cfg.exclusions.plugin_file).read_text())
     assert [(r.node, r.scope, r.reason) for r in rows] == [("n3", "soft", "lemon")]
     assert abs(generated - time.time()) < 5
-    Path(cfg.get("exclusions.plugin_file")).unlink()        # a lost file is rewritten at the next publish
+    Path(cfg.exclusions.plugin_file).unlink()        # a lost file is rewritten at the next publish
     with Session(api.engine_for(cfg)) as s:
         assert exclusions.publish(cfg, s)
-    assert Path(cfg.get("exclusions.plugin_file")).exists()
+    assert Path(cfg.exclusions.plugin_file).exists()
 
 
 def test_cli_render_status_and_hostile_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -102,7 +102,7 @@ def test_planted_spool_files_and_links_are_refused(world: dict[str, Any], tmp_pa
     from slurmtools.ledger import api
 
     cfg = world["cfg"]
-    spool = Spool(cfg.get("ledger.spool_dir"))
+    spool = Spool(cfg.ledger.spool_dir)
     spool.ensure()
     forged = Event("finding", {"node": "n1", "kind": "xid", "xid": 79, "category": "hardware", "action":
                                "drain_node", "severity": "critical", "trust": "kernel", "message": "forged"})
@@ -200,7 +200,7 @@ def test_a_huge_hostlist_is_refused_before_anything_is_stored(world: dict[str, A
     monkeypatch.setenv("SLURMTOOLS_CONFIG", str(world["path"]))
     result = CliRunner().invoke(main, ["exclude", "add", "n[1-100000]", "--soft", "--reason", "oops"])
     assert result.exit_code == 2 and "exclusions.max_nodes" in result.output and "Traceback" not in result.output
-    spool = Spool(world["cfg"].get("ledger.spool_dir"))
+    spool = Spool(world["cfg"].ledger.spool_dir)
     assert spool.counts()["pending"] == 0
 
 
@@ -218,7 +218,7 @@ def test_a_publish_too_big_for_the_plugins_never_blocks_later_ones(world: dict[s
     api.flush(cfg)
     with Session(api.engine_for(cfg)) as s, pytest.raises(PluginError):
         exclusions.publish(cfg, s)
-    data = json.loads(Path(cfg.get("exclusions.data_file")).read_text())
+    data = json.loads(Path(cfg.exclusions.data_file).read_text())
     assert len(data["exclusions"]) == 30000          # the JSON is current all the same
     with Session(api.engine_for(cfg)) as s:
         for x in exclusions.active(s, cfg.cluster)[:29990]:
@@ -226,7 +226,7 @@ def test_a_publish_too_big_for_the_plugins_never_blocks_later_ones(world: dict[s
     api.flush(cfg)
     with Session(api.engine_for(cfg)) as s:
         assert exclusions.publish(cfg, s)
-    assert Path(cfg.get("exclusions.plugin_file")).read_text().count("\nnode\t") == 10
+    assert Path(cfg.exclusions.plugin_file).read_text().count("\nnode\t") == 10
 
 
 # ------------------------------------------------------------------ 5. diagnose reads a bounded input
@@ -299,7 +299,7 @@ def test_a_user_lists_the_sqlite_ledger(world: dict[str, Any], tmp_path: Path, m
                                   "severity": "info", "trust": "admin", "source": "admin", "message": "first"},
                       cluster="t")], cfg)
     api.flush(cfg)
-    db = Path(cfg.get("ledger.url").removeprefix("sqlite:///"))
+    db = Path(cfg.ledger.url.removeprefix("sqlite:///"))
     for p in (*tmp_path.parents[:2], tmp_path, db.parent, Path(world["path"])):   # pytest's dirs are 0700
         p.chmod(0o755 if p.is_dir() else 0o644)
     writer = sqlite3.connect(db)           # a writer holds it open: -wal and -shm exist, root's
@@ -409,7 +409,7 @@ def test_a_spooled_job_id_that_is_not_a_number_is_set_aside(world: dict[str, Any
     assert result.quarantined == 1 and result.shipped == 0
     with Session(api.engine_for(cfg)) as s:
         assert s.scalars(select(models.Finding)).all() == []
-    spool = Spool(cfg.get("ledger.spool_dir"))
+    spool = Spool(cfg.ledger.spool_dir)
     whys = [p.read_text() for p in spool.bad.iterdir() if p.name.endswith(".why")]
     assert whys and "must be an integer" in whys[0]
     assert stat.S_IMODE(spool.bad.stat().st_mode) & 0o022 == 0
@@ -502,7 +502,7 @@ def test_a_record_with_ld_preload_runs_nothing_as_root(world: dict[str, Any], op
               "cwd": str(run_dir), "env": env, "script": None, "max_retries": 3, "retry_on": "node"}
     fake.add_job(7, state="RUNNING", nodes=("n1", "n2"), comment="slurmtools=retry:3:node")
     fake.jobs_by_id[7] = dataclasses.replace(fake.jobs_by_id[7], user="nobody")
-    drop = Path(cfg.get("controller.submit_dir"))
+    drop = Path(cfg.controller.submit_dir)
     drop.mkdir(parents=True, exist_ok=True)
     (drop / "7.json").write_text(json.dumps(record))
     os.chown(drop / "7.json", NOBODY, NOBODY)
@@ -779,7 +779,7 @@ def test_a_malformed_submission_record_is_refused_and_never_stops_a_pass(world: 
 
     from .test_controller import controller
 
-    drop = Path(world["cfg"].get("controller.submit_dir"))
+    drop = Path(world["cfg"].controller.submit_dir)
     drop.mkdir(parents=True, exist_ok=True)
     for job_id, bad in ((7, True), (8, False)):
         world["slurm"].add_job(job_id, state="RUNNING")
@@ -1098,13 +1098,13 @@ def test_publish_leaves_out_names_slurm_does_not_know(world: dict[str, Any]) -> 
     with Session(api.engine_for(cfg)) as s:
         assert exclusions.publish(cfg, s, known={"n1", "n2", "n3", "n4"})
         assert len(exclusions.active(s, cfg.cluster)) == len(HOSTILE_NODES) + 1
-    data = json.loads(Path(cfg.get("exclusions.data_file")).read_text())
+    data = json.loads(Path(cfg.exclusions.data_file).read_text())
     assert [x["node"] for x in data["exclusions"]] == ["n2"]
-    _, rows = plugins.parse_data(Path(cfg.get("exclusions.plugin_file")).read_text())
+    _, rows = plugins.parse_data(Path(cfg.exclusions.plugin_file).read_text())
     assert [r.node for r in rows] == ["n2"]
     with Session(api.engine_for(cfg)) as s:       # Slurm not asked: the name grammar alone
         assert exclusions.publish(cfg, s, known=None)     # a changed set: rewritten at once
-    data = json.loads(Path(cfg.get("exclusions.data_file")).read_text())
+    data = json.loads(Path(cfg.exclusions.data_file).read_text())
     assert sorted(x["node"] for x in data["exclusions"]) == ["10.0.0.5", "n2", "n9"]
     assert all(plugins.valid_name(x["node"]) for x in data["exclusions"])
 
@@ -1125,7 +1125,7 @@ def test_sbatch_never_dies_on_a_bad_exclusions_file(world: dict[str, Any], capsy
     cfg = world["cfg"]
     if isinstance(body, dict) and "generated_epoch" not in body:
         body["generated_epoch"] = time.time()
-    Path(cfg.get("exclusions.data_file")).write_text(body if isinstance(body, str) else json.dumps(body))
+    Path(cfg.exclusions.data_file).write_text(body if isinstance(body, str) else json.dumps(body))
     excluded = sbatch.active_exclusions(cfg)
     assert excluded in ([], ["n2"]) and "warning" in capsys.readouterr().err
     plan = sbatch.build(["--wrap", "true"], ask=None, excluded=[*excluded, "n[1-500]", "a,b", "x y"],

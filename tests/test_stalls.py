@@ -382,7 +382,7 @@ def test_the_lab_configuration_holds_a_valid_stalls_section(tmp_path: Path) -> N
     f = tmp_path / "lab.toml"
     f.write_text(text)
     cfg = config.load(f, env={})
-    assert cfg.get("stalls.gpu_source") == "textfile" and "{node}" in cfg.get("stalls.gpu_replay")
+    assert cfg.stalls.gpu_source == "textfile" and "{node}" in cfg.stalls.gpu_replay
 
 
 def test_every_gpu_idle_is_weaker_than_spinning_and_the_limits_default_to_the_shipped_config(tmp_path: Path) -> None:

@@ -39,8 +39,7 @@ if TYPE_CHECKING:
 
 NAME = "perf"
 # ------------------------------------------------------------------------------------------------ judgement
-def margins(settings: Checks | dict[str, Any]) -> dict[str, float]:
-    settings = _typed(settings)
+def margins(settings: Checks) -> dict[str, float]:
     return {"bandwidth": settings.perf_bandwidth_margin, "compute": settings.perf_compute_margin}
 
 
@@ -88,21 +87,10 @@ def packaged_defaults() -> dict[str, dict[str, float]]:
     return {str(m): {k: float(v) for k, v in figs.items() if k in METRICS} for m, figs in data["models"].items()}
 
 
-def _typed(settings: Checks | dict[str, Any]) -> Checks:
-    """Compatibility: controller/perf.py passes the old plain dict of [checks] until it is converted (issue 31)."""
-    from slurmtools.settings import Checks
-
-    return Checks(settings) if isinstance(settings, dict) else settings
-
-
-def reference_for(model: str, fleet: dict[str, dict[str, Any]], hardware: HardwareProfile | dict[str, Any],
-                  settings: Checks | dict[str, Any]) -> tuple[str, dict[str, float], int]:
+def reference_for(model: str, fleet: dict[str, dict[str, Any]], hardware: HardwareProfile,
+                  settings: Checks) -> tuple[str, dict[str, float], int]:
     """(basis, reference figures, fleet size): the fleet's median for MODEL once it has perf_min_fleet results,
     else the hardware profile's perf_* figures, else the packaged ones; ("none", {}, n) where none is known."""
-    from slurmtools.settings import HardwareProfile
-
-    settings = _typed(settings)
-    hardware = HardwareProfile(hardware) if isinstance(hardware, dict) else hardware
     entry = fleet.get(model) or {}
     n = int(entry.get("n") or 0)
     if n >= settings.perf_min_fleet:

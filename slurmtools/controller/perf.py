@@ -53,11 +53,11 @@ def judge(cfg: Config,
     many of its newest results in a row were slow (``streak``)."""
     latest = [rows[0] for rows in history.values() if rows]
     fleet = perf.baseline(latest)
-    settings = cfg.checks.to_dict()
+    settings = cfg.checks
     margin = perf.margins(settings)
     slow = []
     for uuid, rows in sorted(history.items()):
-        hardware = cfg.hardware(rows[0]["node"])
+        hardware = cfg.hardware_for(rows[0]["node"])
         basis, reference, n = perf.reference_for(rows[0]["model"], fleet, hardware, settings)
         streak = 0
         for row in rows:

@@ -114,7 +114,7 @@ def test_names_slurm_does_not_know_stop_no_submission(slurm: CliSlurm, jobs: lis
     try:
         add = st("exclude", "add", "n3", "--soft", "--reason", "issue 30 F6", "--ttl", "15m")   # publishes
         assert add.returncode == 0, add.stderr
-        published = json.loads(Path(cfg.get("exclusions.data_file")).read_text())
+        published = json.loads(Path(cfg.exclusions.data_file).read_text())
         assert sorted(x["node"] for x in published["exclusions"] if x["reason"].endswith("F6)")) == []
         assert "n3" in {x["node"] for x in published["exclusions"]}
         plain = subprocess.run(["sbatch", "--parsable", "--hold", "-o", "/dev/null", "--wrap", "true"],
