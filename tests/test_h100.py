@@ -11,6 +11,7 @@ from slurmtools import config
 from slurmtools.checks import runner
 from slurmtools.checks import system as sysmod
 from slurmtools.diagnosis import diagnose, policy
+from slurmtools.diagnosis.faults import is_node_fault
 
 H100 = Path(__file__).parent / "data" / "h100"
 
@@ -78,14 +79,14 @@ def test_real_xid31_and_its_job_output_are_the_applications(tmp_path: Path) -> N
     assert [(f.xid, f.category, f.pci) for f in xid] == [(31, "application", "0000:00:06")]
     cuda = [f for f in found if f.kind == "cuda"]
     assert cuda and all(f.trust == "job" and f.category == "application" for f in cuda)
-    assert not any(f.node_fault for f in found)
+    assert not any(is_node_fault(f, None) for f in found)
     assert policy.summary(found) is None        # the epilog drains only on a summary finding: none here
 
 
 def test_real_xid43_and_its_job_output_are_the_applications(tmp_path: Path) -> None:
     found = diagnose((H100 / "kernel-xid43.log").read_bytes(), exit_code=1, job_lines=lines("job-xid43.out"))
     assert [(f.xid, f.category) for f in found if f.kind == "xid"] == [(43, "application")]
-    assert not any(f.node_fault for f in found) and policy.summary(found) is None
+    assert not any(is_node_fault(f, None) for f in found) and policy.summary(found) is None
 
 
 def test_the_whole_boots_nvrm_lines_drain_nothing() -> None:

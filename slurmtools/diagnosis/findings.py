@@ -45,11 +45,6 @@ class Finding:
         return {"kernel": "kernel", "nvml": "nvml", "sysfs": "sysfs", "admin": "admin", "syslog": "syslog"}.get(
             self.trust, "job-exit" if self.kind == "exit" else "job-log")
 
-    @property
-    def node_fault(self) -> bool:
-        """Node-level evidence that the node should leave service."""
-        return self.trust in NODE_TRUST and self.action in NODE_ACTIONS and not self.details.get("superseded_by")
-
     def rank(self) -> int:
         return ACTIONS.index(self.action) * 10 + SEVERITIES.index(self.severity)
 
