@@ -27,6 +27,8 @@ def test_cache_key_is_version_and_tarball_hash(tmp_path: Path) -> None:
     assert source.cached(root, "25.11.7", "a" * 64)
     assert not source.cached(root, "25.11.7", "b" * 64)     # another tarball of the same version: rebuild
     assert not source.cached(root, "25.11.8", "a" * 64)     # another version: another prefix, rebuild
+    stamp.write_text(source.build_key("25.11.7", "a" * 64, ("--prefix-only",)) + "\n")
+    assert not source.cached(root, "25.11.7", "a" * 64)     # other configure options: rebuild
 
 
 def test_build_is_skipped_when_cached(tmp_path: Path) -> None:

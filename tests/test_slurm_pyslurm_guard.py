@@ -73,3 +73,13 @@ def test_version_mismatch_is_refused(fake_pyslurm: Path, tmp_path: Path, monkeyp
 def test_signal_names() -> None:
     assert pb.parse_signal("TERM") == 15 and pb.parse_signal("SIGUSR1") == 10
     assert pb.parse_signal("NOPE") is None and pb.parse_signal("KILL; rm") is None
+
+
+def test_pyslurm_fallbacks_are_the_documented_ones() -> None:
+    """Every Slurm method the pyslurm backend does not implement itself is a documented CLI fallback (no call
+    silently inherits the CLI's behaviour)."""
+    from slurmtools.slurm import base
+
+    methods = {m for m in vars(base.Slurm) if not m.startswith("_") and callable(getattr(base.Slurm, m))}
+    own = {m for m in vars(pb.PyslurmSlurm) if m in methods}
+    assert methods - own == set(pb.CLI_FALLBACKS)

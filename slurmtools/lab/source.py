@@ -73,9 +73,16 @@ def prefix(version: str) -> str:
     return f"/opt/slurm/{version}"
 
 
-def build_key(version: str, digest: str) -> str:
-    """The cache key of a build: the release and the tarball it came from."""
-    return f"{version} {digest}"
+#: configure's options (a change rebuilds: they are part of the cache key). Several slurmd on one host need
+#: --enable-multiple-slurmd (without it, 25.11's slurmctld finds no address for n2..n4: `_fwd_tree_get_addr: can't
+#: find address for host n3`), as Debian's packages are built.
+CONFIGURE = ("--sysconfdir=/etc/slurm", "--disable-dependency-tracking", "--without-rpath", "--with-munge",
+             "--enable-pam", "--enable-multiple-slurmd")
+
+
+def build_key(version: str, digest: str, options: tuple[str, ...] = CONFIGURE) -> str:
+    """The cache key of a build: the release, the tarball it came from, and configure's options."""
+    return f"{version} {digest} {hashlib.sha256(' '.join(options).encode()).hexdigest()[:12]}"
 
 
 def cached(root: Path, version: str, digest: str) -> bool:
@@ -234,8 +241,7 @@ def build(root: Path, release: str, source: Path, logs: Path, say: Callable[[str
     steps = [
         ("unpack", ["tar", "-xf", str(source), "-C", str(src)]),
         ("configure", ["chroot", str(root), "sh", "-c",
-                       f"cd {inside} && ./configure --prefix={pre} --sysconfdir=/etc/slurm "
-                       "--disable-dependency-tracking --without-rpath --with-munge --enable-pam"]),
+                       f"cd {inside} && ./configure --prefix={pre} {' '.join(CONFIGURE)}"]),
         ("make", ["chroot", str(root), "sh", "-c", f"cd {inside} && make -j{jobs}"]),
         ("install", ["chroot", str(root), "sh", "-c", f"cd {inside} && make install"]),
     ]

@@ -235,7 +235,7 @@ class PyslurmSlurm(CliSlurm):
         try:
             return self._job(ps.Job.load(int(job_id)))
         except ps.RPCError as exc:
-            if getattr(exc, "errno", None) == getattr(ps.constants, "ESLURM_INVALID_JOB_ID", 2017) \
+            if getattr(exc, "errno", None) == 2017 \
                     or "Invalid job id" in str(exc):
                 return None
             raise PyslurmError("Job.load", exc) from None
