@@ -161,7 +161,8 @@ def test_job_details_hold_requeue_release(backend: Backend, jobs: list[int], wor
 
     backend.requeue(job_id=job_id, hold=True)
     held = _job(backend, job_id, lambda j: j["state"] == "PENDING" and j["restart_count"] >= 1, "requeued, held")
-    assert "Held" in held["state_reason"] or "hold" in held["state_reason"].lower(), held
+    # Slurm's reason code, as squeue gives it (pyslurm alone would give slurmctld's description here)
+    assert "held" in held["state_reason"].lower() and " " not in held["state_reason"], held
     backend.update_job(job_id=job_id, excluded_nodes=running["nodes"], comment=HOSTILE)
     changed = backend.job(job_id=job_id)
     assert changed["excluded_nodes"] == running["nodes"] and changed["comment"] == HOSTILE, changed
@@ -191,11 +192,14 @@ def test_signal_reaches_the_batch_script(backend: Backend, jobs: list[int], work
 
 
 def test_actions_on_an_unknown_job_are_errors(backend: Backend) -> None:
-    for method, kwargs in (("requeue", {}), ("requeue", {"hold": True}), ("release", {}), ("cancel", {}),
+    for method, kwargs in (("requeue", {}), ("requeue", {"hold": True}), ("release", {}),
                            ("update_job", {"comment": "x"}), ("signal", {"sig": "TERM"})):
         with pytest.raises(Failed) as err:
             getattr(backend, method)(job_id=NO_JOB, **kwargs)
         assert "SlurmError" in err.value.bases and "\n" not in err.value.message, (method, err.value)
+    # cancel is idempotent: a job that is gone (or never was) is not an error, on either backend (scancel exits 0
+    # and says so on stderr; pyslurm's kill RPC likewise)
+    assert backend.cancel(job_id=NO_JOB) is None
 
 
 # ------------------------------------------------------------------------------------------------- accounting
@@ -222,17 +226,28 @@ def test_node_events_record_a_drain(backend: Backend, resume_after: list[str]) -
     backend.drain(nodes=["n3"], reason=reason)
     events = _wait("the drain in sacctmgr's events",
                    lambda: [e for e in backend.node_events(since=since.isoformat()) if e.get("reason") == reason], 60)
-    assert any(e["node"] == "n3" and e["user"] == "root" for e in events), events
+    assert any(e["node"] == "n3" and e["user"].split("(")[0] == "root" for e in events), events
     backend.resume(nodes=["n3"])
 
 
 # --------------------------------------------------------------------------------- the two backends, compared
-def test_backends_agree(lab: Lab, resume_after: list[str]) -> None:
+def test_backends_agree(lab: Lab, resume_after: list[str], jobs: list[int], workdir: Path) -> None:
+    """The same cluster read through both: the same nodes, the same jobs, field by field."""
     if default_release() not in source.RELEASES:
         pytest.skip(f"no pyslurm on Slurm {lab.release}'s lab (a release built from source has it)")
     cli, py = Backend("cli", lab), Backend("pyslurm", lab)
     resume_after.append("n2")
     cli.drain(nodes=["n2"], reason=HOSTILE)
-    keys = ("name", "state", "flags", "reason", "reason_user", "partitions", "gres")
-    assert [{k: n[k] for k in keys} for n in cli.nodes()] == [{k: n[k] for k in keys} for n in py.nodes()]
+    assert cli.nodes() == py.nodes()
+    running = _submit(cli, workdir, "--requeue", "--comment", HOSTILE)
+    held = _submit(cli, workdir, "--requeue")
+    jobs += [running, held]
+    _job(cli, running, lambda j: j["state"] == "RUNNING", "running")
+    _job(cli, held, lambda j: j["state"] == "RUNNING", "running")
+    cli.requeue(job_id=held, hold=True)
+    _job(cli, held, lambda j: j["state"] == "PENDING", "requeued, held")
+    for job_id in (running, held, NO_JOB):
+        assert cli.job(job_id=job_id) == py.job(job_id=job_id)
+    mine = {running, held}
+    assert [j for j in cli.jobs() if j["job_id"] in mine] == [j for j in py.jobs() if j["job_id"] in mine]
     cli.resume(nodes=["n2"])
