@@ -25,6 +25,7 @@ import jinja2
 
 from slurmtools.lab import chroot, daemons, monitoring, packages, postgres
 from slurmtools.lab import install as site
+from slurmtools.lab import source as sources
 from slurmtools.lab.faults import faketime_lib
 from slurmtools.lab.procs import LabError, pid_alive, pid_is, read_pid, wait_for
 
@@ -104,8 +105,6 @@ class Lab:
                     source: str | None = None) -> Lab:
         """The lab of Slurm RELEASE ("22.05", "24.11", "25.11" ...; None or the host's own: the host's lab).
         SOURCE: the tarball a release built from source is built from (lab/source.py)."""
-        from slurmtools.lab import source as sources
-
         if release is None:
             return cls(say=say, slurm_source=source)
         if release in ("", "host", chroot.host_release()):
@@ -266,8 +265,6 @@ class Lab:
         self._render("gres.conf.j2", self.etc / "gres.conf")
         self._render("slurmdbd.conf.j2", self.etc / "slurmdbd.conf", mode=0o600, db_password=self._db_password())
         snaps = snapshot_dir()
-        from slurmtools.lab import source as sources
-
         self._render("slurmtools.toml.j2", self.etc / "slurmtools.toml", snapshots=snaps is not None,
                      backend=os.environ.get("SLURMTOOLS_LAB_SLURM_BACKEND")
                      or ("auto" if self.slurm in sources.RELEASES else "cli"),
