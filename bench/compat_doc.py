@@ -51,11 +51,14 @@ def cell(run: dict, prefixes: list[str], every: dict[str, str]) -> str:
     mine = {k: v for k, v in pool.items() if _mine(k, prefixes, run["release"])}
     if not mine:
         return "not run"
-    failed = sorted(k for k, v in mine.items() if v != "passed")
+    skipped = sum(v == "skipped" for v in mine.values())     # shown, never counted as passed nor as run
+    ran = len(mine) - skipped
+    failed = sorted(k for k, v in mine.items() if v not in ("passed", "skipped"))
+    more = f", {skipped} skipped" if skipped else ""
     if not failed:
-        return f"✅ {len(mine)}/{len(mine)}"
+        return f"✅ {ran}/{ran}{more}"
     names = ", ".join(f.split("::")[-1] for f in failed[:3]) + (" …" if len(failed) > 3 else "")
-    return f"❌ {len(mine) - len(failed)}/{len(mine)} ({names})"
+    return f"❌ {ran - len(failed)}/{ran} ({names}){more}"
 
 
 def render(runs: list[dict]) -> str:
@@ -102,7 +105,12 @@ def render(runs: list[dict]) -> str:
             "pyslurm: PyPI carries 25.11 builds only; the 25.11 lab builds it (`slurmtools[pyslurm]`) against its "
             "own Slurm in the root's slurmtools venv, where the hooks run, and the backend contract "
             "(`tests/integration/test_backend_conformance.py`) runs on both backends there and on the CLI backend "
-            "on every release. What the pyslurm backend leaves to the CLI is listed in docs/slurm-access.md.", ""]
+            "on every release. What the pyslurm backend leaves to the CLI is listed in docs/slurm-access.md. On the "
+            "25.11 lab the hooks in the root use pyslurm (`slurm.backend = auto`; the host's processes use the CLI: "
+            "pyslurm links the root's libslurm), so a test that counts the prolog's Slurm calls through the CLI's "
+            "logging shims (`test_row_remap_failure_on_n3_requeues_the_job_elsewhere`) sees none: libslurm's RPCs "
+            "do not pass the shims. What that test checks of the behaviour (the job requeued elsewhere, n3 drained "
+            "with its reason) held; its call count does not apply to that backend yet.", ""]
     return "\n".join(out)
 
 
