@@ -4,7 +4,8 @@
 #   then runs ruff, mypy, the unit tests and the integration tests on the lab.
 # Integration tests never skip: if the lab cannot start, this fails.
 #   bash scripts/test.sh [--slurm RELEASE] [pytest args]: the integration suite also runs, unchanged, on the lab
-#   of Slurm RELEASE (default 24.11; 26.05 too: --slurm "24.11 26.05"), in a Debian root (slurmtools/lab/chroot.py).
+#   of Slurm RELEASE (default 24.11; 26.05 too: --slurm "24.11 26.05"), in a Debian root (slurmtools/lab/chroot.py);
+#   25.11 is built from source in one, with pyslurm (slurmtools/lab/source.py; about 15 min the first time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 extra="24.11"
@@ -44,7 +45,7 @@ finish() {
 all_t0=$(date +%s)
 rc=0
 begin "lab up"
-for release in 24.11 26.05; do slurmtools lab down --slurm "$release" >/dev/null 2>&1 || true; done
+for release in 24.11 25.11 26.05; do slurmtools lab down --slurm "$release" >/dev/null 2>&1 || true; done
 r=0; slurmtools lab up || r=$?; record "lab up (Slurm 22.05, the host's)" $r
 [ $r = 0 ] || finish
 begin "ruff"

@@ -141,3 +141,11 @@ def test_a_job_whose_epilogs_run_is_completing_on_every_release() -> None:
     assert job.state == "COMPLETING" and not job.finished and job.exit == ExitStatus(1, 0)
     assert parse.job_state(["RUNNING", "CONFIGURING"]) == "CONFIGURING" and parse.job_state(["FAILED"]) == "FAILED"
     assert parse.job_state("COMPLETING") == "COMPLETING" and parse.job_state([]) == ""
+
+
+def test_epoch_zero_is_unset_in_both_json_generations() -> None:
+    """A node never given a reason: 22.05 says 0, 23.02+ {"set": true, "number": 0}; neither is 1970."""
+    from slurmtools.slurm.parse import epoch
+
+    assert epoch(0) is None and epoch({"set": True, "number": 0}) is None and epoch({"set": False}) is None
+    assert epoch({"set": True, "number": 1700000000}).year == 2023  # type: ignore[union-attr]

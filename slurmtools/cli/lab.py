@@ -15,29 +15,33 @@ def lab_group() -> None:
     """A real 4-node Slurm cluster on this machine, for tests and demos."""
 
 
-def _lab(release: str | None = None) -> Any:
+def _lab(release: str | None = None, source: str | None = None) -> Any:
     from slurmtools.lab import Lab, LabError
 
     try:
-        return Lab.for_release(release, say=lambda msg: echo(f"lab: {msg}", err=True))
+        return Lab.for_release(release, say=lambda msg: echo(f"lab: {msg}", err=True), source=source)
     except LabError as exc:
         fail(str(exc), 2)
 
 
 SLURM = click.option("--slurm", "release", metavar="RELEASE",
                      help="The lab of this Slurm release: the host's own (22.05 on Debian 12, the default) or "
-                          "24.11 / 26.05 in a Debian root made with debootstrap (default: $SLURMTOOLS_LAB_SLURM).")
+                          "24.11 / 26.05 in a Debian root made with debootstrap, 25.11 built from source in "
+                          "one (default: $SLURMTOOLS_LAB_SLURM).")
 
 
 @lab_group.command("up")
 @click.option("--no-install", is_flag=True, help="Do not install missing Debian packages.")
 @SLURM
-def lab_up(no_install: bool, release: str | None) -> None:
+@click.option("--slurm-source", "source", metavar="PATH", type=click.Path(dir_okay=False),
+              help="The Slurm source tarball to build a release Debian does not package (25.11) from "
+                   "(default: the vendored one, else SchedMD's, checked against the sha256 slurmtools keeps).")
+def lab_up(no_install: bool, release: str | None, source: str | None) -> None:
     """Start (or complete) the lab: munge, MariaDB, slurmdbd, slurmctld, n1..n4, PostgreSQL."""
     from slurmtools.lab import LabError
 
     try:
-        _lab(release).up(install=not no_install)
+        _lab(release, source).up(install=not no_install)
     except LabError as exc:
         fail(str(exc), 1)
 

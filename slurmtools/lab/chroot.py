@@ -51,8 +51,10 @@ def _run(argv: list[str], timeout: float = 900, env: dict[str, str] | None = Non
     return proc.stdout
 
 
-#: The command line that runs "$@" in the directory "$1" inside a root (or in / when it has no such directory).
-_IN_DIR = 'cd "$1" 2>/dev/null || cd /; shift; exec "$@"'
+#: The command line that runs "$@" in the directory "$1" inside a root (or in / when it has no such directory), with
+#: the system's PATH (/usr/local first: a source-built Slurm is linked there, lab/source.py).
+_IN_DIR = ('PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin; export PATH; '
+           'cd "$1" 2>/dev/null || cd /; shift; exec "$@"')
 
 
 def inside(root: Path, argv: list[str], *, user: str | None = None, cwd: str = "/") -> list[str]:
@@ -63,7 +65,8 @@ def inside(root: Path, argv: list[str], *, user: str | None = None, cwd: str = "
 
 
 def make(root: Path, version: str, say: Callable[[str], None] = print) -> str:
-    """The Debian root for VERSION, made once (debootstrap, then Slurm's packages); its Slurm's version string."""
+    """The Debian root for VERSION, made once (debootstrap, then Slurm's packages); its Slurm's version string.
+    (A release Debian does not package is built from source in such a root: lab/source.py.)"""
     mark = root / MARK
     if mark.exists():
         return mark.read_text().strip()
@@ -145,10 +148,11 @@ def clients(root: Path, dest: Path) -> None:
     dest.mkdir(exist_ok=True)
     for tool in CLIENTS:
         path = dest / tool
+        real = f"/usr/local/bin/{tool}" if (root / "usr" / "local" / "bin" / tool).is_symlink() else f"/usr/bin/{tool}"
         path.write_text(f"#!/bin/sh\n# The lab's Slurm, in {root}\n"
-                        f"[ -e {INSIDE} ] && exec /usr/bin/{tool} \"$@\"\n"
+                        f"[ -e {INSIDE} ] && exec {real} \"$@\"\n"
                         f"exec chroot {root} /bin/sh -c '{_IN_DIR}' "
-                        f"sh \"$PWD\" /usr/bin/{tool} \"$@\"\n")
+                        f"sh \"$PWD\" {real} \"$@\"\n")
         path.chmod(0o755)
 
 

@@ -25,6 +25,7 @@ import jinja2
 
 from slurmtools.lab import chroot, daemons, monitoring, packages, postgres
 from slurmtools.lab import install as site
+from slurmtools.lab import source as sources
 from slurmtools.lab.faults import faketime_lib
 from slurmtools.lab.procs import LabError, pid_alive, pid_is, read_pid, wait_for
 
@@ -94,19 +95,24 @@ class Lab:
     say: Callable[[str], None] = print
     #: Another Slurm release than the host's, run in a Debian root (lab/chroot.py); "" for the host's packages.
     slurm: str = field(default_factory=default_release)
+    #: A Slurm source tarball for a release built from source (lab/source.py); None: the vendored or downloaded one.
+    slurm_source: str | None = None
     #: Set by prepare(): the rendered slurm.conf differs from the one before (slurmctld must restart).
     conf_changed: bool = field(default=False, init=False, repr=False)
 
     @classmethod
-    def for_release(cls, release: str | None, say: Callable[[str], None] = print) -> Lab:
-        """The lab of Slurm RELEASE ("22.05", "24.11", ...; None or the host's own: the host's lab)."""
+    def for_release(cls, release: str | None, say: Callable[[str], None] = print,
+                    source: str | None = None) -> Lab:
+        """The lab of Slurm RELEASE ("22.05", "24.11", "25.11" ...; None or the host's own: the host's lab).
+        SOURCE: the tarball a release built from source is built from (lab/source.py)."""
         if release is None:
-            return cls(say=say)
+            return cls(say=say, slurm_source=source)
         if release in ("", "host", chroot.host_release()):
             return cls(root=base_dir(), slurm="", say=say)
-        if release not in chroot.RELEASES:
-            raise LabError(f"Slurm {release}: the lab has {', '.join([chroot.host_release(), *chroot.RELEASES])}")
-        return cls(root=base_dir() / f"slurm-{release}", slurm=release, say=say)
+        if release not in chroot.RELEASES and release not in sources.RELEASES:
+            raise LabError(f"Slurm {release}: the lab has "
+                           f"{', '.join([chroot.host_release(), *chroot.RELEASES, *sources.RELEASES])}")
+        return cls(root=base_dir() / f"slurm-{release}", slurm=release, say=say, slurm_source=source)
 
     # ------------------------------------------------------------------ paths
     @property
@@ -260,6 +266,8 @@ class Lab:
         self._render("slurmdbd.conf.j2", self.etc / "slurmdbd.conf", mode=0o600, db_password=self._db_password())
         snaps = snapshot_dir()
         self._render("slurmtools.toml.j2", self.etc / "slurmtools.toml", snapshots=snaps is not None,
+                     backend=os.environ.get("SLURMTOOLS_LAB_SLURM_BACKEND")
+                     or ("auto" if self.slurm in sources.RELEASES else "cli"),
                      profile=(snaps / "dgx-h100.profile.toml").read_text() if snaps else "",
                      slurmtools=str(Path(sys.executable).parent / "slurmtools"))
         site.configure(self, self.etc)          # docs/install.md steps 2 and 5, as an admin runs them

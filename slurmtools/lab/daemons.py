@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from slurmtools.lab import chroot
+from slurmtools.lab import chroot, source
 from slurmtools.lab.procs import LabError, port_open, wait_for
 
 
@@ -33,6 +33,8 @@ class Lab(Protocol):
     def fs(self) -> Path | None: ...
     @property
     def slurm_conf(self) -> Path: ...
+    @property
+    def slurm_source(self) -> str | None: ...
     def _alive(self, pidfile: Path) -> bool: ...
     def _db_password(self) -> str: ...
     def owner(self, user: str) -> tuple[int, int]: ...
@@ -192,10 +194,15 @@ def root_up(lab: Lab) -> None:
     assert lab.fs is not None
     for sub in ("etc", "run", "log"):
         (lab.root / sub).mkdir(parents=True, exist_ok=True)
-    chroot.make(lab.fs, lab.slurm, lab.say)
+    if lab.slurm in source.RELEASES:
+        source.make(lab.fs, lab.slurm, lab.slurm_source, lab.say)
+    else:
+        chroot.make(lab.fs, lab.slurm, lab.say)
     chroot.mount(lab.fs, lab.root)
     chroot.clients(lab.fs, lab.root / "slurm-bin")
-    chroot.install_slurmtools(lab.fs, lab.root, lab.say)
+    wheel = chroot.install_slurmtools(lab.fs, lab.root, lab.say)
+    if lab.slurm in source.RELEASES:    # the hooks' venv gets pyslurm, built against this Slurm
+        source.install_pyslurm(lab.fs, lab.slurm, str(lab.root / "wheels" / wheel), lab.say)
 
 
 def ports_free(lab: Lab) -> None:

@@ -39,6 +39,8 @@ def epoch(value: Any) -> datetime | None:
         if not value.get("set", True):
             return None
         value = value.get("number")
+        if value in (None, 0, ""):     # {"set": true, "number": 0}: 23.02+'s "never" (a node never given a reason)
+            return None
     return datetime.fromtimestamp(int(value), tz=UTC)
 
 
