@@ -6,6 +6,9 @@
 #   bash scripts/test.sh [--slurm RELEASE] [pytest args]: the integration suite also runs, unchanged, on the lab
 #   of Slurm RELEASE (default 24.11; 26.05 too: --slurm "24.11 26.05"), in a Debian root (slurmtools/lab/chroot.py);
 #   25.11 is built from source in one, with pyslurm (slurmtools/lab/source.py; about 15 min the first time).
+#   Unless RELEASE names 25.11, every run also builds 25.11 (cached by version + tarball hash) and runs the backend
+#   contract suite there, both backends (CLI and pyslurm); the whole suite on 25.11 and 26.05 is the scheduled run
+#   (README: what runs where).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 extra="24.11"
@@ -73,6 +76,24 @@ for release in $extra; do
     record "integration tests on Slurm $release" $r
     slurmtools lab up          # the host's lab again
 done
+case " $extra " in
+    *" 25.11 "*) ;;
+    *)
+        begin "the backend contract on Slurm 25.11 (from source, pyslurm)"
+        slurmtools lab down
+        r=0
+        if slurmtools lab up --slurm 25.11; then
+            (eval "$(slurmtools lab env --slurm 25.11)"; pytest -p no:cacheprovider -ra "$@" \
+                tests/integration/test_backend_conformance.py) | tee "$out" || r=$?
+            tally "$out"
+        else
+            r=1
+        fi
+        slurmtools lab down --slurm 25.11
+        record "backend contract on Slurm 25.11 (CLI + pyslurm)" $r
+        slurmtools lab up
+        ;;
+esac
 echo "== docs/compatibility.md (from the runs on each release)"
 python bench/compat_doc.py --since "$started" || true
 finish

@@ -165,7 +165,7 @@ ALLOWED: dict[str, set[str]] = {
     "hooks": {"checks", "diagnosis", "ledger", "drain", "iostat", "slurm", "jobs.marker",
               "controller.queue"},                             # the slurmctld epilog only enqueues
     "controller": {"ledger", "slurm", "drain", "diagnosis", "jobs", "plugins", "checks"},
-    "detect": {"diagnosis", "ledger", "drain"},
+    "detect": {"diagnosis", "ledger", "drain", "slurm"},      # the Slurm client it hands the drain path
     "stalls": {"diagnosis", "ledger", "drain", "slurm", "iostat", "jobs", "detect.prom", "detect.scan", "detect.links",
                "hooks.textfile", "controller.base", "controller.recovery", "controller.state",
                "controller.evacuate"},                         # a stall decision, finished as an evacuation

@@ -266,8 +266,7 @@ class Lab:
         self._render("slurmdbd.conf.j2", self.etc / "slurmdbd.conf", mode=0o600, db_password=self._db_password())
         snaps = snapshot_dir()
         self._render("slurmtools.toml.j2", self.etc / "slurmtools.toml", snapshots=snaps is not None,
-                     backend=os.environ.get("SLURMTOOLS_LAB_SLURM_BACKEND")
-                     or ("auto" if self.slurm in sources.RELEASES else "cli"),
+                     backend=sources.hook_backend(self.slurm),
                      profile=(snaps / "dgx-h100.profile.toml").read_text() if snaps else "",
                      slurmtools=str(Path(sys.executable).parent / "slurmtools"))
         site.configure(self, self.etc)          # docs/install.md steps 2 and 5, as an admin runs them

