@@ -351,9 +351,8 @@ class Detect(Table):
     evacuate: bool
 
 
-class StallPartition(Table):
-    """[stalls.partition_defaults], and each complete [stalls.partitions.NAME] ("" or 0: the [stalls] value)."""
-    enabled: bool
+class StallThresholds(Table):
+    """What [stalls] and each partition's table both set: how long a job may be quiet."""
     min_quiet: str
     margin: float
     max_learned: str
@@ -361,20 +360,18 @@ class StallPartition(Table):
     startup_grace: str
     no_gpu_factor: float
     idle_factor: float
+
+
+class StallPartition(StallThresholds):
+    """[stalls.partition_defaults], and each complete [stalls.partitions.NAME] ("" or 0: the [stalls] value)."""
+    enabled: bool
     notify: list[str]
 
 
-class Stalls(Table):
+class Stalls(StallThresholds):
     """[stalls]: the stall detector."""
     act: bool
     interval: str
-    min_quiet: str
-    margin: float
-    max_learned: str
-    checkpoint_min_quiet: str
-    startup_grace: str
-    no_gpu_factor: float
-    idle_factor: float
     history_bytes: int
     gpu_source: str
     prometheus: str
