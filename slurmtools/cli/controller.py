@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import signal
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from slurmtools.cli.common import echo, emit_json, fail, get_config
 
+if TYPE_CHECKING:
+    from slurmtools.controller.engine import Controller
 
-def _controller(no_recovery: bool) -> Any:
+
+def _controller(no_recovery: bool) -> Controller:
     from slurmtools.controller.engine import Controller
     from slurmtools.slurm import SlurmError
 
@@ -83,7 +86,7 @@ def controller_run(interval: float | None, no_recovery: bool) -> None:
     if cfg.controller.leader_election:
         from slurmtools.controller.leader import Leader
 
-        leader = Leader(controller.engine, controller.cluster)
+        leader = Leader(controller.ctx.engine, controller.ctx.cluster)
     controller.run(interval or cfg.controller.poll_interval, lambda: stop["now"], leader)
 
 
