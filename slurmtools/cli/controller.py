@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import signal
 import sys
-from types import FrameType
 from typing import Any
 
 import click
@@ -73,7 +72,7 @@ def controller_run(interval: float | None, no_recovery: bool) -> None:
     controller = _controller(no_recovery)
     stop = {"now": False}
 
-    def _stop(signum: int, frame: FrameType | None) -> None:
+    def _stop(signum: int, frame: object) -> None:
         stop["now"] = True
 
     signal.signal(signal.SIGTERM, _stop)

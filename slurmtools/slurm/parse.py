@@ -32,7 +32,7 @@ def collect(nodes: Iterable[str]) -> str:
     return str(hostlist.collect_hostlist(names)) if names else ""
 
 
-def epoch(value: object) -> datetime | None:
+def epoch(value: Any) -> datetime | None:  # Any: Slurm's JSON time, a number or {set, number}
     """Slurm JSON time (epoch seconds; 0 means unset) -> aware datetime."""
     if value in (None, 0, ""):
         return None
@@ -40,7 +40,7 @@ def epoch(value: object) -> datetime | None:
         if not value.get("set", True):
             return None
         value = value.get("number")
-    return datetime.fromtimestamp(int(value), tz=UTC)  # type: ignore[call-overload]  # Slurm's JSON: not a number raises
+    return datetime.fromtimestamp(int(value), tz=UTC)
 
 
 def local_time(text: str) -> datetime | None:
