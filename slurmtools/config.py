@@ -99,17 +99,17 @@ def _defaults() -> dict[str, Any]:
     return tomllib.loads(text)
 
 
-def _type_name(value: Any) -> str:
+def _type_name(value: object) -> str:
     return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
             list: "a list", dict: "a table"}.get(type(value), type(value).__name__)
 
 
-def _check_value(key: str, value: Any, default: Any, origin: str, choice_key: str | None = None) -> Any:
+def _check_value(key: str, value: object, default: object, origin: str, choice_key: str | None = None) -> Any:
     if isinstance(default, bool):
         ok = isinstance(value, bool)
     elif isinstance(default, float):
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        value = float(value) if ok else value
+        value = float(value) if ok else value  # type: ignore[arg-type]  # ok: an int or a float
     elif isinstance(default, int):
         ok = isinstance(value, int) and not isinstance(value, bool)
     else:
@@ -144,7 +144,7 @@ def _check_lists(data: Mapping[str, Any], model: type[Table], origin: str, prefi
                 _check_lists(entry, table, origin, f"{prefix}{key}.{name}." if name else f"{prefix}{key}.")
 
 
-def _check_rules(value: Any, origin: str) -> list[dict[str, Any]]:
+def _check_rules(value: Any, origin: str) -> list[dict[str, Any]]:  # Any: raw TOML, `validate` checks it
     """A site's [[diagnosis.rules]], compiled and checked against their examples now (not in an epilog)."""
     from slurmtools.diagnosis.rules import RuleError, validate
 

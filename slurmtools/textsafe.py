@@ -37,7 +37,7 @@ _TABLE = {cp: _escape(cp) for cp in CONTROLS}
 _TABLE_LINES = {cp: v for cp, v in _TABLE.items() if cp not in (0x0A, 0x09)}
 
 
-def clean(text: Any, *, lines: bool = False) -> str:
+def clean(text: object, *, lines: bool = False) -> str:
     """TEXT (anything: str() of it) with every control character replaced by a visible escape. LINES keeps
     newlines and tabs (for a whole block of our own output); a field is cleaned without it. Idempotent."""
     s = text if isinstance(text, str) else str(text)
@@ -46,7 +46,7 @@ def clean(text: Any, *, lines: bool = False) -> str:
     return s.translate(_TABLE_LINES if lines else _TABLE)
 
 
-def clean_any(value: Any, *, lines: bool = True, depth: int = 0) -> Any:
+def clean_any(value: object, *, lines: bool = True, depth: int = 0) -> Any:
     """VALUE with every string in it (keys too) cleaned, through dicts, lists and tuples (a JSON column)."""
     if isinstance(value, str):
         return clean(value, lines=lines)
@@ -60,7 +60,7 @@ def clean_any(value: Any, *, lines: bool = True, depth: int = 0) -> Any:
     return value
 
 
-def cell(value: Any) -> Any:
+def cell(value: object) -> Any:
     """One CSV cell: a number as it is; text cleaned, and quoted with `'` when a spreadsheet would run it."""
     if value is None or isinstance(value, bool):
         return "" if value is None else value
@@ -72,7 +72,7 @@ def cell(value: Any) -> Any:
     return clean(text)
 
 
-def finite(value: Any, depth: int = 0) -> Any:
+def finite(value: object, depth: int = 0) -> Any:
     """VALUE with every non-finite float (NaN, +-Infinity, numpy's too) replaced by None, through dicts, lists
     and tuples."""
     if isinstance(value, float):
@@ -86,7 +86,7 @@ def finite(value: Any, depth: int = 0) -> Any:
     if isinstance(value, (list, tuple)):
         return [finite(v, depth + 1) for v in value]
     try:                      # numpy scalars and anything else that is a real number
-        f = float(value)
+        f = float(value)  # type: ignore[arg-type]  # a TypeError says it is not a number
     except (TypeError, ValueError):
         return value
     if not math.isfinite(f):
@@ -94,7 +94,7 @@ def finite(value: Any, depth: int = 0) -> Any:
     return value
 
 
-def dumps(value: Any, **kwargs: Any) -> str:
+def dumps(value: object, **kwargs: Any) -> str:  # Any: json.dumps's own keywords, passed on
     """JSON text for VALUE: non-finite numbers as null, never NaN or Infinity; unknown types as str()."""
     kwargs.setdefault("default", str)
     return json.dumps(finite(value), allow_nan=False, **kwargs)

@@ -216,16 +216,17 @@ def test_the_packaged_signals_are_the_shared_flap_queries() -> None:
 
 
 def test_blame_reads_the_same_flap_evidence(fake_prom: str, tmp_path: Any) -> None:
+    from slurmtools import config
     from slurmtools.stalls import blame, signals
 
-    class Cfg:
-        def get(self, key: str) -> Any:
-            return {"stalls.gpu_source": "prometheus", "stalls.prometheus": fake_prom,
-                    "detect.node_labels": ["Hostname", "nodename", "node", "instance"]}.get(key)
+    path = tmp_path / "slurmtools.toml"
+    path.write_text(f'[stalls]\ngpu_source = "prometheus"\nprometheus = "{fake_prom}"\n'
+                    '[detect]\nnode_labels = ["Hostname", "nodename", "node", "instance"]\n')
+    cfg = config.load(path, env={})
 
     now = T0 + 500 * 60
     job = ["n05", "n07", "n11", "n12"]
-    net = signals.network_events(Cfg(), job, now - 7200, now)
+    net = signals.network_events(cfg, job, now - 7200, now)
     # n11: six flaps seen as 12 state changes (its IB counter saturated) and 6 carrier downs from its carrier
     # changes: six downs, not the sum of the sources; n07's steady symbol errors and recoveries are not downs
     assert net == {"n05": 1.0, "n07": 0.0, "n11": 6.0, "n12": 0.0}

@@ -124,6 +124,40 @@ def test_one_folder_per_stage_each_saying_what_it_does() -> None:
     assert loose == []
 
 
+#: Parameters annotated exactly `Any` (issue 31): few may, each saying why on its line (`# Any: ...`).
+MAX_ANY_PARAMETERS = 10
+
+
+def any_parameters(source: str) -> list[tuple[int, str, bool]]:
+    """(line, parameter, whether its line gives the reason) for every parameter of SOURCE annotated `Any`:
+    positional, keyword-only, *args and **kwargs alike."""
+    lines = source.splitlines()
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        a = node.args
+        for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs, *(x for x in (a.vararg, a.kwarg) if x)]:
+            ann = arg.annotation
+            if (isinstance(ann, ast.Name) and ann.id == "Any") or (isinstance(ann, ast.Attribute)
+                                                                  and ann.attr == "Any"):
+                out.append((arg.lineno, arg.arg, "# Any:" in lines[arg.lineno - 1]))
+    return out
+
+
+def test_the_any_finder_finds_every_kind_of_parameter() -> None:
+    src = ("def f(a: Any, /, b: int, *c: Any, d: typing.Any, **e: Any) -> Any:  # Any: the test\n"
+           "    def g(x: object) -> None: ...\n")
+    assert any_parameters(src) == [(1, "a", True), (1, "d", True), (1, "c", True), (1, "e", True)]
+    assert any_parameters("def f(a: Any) -> None: ...\n") == [(1, "a", False)]
+
+
+def test_few_parameters_are_any() -> None:
+    found = {f"{p.relative_to(PKG.parent)}:{line} {name}": why for p in PKG.rglob("*.py")
+             for line, name, why in any_parameters(p.read_text())}
+    assert len(found) <= MAX_ANY_PARAMETERS, sorted(found)
+
+
 def test_no_oversized_module() -> None:
     big = {name: n for name, p in modules().items() if (n := len(p.read_text().splitlines())) > MAX_LINES}
     assert big == {}

@@ -70,19 +70,19 @@ class Result(Plain):
                    gpus=list(raw.get("gpus") or []))
 
 
-def ok(check: str, reason: str = "", **evidence: Any) -> Result:
+def ok(check: str, reason: str = "", **evidence: object) -> Result:
     return Result(check, OK, reason, evidence)
 
 
-def warn(check: str, reason: str, gpus: list[int] | None = None, **evidence: Any) -> Result:
+def warn(check: str, reason: str, gpus: list[int] | None = None, **evidence: object) -> Result:
     return Result(check, WARN, reason, evidence, gpus=gpus or [])
 
 
-def fail(check: str, reason: str, gpus: list[int] | None = None, **evidence: Any) -> Result:
+def fail(check: str, reason: str, gpus: list[int] | None = None, **evidence: object) -> Result:
     return Result(check, FAIL, reason, evidence, gpus=gpus or [])
 
 
-def unknown(check: str, reason: str, **evidence: Any) -> Result:
+def unknown(check: str, reason: str, **evidence: object) -> Result:
     return Result(check, UNKNOWN, reason, evidence)
 
 

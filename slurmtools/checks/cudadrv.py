@@ -12,6 +12,11 @@ TYPE_CHECKING = False  # typing for the type checker only (docs/performance.md)
 if TYPE_CHECKING:
     from typing import Any
 
+    #: A driver handle (CUdevice, CUcontext, CUstream, CUevent, CUdeviceptr, CUmodule, CUfunction) is opaque to
+    #: the probe: a cuda-bindings object from `Driver`, a plain value from `SimulatedDriver` or the tests' fake.
+    #: Only the driver that made one reads it; the caller passes it back unchanged.
+    Handle = object
+
 
 class CudaError(RuntimeError):
     """A CUDA driver call that did not return CUDA_SUCCESS: NAME is the driver's (CUDA_ERROR_ILLEGAL_ADDRESS)."""
@@ -45,7 +50,7 @@ class Driver:
         except Exception as exc:  # cuda-pathfinder raises its own errors for a missing libcuda
             raise CudaUnavailable(f"CUDA driver library not found ({type(exc).__name__})") from exc
 
-    def _call(self, name: str, *args: Any) -> Any:
+    def _call(self, name: str, *args: object) -> Any:  # cuda-bindings is untyped
         out = getattr(self.d, name)(*args)
         err, rest = out[0], out[1:]
         if err != self.d.CUresult.CUDA_SUCCESS:
@@ -58,90 +63,90 @@ class Driver:
     def cuDeviceGetCount(self) -> int:
         return int(self._call("cuDeviceGetCount"))
 
-    def cuDeviceGet(self, ordinal: int) -> Any:
+    def cuDeviceGet(self, ordinal: int) -> Handle:
         return self._call("cuDeviceGet", ordinal)
 
-    def cuDeviceGetPCIBusId(self, dev: Any) -> str:
+    def cuDeviceGetPCIBusId(self, dev: Handle) -> str:
         raw = self._call("cuDeviceGetPCIBusId", 32, dev)
         return (raw.decode() if isinstance(raw, bytes) else str(raw)).rstrip("\x00").strip()
 
-    def cuDeviceGetAttribute(self, attribute: str, dev: Any) -> int:
+    def cuDeviceGetAttribute(self, attribute: str, dev: Handle) -> int:
         return int(self._call("cuDeviceGetAttribute", getattr(self.d.CUdevice_attribute, attribute), dev))
 
-    def cuDevicePrimaryCtxRetain(self, dev: Any) -> Any:
+    def cuDevicePrimaryCtxRetain(self, dev: Handle) -> Handle:
         return self._call("cuDevicePrimaryCtxRetain", dev)
 
-    def cuDevicePrimaryCtxRelease(self, dev: Any) -> None:
+    def cuDevicePrimaryCtxRelease(self, dev: Handle) -> None:
         self._call("cuDevicePrimaryCtxRelease", dev)
 
-    def cuCtxSetCurrent(self, ctx: Any) -> None:
+    def cuCtxSetCurrent(self, ctx: Handle) -> None:
         self._call("cuCtxSetCurrent", ctx)
 
     def cuCtxSynchronize(self) -> None:
         self._call("cuCtxSynchronize")
 
     # Streams and events
-    def cuStreamCreate(self) -> Any:
+    def cuStreamCreate(self) -> Handle:
         return self._call("cuStreamCreate", 0)
 
-    def cuStreamSynchronize(self, stream: Any) -> None:
+    def cuStreamSynchronize(self, stream: Handle) -> None:
         self._call("cuStreamSynchronize", stream)
 
-    def cuStreamDestroy(self, stream: Any) -> None:
+    def cuStreamDestroy(self, stream: Handle) -> None:
         self._call("cuStreamDestroy", stream)
 
-    def cuEventCreate(self) -> Any:
+    def cuEventCreate(self) -> Handle:
         return self._call("cuEventCreate", 0)
 
-    def cuEventRecord(self, event: Any, stream: Any) -> None:
+    def cuEventRecord(self, event: Handle, stream: Handle) -> None:
         self._call("cuEventRecord", event, stream)
 
-    def cuEventSynchronize(self, event: Any) -> None:
+    def cuEventSynchronize(self, event: Handle) -> None:
         self._call("cuEventSynchronize", event)
 
-    def cuEventElapsedTime(self, start: Any, end: Any) -> float:
+    def cuEventElapsedTime(self, start: Handle, end: Handle) -> float:
         """Milliseconds between two recorded events."""
         return float(self._call("cuEventElapsedTime", start, end))
 
-    def cuEventDestroy(self, event: Any) -> None:
+    def cuEventDestroy(self, event: Handle) -> None:
         self._call("cuEventDestroy", event)
 
     # Memory
-    def cuMemAlloc(self, nbytes: int) -> Any:
+    def cuMemAlloc(self, nbytes: int) -> Handle:
         return self._call("cuMemAlloc", nbytes)
 
-    def cuMemFree(self, ptr: Any) -> None:
+    def cuMemFree(self, ptr: Handle) -> None:
         self._call("cuMemFree", ptr)
 
-    def cuMemAllocHost(self, nbytes: int) -> Any:
+    def cuMemAllocHost(self, nbytes: int) -> Handle:
         return self._call("cuMemAllocHost", nbytes)
 
-    def cuMemFreeHost(self, ptr: Any) -> None:
+    def cuMemFreeHost(self, ptr: Handle) -> None:
         self._call("cuMemFreeHost", ptr)
 
-    def cuMemsetD32Async(self, ptr: Any, value: int, count: int, stream: Any) -> None:
+    def cuMemsetD32Async(self, ptr: Handle, value: int, count: int, stream: Handle) -> None:
         self._call("cuMemsetD32Async", ptr, value, count, stream)
 
-    def cuMemcpyDtoDAsync(self, dst: Any, src: Any, nbytes: int, stream: Any) -> None:
+    def cuMemcpyDtoDAsync(self, dst: Handle, src: Handle, nbytes: int, stream: Handle) -> None:
         self._call("cuMemcpyDtoDAsync", dst, src, nbytes, stream)
 
-    def cuMemcpyHtoDAsync(self, dst: Any, src: Any, nbytes: int, stream: Any) -> None:
+    def cuMemcpyHtoDAsync(self, dst: Handle, src: Handle, nbytes: int, stream: Handle) -> None:
         self._call("cuMemcpyHtoDAsync", dst, src, nbytes, stream)
 
-    def cuMemcpyDtoHAsync(self, dst: Any, src: Any, nbytes: int, stream: Any) -> None:
+    def cuMemcpyDtoHAsync(self, dst: Handle, src: Handle, nbytes: int, stream: Handle) -> None:
         self._call("cuMemcpyDtoHAsync", dst, src, nbytes, stream)
 
     # Kernels (PTX, JIT-compiled by the driver for the GPU at hand)
-    def cuModuleLoadData(self, ptx: bytes) -> Any:
+    def cuModuleLoadData(self, ptx: bytes) -> Handle:
         return self._call("cuModuleLoadData", ptx)
 
-    def cuModuleGetFunction(self, module: Any, name: str) -> Any:
+    def cuModuleGetFunction(self, module: Handle, name: str) -> Handle:
         return self._call("cuModuleGetFunction", module, name.encode())
 
-    def cuModuleUnload(self, module: Any) -> None:
+    def cuModuleUnload(self, module: Handle) -> None:
         self._call("cuModuleUnload", module)
 
-    def cuLaunchKernel(self, fn: Any, grid: int, block: int, args: list[tuple[str, Any]], stream: Any) -> None:
+    def cuLaunchKernel(self, fn: Handle, grid: int, block: int, args: list[tuple[str, Any]], stream: Handle) -> None:
         """Launch FN on GRID x BLOCK threads; ARGS: (kind, value) with kind u64 (a pointer), u32 or f32."""
         import numpy as np
 
@@ -230,28 +235,28 @@ class SimulatedDriver:
         self._enter("cuStreamCreate")
         return "stream"
 
-    def cuStreamSynchronize(self, stream: Any) -> None:
+    def cuStreamSynchronize(self, stream: Handle) -> None:
         self._enter("cuStreamSynchronize")
 
-    def cuStreamDestroy(self, stream: Any) -> None:
+    def cuStreamDestroy(self, stream: Handle) -> None:
         self._enter("cuStreamDestroy")
 
     def cuEventCreate(self) -> dict[str, float]:
         self._enter("cuEventCreate")
         return {"t": 0.0}
 
-    def cuEventRecord(self, event: dict[str, float], stream: Any) -> None:
+    def cuEventRecord(self, event: dict[str, float], stream: Handle) -> None:
         self._enter("cuEventRecord")
         event["t"] = getattr(self.local, "clock", 0.0)
 
-    def cuEventSynchronize(self, event: Any) -> None:
+    def cuEventSynchronize(self, event: Handle) -> None:
         self._enter("cuEventSynchronize")
 
     def cuEventElapsedTime(self, start: dict[str, float], end: dict[str, float]) -> float:
         self._enter("cuEventElapsedTime")
         return (end["t"] - start["t"]) * 1000.0
 
-    def cuEventDestroy(self, event: Any) -> None:
+    def cuEventDestroy(self, event: Handle) -> None:
         self._enter("cuEventDestroy")
 
     def cuMemAlloc(self, nbytes: int) -> int:
@@ -278,19 +283,19 @@ class SimulatedDriver:
     def cuMemFreeHost(self, ptr: int) -> None:
         self._enter("cuMemFreeHost")
 
-    def cuMemsetD32Async(self, ptr: int, value: int, count: int, stream: Any) -> None:
+    def cuMemsetD32Async(self, ptr: int, value: int, count: int, stream: Handle) -> None:
         self._enter("cuMemsetD32Async")
         self._work(count * 4 / (float(self._dev()["d2d_gbps"]) * 1e9))
 
-    def cuMemcpyDtoDAsync(self, dst: int, src: int, nbytes: int, stream: Any) -> None:
+    def cuMemcpyDtoDAsync(self, dst: int, src: int, nbytes: int, stream: Handle) -> None:
         self._enter("cuMemcpyDtoDAsync")
         self._work(2 * nbytes / (float(self._dev()["d2d_gbps"]) * 1e9))   # read + write
 
-    def cuMemcpyHtoDAsync(self, dst: int, src: int, nbytes: int, stream: Any) -> None:
+    def cuMemcpyHtoDAsync(self, dst: int, src: int, nbytes: int, stream: Handle) -> None:
         self._enter("cuMemcpyHtoDAsync")
         self._work(nbytes / (float(self._dev()["h2d_gbps"]) * 1e9))
 
-    def cuMemcpyDtoHAsync(self, dst: int, src: int, nbytes: int, stream: Any) -> None:
+    def cuMemcpyDtoHAsync(self, dst: int, src: int, nbytes: int, stream: Handle) -> None:
         self._enter("cuMemcpyDtoHAsync")
         self._work(nbytes / (float(self._dev()["d2h_gbps"]) * 1e9))
 
@@ -304,10 +309,10 @@ class SimulatedDriver:
             raise CudaError("cuModuleGetFunction", "CUDA_ERROR_NOT_FOUND")
         return name
 
-    def cuModuleUnload(self, module: Any) -> None:
+    def cuModuleUnload(self, module: Handle) -> None:
         self._enter("cuModuleUnload")
 
-    def cuLaunchKernel(self, fn: Any, grid: int, block: int, args: list[tuple[str, Any]], stream: Any) -> None:
+    def cuLaunchKernel(self, fn: Handle, grid: int, block: int, args: list[tuple[str, Any]], stream: Handle) -> None:
         self._enter("cuLaunchKernel")
         iters = int(args[1][1])
         flops = 2.0 * self.fmas * iters * grid * block

@@ -8,6 +8,7 @@ from slurmtools.checks import system as sysmod
 
 TYPE_CHECKING = False  # typing for the type checker only: it costs ~7 ms of every prolog (docs/performance.md)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 NAME = "gpu"
@@ -22,7 +23,7 @@ NVIDIA_VENDOR = "0x10de"
 GPU_CLASSES = ("0x0300", "0x0302")     # VGA and 3D controllers (NVSwitches are 0x0680: not GPUs)
 
 
-def bus_id(raw: Any) -> str:
+def bus_id(raw: object) -> str:
     """NVML's 00000000:3B:00.0 and sysfs's 0000:3b:00.0 both become 0000:3b:00.0 (as the kernel log writes it)."""
     text = raw.decode() if isinstance(raw, bytes) else str(raw)
     return text.lower()[-12:]
@@ -85,7 +86,7 @@ def run(system: sysmod.System, ctx: Context) -> list[Result]:
     return results
 
 
-def _query(system: sysmod.System, call: Any, *args: Any) -> Any:
+def _query(system: sysmod.System, call: Callable[..., Any], *args: object) -> Any:
     """NVML value, or None where the GPU or driver does not support the query."""
     try:
         return call(*args)
@@ -153,14 +154,14 @@ def _device(system: sysmod.System, ctx: Context, index: int, seen_bus: set[str])
         return [unknown(NAME, f"{label}: NVML query failed: {exc}", error=type(exc).__name__)]
 
 
-def _recovery_action(system: sysmod.System, h: Any) -> int:
+def _recovery_action(system: sysmod.System, h: object) -> int:
     values = _query(system, system.nvml.nvmlDeviceGetFieldValues, h, [sysmod.FI_DEV_GET_GPU_RECOVERY_ACTION])
     if not values or values[0].nvmlReturn != sysmod.SUCCESS:
         return 0
     return int(values[0].value.uiVal)
 
 
-def _stray(system: sysmod.System, ctx: Context, h: Any, label: str, gpus: list[int]) -> list[Result]:
+def _stray(system: sysmod.System, ctx: Context, h: object, label: str, gpus: list[int]) -> list[Result]:
     """At job start nothing should be running on the GPU (MIG: per-instance memory is not judged here)."""
     nvml = system.nvml
     mig = _query(system, nvml.nvmlDeviceGetMigMode, h)

@@ -33,8 +33,10 @@ __all__ = ["GPU_IDLE", "METRICS", "Limits", "measure", "run"]
 
 TYPE_CHECKING = False  # typing for the type checker only (docs/performance.md)
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Callable
+    from typing import Any, SupportsInt
 
+    from slurmtools.checks.cudadrv import Driver
     from slurmtools.settings import Checks, HardwareProfile
 
 NAME = "perf"
@@ -202,12 +204,12 @@ def _due(ctx: Context) -> bool:
     return last is None or ctx.counters.now - float(last) >= ctx.settings.perf_interval
 
 
-def cuda_ordinals(drv: Any) -> dict[str, int]:
+def cuda_ordinals(drv: Driver) -> dict[str, int]:
     """PCI bus id (0000:3b:00.0) -> CUDA device ordinal: NVML's order and CUDA's need not agree."""
     return {bus_id(drv.cuDeviceGetPCIBusId(drv.cuDeviceGet(o))): o for o in range(drv.cuDeviceGetCount())}
 
 
-def probe_all(system: sysmod.System, drv: Any, targets: dict[int, dict[str, Any]],
+def probe_all(system: sysmod.System, drv: Driver, targets: dict[int, dict[str, Any]],
               limits: Limits) -> dict[int, dict[str, Any]]:
     """Probe every target GPU at once (one thread each), NVML sampling them meanwhile. A GPU whose probe
     failed gets {"error": ...}."""
@@ -266,7 +268,7 @@ def _judge(index: int, info: dict[str, Any], figs: dict[str, Any], fleet: dict[s
                   gpus=[index])
 
 
-def _supported(system: sysmod.System, call: Any, h: Any) -> Any:
+def _supported(system: sysmod.System, call: Callable[[object], object], h: object) -> Any:
     """An NVML answer, None where the GPU does not support the query."""
     try:
         return call(h)
@@ -276,7 +278,7 @@ def _supported(system: sysmod.System, call: Any, h: Any) -> Any:
         raise
 
 
-def _maybe(system: sysmod.System, call: Any, h: Any) -> int:
+def _maybe(system: sysmod.System, call: Callable[[object], SupportsInt], h: object) -> int:
     """An NVML integer, 0 where the GPU does not support the query."""
     try:
         return int(call(h))

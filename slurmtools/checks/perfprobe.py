@@ -16,7 +16,13 @@ from slurmtools.checks import system as sysmod
 
 TYPE_CHECKING = False  # typing for the type checker only (docs/performance.md)
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
+
+    from slurmtools.checks.cudadrv import Driver, Handle
+
+    #: What a session frees on the way out: (the driver's free call, the handle it frees).
+    Freed = list[tuple[Callable[[Handle], None], Handle]]
 
 #: metric -> (kind, what, unit). Kind picks the margin.
 METRICS: dict[str, tuple[str, str, str]] = {
@@ -101,7 +107,8 @@ class Limits:
         return self.seconds * 0.8 / len(METRICS)
 
 
-def _timed(drv: Any, stream: Any, start: Any, end: Any, op: Any, nbytes: int, budget: float) -> tuple[float, float]:
+def _timed(drv: Driver, stream: Handle, start: Handle, end: Handle, op: Callable[[], None], nbytes: int,
+           budget: float) -> tuple[float, float]:
     """Run OP once to warm up and size the run, then as often as fills BUDGET seconds: (GB/s, seconds)."""
     drv.cuEventRecord(start, stream)
     op()
@@ -118,7 +125,7 @@ def _timed(drv: Any, stream: Any, start: Any, end: Any, op: Any, nbytes: int, bu
     return nbytes * reps / seconds / 1e9, once + seconds
 
 
-def _fma(drv: Any, stream: Any, start: Any, end: Any, sms: int, out: Any, budget: float) -> float:
+def _fma(drv: Driver, stream: Handle, start: Handle, end: Handle, sms: int, out: Handle, budget: float) -> float:
     """FP32 TFLOPS of the FMA kernel on all SMs, sized to BUDGET seconds from a short first run."""
     module = drv.cuModuleLoadData(fma_ptx())
     try:
@@ -142,13 +149,13 @@ def _fma(drv: Any, stream: Any, start: Any, end: Any, sms: int, out: Any, budget
 
 
 @contextmanager
-def _session(drv: Any, ordinal: int) -> Iterator[tuple[int, Any, Any, Any, list[tuple[Any, Any]]]]:
+def _session(drv: Driver, ordinal: int) -> Iterator[tuple[int, Handle, Handle, Handle, Freed]]:
     """GPU ORDINAL's primary context made current, with a stream and two timing events: (SMs, stream, start, end,
     FREED). What the caller appends to FREED (allocations, modules) is freed too, in reverse, on the way out; the
     context is released whatever happened (a failure to free is swallowed: the error that matters is raised)."""
     dev = drv.cuDeviceGet(ordinal)
     ctx = drv.cuDevicePrimaryCtxRetain(dev)
-    freed: list[tuple[Any, Any]] = []
+    freed: Freed = []
     try:
         drv.cuCtxSetCurrent(ctx)
         sms = drv.cuDeviceGetAttribute("CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT", dev)
@@ -165,7 +172,7 @@ def _session(drv: Any, ordinal: int) -> Iterator[tuple[int, Any, Any, Any, list[
         drv.cuDevicePrimaryCtxRelease(dev)
 
 
-def measure(drv: Any, ordinal: int, limits: Limits) -> dict[str, Any]:
+def measure(drv: Driver, ordinal: int, limits: Limits) -> dict[str, Any]:
     """One GPU's figures (CUDA device ORDINAL). Every allocation is freed, the primary context released."""
     t0 = time.monotonic()
     with _session(drv, ordinal) as (sms, stream, start, end, freed):
@@ -193,13 +200,13 @@ def measure(drv: Any, ordinal: int, limits: Limits) -> dict[str, Any]:
 class Sampler:
     """NVML readings of the probed GPUs every INTERVAL seconds while the probe runs."""
 
-    def __init__(self, system: sysmod.System, handles: dict[int, Any], interval: float = 0.05) -> None:
+    def __init__(self, system: sysmod.System, handles: dict[int, object], interval: float = 0.05) -> None:
         self.system, self.handles, self.interval = system, handles, interval
         self.samples: dict[int, list[dict[str, int]]] = {i: [] for i in handles}
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._loop, daemon=True, name="perf-sampler")
 
-    def _read(self, h: Any) -> dict[str, int]:
+    def _read(self, h: object) -> dict[str, int]:
         nvml, out = self.system.nvml, {}
         for key, call, args in (("sm_mhz", "nvmlDeviceGetClockInfo", (CLOCK_SM,)),
                                 ("power_mw", "nvmlDeviceGetPowerUsage", ()),
@@ -232,7 +239,7 @@ class Sampler:
         rows = self.samples.get(index) or []
         busy = [r for r in rows if not r.get("reasons", 0) & GPU_IDLE] or rows
 
-        def pick(key: str, how: Any) -> int | None:
+        def pick(key: str, how: Callable[[list[int]], int]) -> int | None:
             values = [r[key] for r in busy if key in r]
             return how(values) if values else None
 
@@ -247,7 +254,7 @@ class Sampler:
                 "pcie_gen": pick("pcie_gen", max), "pcie_width": pick("pcie_width", max)}
 
 
-def load(drv: Any, ordinal: int, seconds: float, launch_s: float = 0.1) -> dict[str, Any]:
+def load(drv: Driver, ordinal: int, seconds: float, launch_s: float = 0.1) -> dict[str, Any]:
     """Keep GPU ORDINAL busy with the FMA kernel for SECONDS of GPU time (launches of about LAUNCH_S each, timed
     with events; wall time capped at 1.5 x SECONDS + 10 s), for the deep profile's stress. Frees what it took."""
     t0 = time.monotonic()

@@ -38,9 +38,9 @@ def events(cfg: Config, node: str, profile: str, results: list[Any], when: float
     return out
 
 
-def _num(value: Any) -> float | None:
+def _num(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
-def _int(value: Any) -> int | None:
+def _int(value: object) -> int | None:
     return int(value) if isinstance(value, int) and not isinstance(value, bool) else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import socket
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -42,7 +43,7 @@ def _error_name(exc: BaseException) -> str:
     return type(exc).__name__.removeprefix("NVMLError_")
 
 
-def collect_nvml(nvml: Any) -> dict[str, Any]:
+def collect_nvml(nvml: sysmod.Nvml) -> dict[str, Any]:
     """NVML's answers, in the shape FakeNvml replays."""
     try:
         nvml.nvmlInit()
@@ -58,7 +59,7 @@ def collect_nvml(nvml: Any) -> dict[str, Any]:
         nvml.nvmlShutdown()
 
 
-def _device(nvml: Any, index: int) -> dict[str, Any]:
+def _device(nvml: sysmod.Nvml, index: int) -> dict[str, Any]:
     dev: dict[str, Any] = {"index": index, "errors": {}}
     try:
         h = nvml.nvmlDeviceGetHandleByIndex(index)
@@ -66,7 +67,7 @@ def _device(nvml: Any, index: int) -> dict[str, Any]:
         dev["errors"]["nvmlDeviceGetHandleByIndex"] = _error_name(exc)
         return dev
 
-    def get(key: str, call: str, *args: Any, convert: Any = None) -> None:
+    def get(key: str, call: str, *args: object, convert: Callable[[Any], object] | None = None) -> None:
         try:
             value = getattr(nvml, call)(h, *args)
             dev[key] = convert(value) if convert else value
@@ -157,7 +158,7 @@ def counter_readings(snapshot: dict[str, Any]) -> dict[str, int]:
     return {k: int(v["v"]) for k, v in counters.state.items()}
 
 
-def record(*, root: str = "/", interval: float = 0.0, nvml: Any = None) -> dict[str, Any]:
+def record(*, root: str = "/", interval: float = 0.0, nvml: sysmod.Nvml | None = None) -> dict[str, Any]:
     """A snapshot of this machine. With INTERVAL, counters are read twice that many seconds apart."""
     if nvml is None:
         try:

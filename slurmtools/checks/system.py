@@ -21,6 +21,12 @@ TYPE_CHECKING = False  # typing for the type checker only: it costs ~7 ms of eve
 if TYPE_CHECKING:
     from typing import Any, Protocol
 
+    class Nvml(Protocol):
+        """NVML as the checks call it: the pynvml module, or an object with its nvml* calls and NVMLError
+        (`FakeNvml` replaying a snapshot, the tests' fake). The answers are pynvml's own (untyped) structures."""
+
+        def __getattr__(self, name: str) -> Any: ...
+
 TEMPERATURE_GPU = 0
 CLOCK_SM = 1
 MEMORY_ERROR_TYPE_UNCORRECTED = 1
@@ -282,8 +288,8 @@ class System(Plain):
     """The machine as the checks see it. Build with `real()` or `from_snapshot()`. ``nvml_source``: a
     FakeNvml, or None for the real pynvml (imported on first use); ``replay``: the snapshot file."""
 
-    def __init__(self, fs: Fs, nvml_source: Any = None, snapshot: dict[str, Any] | None = None,
-                 replay: str = "", cuda_source: Any = None) -> None:
+    def __init__(self, fs: Fs, nvml_source: Nvml | FakeNvml | None = None, snapshot: dict[str, Any] | None = None,
+                 replay: str = "", cuda_source: object = None) -> None:
         self.fs = fs
         self.nvml_source = nvml_source
         self.cuda_source = cuda_source

@@ -14,6 +14,7 @@ from slurmtools.cli.common import emit_json, fail, get_config, since_option
 
 if TYPE_CHECKING:
     from slurmtools.config import Config
+    from slurmtools.reports.scope import Scope
 
 
 @click.group("advise")
@@ -51,7 +52,7 @@ def _scope(cfg: Config, since: str, partition: str | None, gpus_per_node: int) -
                  lookback_s=cfg.reports.lookback, multi_node_min=cfg.reports.multi_node_min)
 
 
-def _gather(cfg: Config, scope: Any, gpus: int, job: int | None, user: str | None) -> Any:
+def _gather(cfg: Config, scope: Scope, gpus: int, job: int | None, user: str | None) -> Any:
     """The ledger's figures, or (no access to the ledger) the published summary's, with a note saying which."""
     from slurmtools.ledger.db import make_engine
     from slurmtools.reports import advice

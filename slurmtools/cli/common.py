@@ -10,7 +10,7 @@ from typing import Any, NoReturn
 import click
 
 
-def emit_json(data: Any) -> None:
+def emit_json(data: object) -> None:
     """Print one JSON document and nothing else on stdout: ASCII (every control character escaped), and a
     non-finite number as null (never NaN or Infinity, which are not JSON)."""
     from slurmtools.textsafe import dumps
@@ -18,7 +18,7 @@ def emit_json(data: Any) -> None:
     click.echo(dumps(data, indent=None, sort_keys=False))
 
 
-def echo(message: Any = "", err: bool = False, nl: bool = True) -> None:
+def echo(message: object = "", err: bool = False, nl: bool = True) -> None:
     """click.echo for text output: every control character that a terminal would act on (escape sequences,
     carriage returns, bidi overrides) is shown as a visible escape; newlines and tabs are kept (a field that
     may hold a newline is cleaned on its own with `textsafe.clean`). Every command prints through this."""

@@ -75,7 +75,7 @@ def controller_run(interval: float | None, no_recovery: bool) -> None:
     controller = _controller(no_recovery)
     stop = {"now": False}
 
-    def _stop(signum: int, frame: Any) -> None:
+    def _stop(signum: int, frame: object) -> None:
         stop["now"] = True
 
     signal.signal(signal.SIGTERM, _stop)

@@ -13,6 +13,7 @@ from slurmtools.textsafe import clean
 
 if TYPE_CHECKING:
     from slurmtools.config import Config
+    from slurmtools.detect import prom, scan
 
 
 @click.group("detect")
@@ -41,7 +42,7 @@ def _time(value: str) -> float:
     return t.timestamp()
 
 
-def _scan(client: Any, setup: Any, start: float, end: float) -> Any:
+def _scan(client: prom.Client, setup: scan.Setup, start: float, end: float) -> scan.Result:
     from slurmtools.detect import prom, scan
 
     try:
@@ -50,7 +51,7 @@ def _scan(client: Any, setup: Any, start: float, end: float) -> Any:
         fail(str(exc), 1)
 
 
-def _record(cfg: Config, res: Any, flags: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _record(cfg: Config, res: scan.Result, flags: list[dict[str, Any]]) -> list[dict[str, Any]]:
     from slurmtools.cli.common import ledger_session, spool_and_flush
     from slurmtools.controller import exclusions
     from slurmtools.detect import act
@@ -146,7 +147,7 @@ def _fleet_line(e: dict[str, Any]) -> str:
     return f"{e['kind']} on {len(e['nodes'])} nodes ({clean(', '.join(e['nodes'][:8]))}) {e['start']} .. {e['end']}"
 
 
-def _f(v: Any) -> str:
+def _f(v: float | None) -> str:
     return "-" if v is None else f"{v:.4g}"
 
 

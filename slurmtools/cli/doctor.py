@@ -28,7 +28,7 @@ class Check:
     fix: str = ""
 
 
-def _slurm_config(slurm: Any) -> dict[str, str]:
+def _slurm_config(slurm: Any) -> dict[str, str]:  # Any: both backends are CliSlurm; `run` is not in `Slurm`
     """`scontrol show config` as {key: value}. 23.02+ list several Prolog/Epilog scripts as `Prolog[0] = ...`,
     `Prolog[1] = ...`: joined with commas under `Prolog`, as 22.05 shows them."""
     out: dict[str, str] = {}

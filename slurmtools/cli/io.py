@@ -73,7 +73,7 @@ def io_cmd(files: tuple[str, ...], seconds: float | None, mount: str | None, int
         _print(r)
 
 
-def _f(value: Any, spec: str) -> str:
+def _f(value: object, spec: str) -> str:
     """VALUE formatted by SPEC, or `n/a` right-aligned to the same width when it is missing."""
     if value is None:
         width = "".join(c for c in spec.split(".")[0] if c.isdigit())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -20,6 +20,9 @@ from slurmtools.cli.common import (
     spool_and_flush,
 )
 from slurmtools.textsafe import clean
+
+if TYPE_CHECKING:
+    from slurmtools.ledger.models import Finding
 
 
 @click.group("ledger")
@@ -92,7 +95,7 @@ def ledger_record(node: str, job: int | None, kind: str, message: str, category:
         echo(f"recorded {kind} on {node} (key {event.key[:12]})")
 
 
-def _finding_dict(f: Any) -> dict[str, Any]:
+def _finding_dict(f: Finding) -> dict[str, Any]:
     return {"id": f.id, "time": f.time.isoformat(), "cluster": f.cluster, "node": f.node, "job_id": f.job_id,
             "restart_count": f.restart_count, "source": f.source, "kind": f.kind, "xid": f.xid, "pci": f.pci,
             "gpu": f.gpu, "category": f.category, "severity": f.severity, "action": f.action, "trust": f.trust,

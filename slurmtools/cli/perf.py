@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import click
 
 from slurmtools.cli.common import emit_json, get_config, ledger_session
@@ -60,5 +58,5 @@ def perf_scan(record: bool, as_json: bool) -> None:
         click.echo(f"  {o['node']}: {o['action']} -> {o['outcome']}")
 
 
-def _f(v: Any) -> str:
+def _f(v: float | None) -> str:
     return "-" if v is None else f"{v:g}"

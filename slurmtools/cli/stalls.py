@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
     from slurmtools.config import Config
     from slurmtools.slurm.base import Slurm
+    from slurmtools.stalls.notify import Notifier
 
 
 @click.group("stalls")
@@ -168,7 +169,8 @@ def stalls_sample(node: str | None, once: bool) -> None:
         time.sleep(max(1.0, every - (time.monotonic() - t0)))
 
 
-def one_pass(cfg: Config, slurm: Slurm, engine: Engine, notifier: Any, quiet: float | None = None) -> dict[str, Any]:
+def one_pass(cfg: Config, slurm: Slurm, engine: Engine, notifier: Notifier | None,
+             quiet: float | None = None) -> dict[str, Any]:
     """Judge every running job, record and act on the stalled ones, tell people, run due deep checks."""
     import json
     import os

@@ -20,6 +20,8 @@ from slurmtools.slurm.base import Slurm
 from slurmtools.slurm.types import JobInfo
 
 if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
     from slurmtools.config import Config
 
 log = logging.getLogger(__name__)
@@ -44,7 +46,7 @@ class Context:
     """The controller's shared inputs: CFG, the Slurm client, the ledger engine, the rules, the random source
     (backoff jitter), and slurmctld's job table, read once per pass."""
 
-    def __init__(self, cfg: Config, *, slurm: Slurm | None = None, engine: Any = None,
+    def __init__(self, cfg: Config, *, slurm: Slurm | None = None, engine: Engine | None = None,
                  rng: random.Random | None = None) -> None:
         from slurmtools.slurm import get_client
 

@@ -40,7 +40,11 @@ from slurmtools.plugins import PluginError
 from slurmtools.slurm import collect
 
 if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
     from slurmtools.config import Config
+    from slurmtools.controller.leader import Leader
+    from slurmtools.slurm.base import Slurm
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +52,8 @@ log = logging.getLogger(__name__)
 class Controller:
     """The requeue controller: `once()` is one pass, `run()` repeats it."""
 
-    def __init__(self, cfg: Config, *, slurm: Any = None, engine: Any = None, rng: random.Random | None = None,
+    def __init__(self, cfg: Config, *, slurm: Slurm | None = None, engine: Engine | None = None,
+                 rng: random.Random | None = None,
                  recovery: bool | None = None,
                  deep_check: Callable[[str], tuple[str, dict[str, Any]]] | None = None) -> None:
         """RECOVERY: return nodes to service (default `controller.recovery`); DEEP_CHECK: the check a node must
@@ -146,7 +151,7 @@ class Controller:
         except (OSError, PluginError) as exc:
             log.warning("controller: cannot publish the exclusions: %s", exc)
             return False
-    def run(self, interval: float, should_stop: Callable[[], bool], leader: Any = None) -> None:
+    def run(self, interval: float, should_stop: Callable[[], bool], leader: Leader | None = None) -> None:
         """Passes every INTERVAL until SHOULD_STOP, each logged; with LEADER (controller.leader.Leader), only while
         it holds the lock: a second controller (the backup slurmctld host's) waits and takes over when the first
         dies. A pass that fails is logged and the next one comes."""

@@ -25,7 +25,10 @@ from slurmtools.ledger import models
 from slurmtools.ledger.spool import Event, make_key
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from slurmtools.config import Config
+    from slurmtools.slurm.base import Slurm
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +72,7 @@ def listing(session: Session, cluster: str, *, include_ended: bool = False) -> l
     return list(session.scalars(select(X).where(X.cluster == cluster).order_by(X.node, X.start)))
 
 
-def known_nodes(slurm: Any) -> set[str] | None:
+def known_nodes(slurm: Slurm | None) -> set[str] | None:
     """The node names Slurm lists, or None when it cannot be asked (logged)."""
     if slurm is None:
         return None
@@ -81,7 +84,7 @@ def known_nodes(slurm: Any) -> set[str] | None:
         return None
 
 
-def usable(nodes: Any, known: set[str] | None) -> list[str]:
+def usable(nodes: Iterable[str], known: set[str] | None) -> list[str]:
     """The NODES a job's excluded list may carry: names in Slurm's grammar that Slurm lists (KNOWN; None: the
     grammar alone). One name Slurm refuses in `--exclude` or ExcNodeList fails the whole submission or update."""
     from slurmtools.plugins import valid_name
@@ -149,7 +152,7 @@ def end_event(cfg: Config, x: models.Exclusion, outcome: str, why: str = "") -> 
                  cluster=cfg.cluster, key=make_key("exclusion_end", x.idempotency_key))
 
 
-def add(cfg: Config, slurm: Any, nodes: list[str], reason: str, *, user: str, ttl_s: float | None,
+def add(cfg: Config, slurm: Slurm | None, nodes: list[str], reason: str, *, user: str, ttl_s: float | None,
         soft: bool) -> tuple[list[dict[str, Any]], list[Event]]:
     """Exclude NODES. Returns what happened per node and the events to record."""
     results, events = [], []
@@ -168,7 +171,7 @@ def add(cfg: Config, slurm: Any, nodes: list[str], reason: str, *, user: str, tt
     return results, events
 
 
-def remove(cfg: Config, slurm: Any, session: Session, nodes: list[str], *, user: str,
+def remove(cfg: Config, slurm: Slurm, session: Session, nodes: list[str], *, user: str,
            why: str = "") -> tuple[list[dict[str, Any]], list[Event]]:
     """End the active exclusions of NODES; resume those we drained (never a node whose reason is not ours)."""
     results, events = [], []
@@ -194,7 +197,7 @@ def remove(cfg: Config, slurm: Any, session: Session, nodes: list[str], *, user:
     return results, events
 
 
-def sync(cfg: Config, slurm: Any, session: Session, now: datetime | None = None) -> tuple[list[dict[str, Any]],
+def sync(cfg: Config, slurm: Slurm, session: Session, now: datetime | None = None) -> tuple[list[dict[str, Any]],
                                                                                         list[Event]]:
     """Reconcile the ledger and Slurm. Nothing changed → nothing done, nothing recorded.
 

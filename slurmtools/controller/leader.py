@@ -24,7 +24,10 @@ import logging
 import os
 import socket
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +50,7 @@ def heartbeat_key(role: str, cluster: str) -> str:
 class Leader:
     """`hold()` before each pass: True while this process is the leader (acquiring the lock when free)."""
 
-    def __init__(self, engine: Any, cluster: str, role: str = "controller") -> None:
+    def __init__(self, engine: Engine, cluster: str, role: str = "controller") -> None:
         self.engine = engine
         self.cluster = cluster
         self.role = role

@@ -32,6 +32,7 @@ from slurmtools.ledger.spool import Event
 
 if TYPE_CHECKING:
     from slurmtools.config import Config
+    from slurmtools.slurm.base import Slurm
 
 
 def results(session: Session, cluster: str, since: datetime) -> dict[str, list[dict[str, Any]]]:
@@ -81,7 +82,7 @@ def publish(cfg: Config, fleet: dict[str, dict[str, Any]], now: datetime) -> str
     return path
 
 
-def act(cfg: Config, slow: list[dict[str, Any]], *, fleet_nodes: int, excluded: set[str], slurm: Any = None,
+def act(cfg: Config, slow: list[dict[str, Any]], *, fleet_nodes: int, excluded: set[str], slurm: Slurm | None = None,
         now: datetime | None = None) -> tuple[list[Event], list[dict[str, Any]]]:
     """The ledger events and what was done for each slow GPU (one action per node: its worst GPU)."""
     now = now or datetime.now(UTC)
@@ -121,7 +122,7 @@ def act(cfg: Config, slow: list[dict[str, Any]], *, fleet_nodes: int, excluded: 
     return events, outcomes
 
 
-def scan(cfg: Config, session: Session, *, slurm: Any = None, now: datetime | None = None,
+def scan(cfg: Config, session: Session, *, slurm: Slurm | None = None, now: datetime | None = None,
          record: bool = False) -> dict[str, Any]:
     """One scan: the baseline (published when RECORD), the slow GPUs, and with RECORD the events acting on them."""
     from slurmtools.controller import exclusions

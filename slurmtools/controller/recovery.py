@@ -26,6 +26,7 @@ from slurmtools.ledger.spool import Event
 
 if TYPE_CHECKING:
     from slurmtools.config import Config
+    from slurmtools.diagnosis.faults import FindingLike
 
 
 class Recovery:
@@ -124,7 +125,7 @@ class Recovery:
         self.ctx.record(events)
         return out
 
-    def _node_fault(self, finding: Any) -> bool:
+    def _node_fault(self, finding: FindingLike) -> bool:
         return is_node_fault(finding, self.cfg, actions=self.rules.node_fault_actions)
 
     def _state_path(self) -> str:

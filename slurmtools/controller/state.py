@@ -121,7 +121,7 @@ class Details:
 _PARTS: dict[str, type[Any]] = {"resubmit": Resubmit, "evacuate": Evacuate}
 
 
-def _part(cls: type[Any], raw: Any) -> Any:
+def _part(cls: type[Any], raw: object) -> Any:
     raw = raw if isinstance(raw, dict) else {}
     names = {f.name for f in fields(cls)}
     return cls(**{k: v for k, v in raw.items() if k in names})

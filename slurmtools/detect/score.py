@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, SupportsFloat
 
 import numpy as np
 
@@ -360,6 +360,6 @@ def _describe(key: tuple[str, str | None], parts: list[tuple[Evidence, int]], sc
                 top.category, is_hard, back, signals)
 
 
-def _num(v: Any, digits: int = 4) -> float | None:
+def _num(v: SupportsFloat, digits: int = 4) -> float | None:
     f = float(v)
     return None if math.isnan(f) or math.isinf(f) else round(f, digits)

@@ -18,7 +18,7 @@ Handler = Callable[[Rule, "re.Match[str]", Line, dict[str, Any]], Finding | None
 _RECOVERY = {"none": "none", "reset": "reset_gpu", "reboot": "reboot_node", "drain": "drain_node"}
 
 
-def finding(rule: Rule, m: re.Match[str], line: Line, **kw: Any) -> Finding:
+def finding(rule: Rule, m: re.Match[str], line: Line, **kw: object) -> Finding:
     """The rule's own verdict, with the match's named groups as details (`pci` normalised, `xid` as a number)."""
     groups = {k: v for k, v in m.groupdict().items() if v is not None}
     address = pci(groups.pop("pci", None))

@@ -11,9 +11,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from slurmtools.diagnosis.findings import Finding
+
+if TYPE_CHECKING:
+    from slurmtools.config import Config
 
 APP_XIDS = frozenset({13, 31, 43, 45})
 
@@ -111,7 +114,7 @@ def _recoveries(findings: list[Finding]) -> None:
                 f.severity, f.action, f.details["flapping"] = "error", "drain_node", total
 
 
-def summary(findings: list[Finding], cfg: Any = None) -> Finding | None:
+def summary(findings: list[Finding], cfg: Config | None = None) -> Finding | None:
     """The most serious node fault (the drain reason), if any (CFG: its `controller.node_fault_actions`)."""
     from slurmtools.diagnosis.faults import is_node_fault, node_fault_actions
 

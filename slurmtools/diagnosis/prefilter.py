@@ -18,7 +18,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from slurmtools.diagnosis.subsystems import ERROR_WORDS, TAG_LITERALS
@@ -148,7 +148,8 @@ class Prefilter:
         return self._hs or None
 
 
-def _line_starts(data: bytes, literals: tuple[bytes, ...], find: Any, rfind: Any) -> set[int]:
+def _line_starts(data: bytes, literals: tuple[bytes, ...], find: Callable[..., int],
+                 rfind: Callable[..., int]) -> set[int]:
     """The starts of the lines of DATA that hold one of LITERALS (none holds a newline)."""
     starts: set[int] = set()
     for literal in literals:

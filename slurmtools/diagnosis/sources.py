@@ -21,7 +21,7 @@ from slurmtools._plain import Plain
 
 TYPE_CHECKING = False  # typing for the type checker only: it costs ~7 ms of every prolog (docs/performance.md)
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import BinaryIO
 
     from slurmtools.config import Config
 
@@ -33,7 +33,7 @@ class SourceError(RuntimeError):
 
 
 def read_input(path: str, max_bytes: int, timeout: float, *, stream: bool = False,
-               stdin: Any = None) -> tuple[bytes, bool]:
+               stdin: BinaryIO | None = None) -> tuple[bytes, bool]:
     """The newest MAX_BYTES of a log given by hand (PATH, or "-" for STDIN): (bytes, whether older bytes were
     left out). A regular file is read from its tail; standard input (`dmesg | slurmtools diagnose
     --kernel-log -`) and, with STREAM, a named FIFO or device are read to their end keeping the newest part,
@@ -46,7 +46,7 @@ def read_input(path: str, max_bytes: int, timeout: float, *, stream: bool = Fals
         try:
             fileno = stdin.fileno() if stdin is not None else 0
         except (AttributeError, OSError, ValueError):    # an in-memory stdin (tests): read it, bounded
-            data = stdin.read()
+            data = stdin.read()  # type: ignore[union-attr]  # only a given STDIN raises above
             return bytes(data[-max_bytes:]), len(data) > max_bytes
         stream = True
     try:

@@ -33,6 +33,9 @@ from slurmtools.settings import plain
 from slurmtools.slurm.types import ExitStatus
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import FrameType
+
     from slurmtools.config import Config
 
 log = logging.getLogger(__name__)
@@ -45,7 +48,7 @@ class BudgetExceeded(Exception):
 @contextmanager
 def time_budget(seconds: float) -> Iterator[None]:
     """Raise BudgetExceeded in this (main) thread when the budget runs out."""
-    def _expired(signum: int, frame: Any) -> None:
+    def _expired(signum: int, frame: FrameType | None) -> None:
         raise BudgetExceeded(f"epilog time budget of {seconds:g}s exceeded")
 
     old = signal.signal(signal.SIGALRM, _expired)
@@ -266,7 +269,7 @@ def run(env: Mapping[str, str] | None = None, cfg: Config | None = None) -> int:
     budget = cfg.diagnosis.job_time_budget
     window = bounds.window(since, now.timestamp())
 
-    def stage(name: str, work: Any) -> Any:
+    def stage(name: str, work: Callable[[], Any]) -> Any:
         try:
             with time_budget(budget):
                 return work()

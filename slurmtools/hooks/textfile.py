@@ -20,6 +20,7 @@ TYPE_CHECKING = False  # typing for the type checker only: it costs ~7 ms of eve
 if TYPE_CHECKING:
     from typing import Any
 
+    from slurmtools.checks.runner import Report
     from slurmtools.config import Config
 
     Family = tuple[str, str, str, list[tuple[dict[str, str], float]]]   # name, type, help, samples
@@ -67,7 +68,7 @@ def write(cfg: Config, filename: str, families: Iterable[Family], node: str) -> 
     return path
 
 
-def gate_families(report: Any) -> list[Family]:
+def gate_families(report: Report) -> list[Family]:
     verdict = report.verdict
     statuses: dict[str, str] = {}
     for r in report.results:          # a check with several results shows its worst

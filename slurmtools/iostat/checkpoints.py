@@ -13,7 +13,10 @@ import json
 import os
 import stat
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from slurmtools.iostat.mountstats import Mount
 
 MAX_BYTES = 1 << 20
 KINDS = ("save", "load")
@@ -39,7 +42,7 @@ def _mount_of(path: str, mounts: list[Any]) -> Any | None:
     return best
 
 
-def mount_counters(mount: Any) -> dict[str, Any]:
+def mount_counters(mount: Mount) -> dict[str, Any]:
     """What a mark keeps of its mount: bytes read and written, and the READ/WRITE RPCs' counts and times (so a
     checkpoint gets its own queue time and RTT per RPC, the study's signal of a saturated client slot table)."""
     b = mount.bytes

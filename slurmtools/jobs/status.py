@@ -17,7 +17,10 @@ from slurmtools.diagnosis.faults import is_node_fault, node_fault_actions
 from slurmtools.ledger import models
 
 if TYPE_CHECKING:
+    from sqlalchemy.engine import Row
+
     from slurmtools.config import Config
+    from slurmtools.slurm.types import JobInfo
 
 
 def _t(value: datetime | None) -> str | None:
@@ -42,7 +45,7 @@ def _chain_row(session: Session, cluster: str, job_id: int) -> Any:
     return None
 
 
-def _ids(session: Session, cluster: str, job_id: int, c: Any) -> list[int]:
+def _ids(session: Session, cluster: str, job_id: int, c: Row[Any] | None) -> list[int]:
     if c is None:
         return [job_id]
     J = models.ChainJob
@@ -57,7 +60,8 @@ def job_ids(session: Session, cluster: str, job_id: int) -> list[int]:
     return _ids(session, cluster, job_id, _chain_row(session, cluster, job_id))
 
 
-def chain(session: Session, cluster: str, job_id: int, job: Any = None, cfg: Config | None = None) -> dict[str, Any]:
+def chain(session: Session, cluster: str, job_id: int, job: JobInfo | None = None,
+          cfg: Config | None = None) -> dict[str, Any]:
     """The chain of JOB_ID: every attempt (of every job id the chain had) with its nodes, times, exit,
     findings and decision. JOB: the chain's newest job as Slurm knows it now, if it does. CFG: which findings
     are node faults (`controller.node_fault_actions`, as the controller reads it; default: the shipped one)."""

@@ -4,13 +4,16 @@ controller resubmitted). Used by the controller, the sbatch wrapper's readers (s
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import case, or_, select
 from sqlalchemy.orm import Session
 
 from slurmtools.ledger import models
 from slurmtools.ledger.spool import make_key
+
+if TYPE_CHECKING:
+    from sqlalchemy import Select
 
 
 def decision_key(cluster: str, job_id: int, restart_count: int) -> str:
@@ -22,7 +25,7 @@ def chain_key(cluster: str, job_id: int) -> str:
     return make_key("chain", cluster, job_id)
 
 
-def chain_lookups(cluster: str, job_id: int, what: Any) -> tuple[Any, Any]:
+def chain_lookups(cluster: str, job_id: int, what: Select[Any]) -> tuple[Select[Any], Select[Any]]:
     """WHAT (a select on retry_chains) narrowed to JOB_ID's chain, in the order to try: by the chain's own key
     (its root job, which requeues keep), then through `chain_jobs` (a job resubmitted for the chain)."""
     C, J = models.RetryChain, models.ChainJob

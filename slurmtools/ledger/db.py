@@ -6,10 +6,16 @@ import logging
 import os
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from sqlalchemy.engine import Connection
+    from sqlalchemy.pool import ConnectionPoolEntry
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +132,7 @@ def _sqlite_reader(path: Path, echo: bool) -> Engine:
     _READONLY.add(engine)
 
     @event.listens_for(engine, "begin")
-    def _on_begin(conn: Any) -> None:
+    def _on_begin(conn: Connection) -> None:
         conn.exec_driver_sql("BEGIN")
 
     return engine
@@ -134,7 +140,7 @@ def _sqlite_reader(path: Path, echo: bool) -> Engine:
 
 def _sqlite_pragmas(engine: Engine) -> None:
     @event.listens_for(engine, "connect")
-    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+    def _on_connect(dbapi_conn: sqlite3.Connection, _record: ConnectionPoolEntry) -> None:
         dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
         cur = dbapi_conn.cursor()
         cur.execute("PRAGMA journal_mode=WAL")
@@ -144,7 +150,7 @@ def _sqlite_pragmas(engine: Engine) -> None:
         cur.close()
 
     @event.listens_for(engine, "begin")
-    def _on_begin(conn: Any) -> None:
+    def _on_begin(conn: Connection) -> None:
         # Take the write lock up front: a deferred transaction that upgrades later fails with
         # "database is locked" immediately instead of waiting for the busy timeout.
         conn.exec_driver_sql("BEGIN IMMEDIATE")

@@ -69,7 +69,7 @@ class TraceError(ValueError):
     """A trace file that cannot be read; the message names the file and the line or record."""
 
 
-def _trace_time(value: Any, base: datetime | None, where: str) -> datetime | None:
+def _trace_time(value: object, base: datetime | None, where: str) -> datetime | None:
     if value in (None, ""):
         return None
     if isinstance(value, (int, float)) or (isinstance(value, str) and _is_number(value)):

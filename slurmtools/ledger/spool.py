@@ -43,7 +43,7 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
-def make_key(*parts: Any) -> str:
+def make_key(*parts: object) -> str:
     """A deterministic idempotency key from the parts that make an event unique."""
     text = "\x1f".join("" if p is None else str(p) for p in parts)
     import hashlib  # lazily: a prolog that passes never needs it
@@ -51,7 +51,7 @@ def make_key(*parts: Any) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:40]
 
 
-def finite_only(value: Any, where: str = "", nulled: list[str] | None = None) -> Any:
+def finite_only(value: object, where: str = "", nulled: list[str] | None = None) -> Any:
     """VALUE with every NaN and infinity (in lists and dicts, at any depth) replaced by None; the places replaced
     are appended to NULLED ("data.seconds", "data.details.rtt[2]"). JSON has no such numbers, and the ledger must
     not hold them (a median of `inf` is no median)."""

@@ -25,7 +25,7 @@ def _insert(conn: Connection, model: type[models.Base]) -> Any:
     return postgresql.insert(model) if conn.dialect.name == "postgresql" else sqlite.insert(model)
 
 
-def _ts(value: Any) -> datetime | None:
+def _ts(value: object) -> datetime | None:
     if value in (None, ""):
         return None
     if isinstance(value, datetime):
@@ -41,7 +41,7 @@ def _ts(value: Any) -> datetime | None:
 Seen = dict[tuple[str, str], datetime]  # (cluster, node) -> latest time a batch mentioned it
 
 
-def _greatest(conn: Connection, a: Any, b: Any) -> Any:
+def _greatest(conn: Connection, a: object, b: object) -> Any:
     """SQL max of two values: SQLite's two-argument max(), PostgreSQL's greatest()."""
     return func.max(a, b) if conn.dialect.name == "sqlite" else func.greatest(a, b)
 

@@ -316,7 +316,7 @@ def summary(inp: Inputs, scope: Scope, generated: datetime) -> dict[str, Any]:
 _GPUS_REF = 1
 
 
-def from_summary(data: Any, gpus: int) -> Inputs:
+def from_summary(data: object, gpus: int) -> Inputs:
     """Inputs for GPUS from a published summary (a user's view, no database); bad content is an AdviceError."""
     if not isinstance(data, dict):
         raise AdviceError("the published advice is not a JSON object")
@@ -339,7 +339,7 @@ def from_summary(data: Any, gpus: int) -> Inputs:
     return inp
 
 
-def _num(v: Any) -> float | None:
+def _num(v: object) -> float | None:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
     f = float(v)

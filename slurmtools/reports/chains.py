@@ -8,7 +8,7 @@ attempts once per report, into temporary tables the sections read."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, SupportsFloat
 
 from slurmtools.reports.scope import Scope, Sql, iso, ratio
 
@@ -189,5 +189,5 @@ def retries(sql: Sql, scope: Scope, params: dict[str, Any]) -> dict[str, Any]:
             "manual_window_s": scope.manual_window_s}
 
 
-def _r(value: Any, digits: int) -> Any:
+def _r(value: SupportsFloat | None, digits: int) -> Any:
     return None if value is None else round(float(value), digits)

@@ -4,7 +4,7 @@ wait for an RPC slot (queue time per WRITE) grew with the number of nodes saving
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, SupportsFloat
 
 from slurmtools.reports.scope import Scope, Sql, ratio
 
@@ -83,7 +83,7 @@ def _stats(sql: Sql, values_sql: str, params: dict[str, Any], digits: int = 1) -
             "max": _r(st["max"], digits)}
 
 
-def _r(value: Any, digits: int = 1) -> Any:
+def _r(value: SupportsFloat | None, digits: int = 1) -> Any:
     return None if value is None else round(float(value), digits)
 
 

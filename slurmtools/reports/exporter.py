@@ -19,6 +19,9 @@ from prometheus_client.registry import Collector
 from sqlalchemy import Engine, text
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from datetime import datetime
+
     from slurmtools.config import Config
     from slurmtools.slurm.base import Slurm
 
@@ -48,7 +51,7 @@ PERF_FIGURES = {
 }
 
 
-def perf_families(rows: Any) -> Iterator[Any]:
+def perf_families(rows: Callable[[str], list[Any]]) -> Iterator[Any]:
     """Each GPU's latest fail-slow probe result (labels: node, GPU index, model; bounded by the fleet's GPUs)."""
     cols = ", ".join(c for c, _ in PERF_FIGURES.values())
     latest = rows(f"""SELECT p.node, p.gpu_index, p.model, p.status, p.time, {cols} FROM perf_results p
@@ -217,7 +220,7 @@ def local_families(cfg: Config) -> Iterator[Any]:
     yield queue
 
 
-def _ts(value: Any) -> float | None:
+def _ts(value: datetime | str | None) -> float | None:
     """A timestamp column as Unix time."""
     from slurmtools.reports.scope import column_time
 

@@ -4,6 +4,7 @@ median by more than the default margins (10 % bandwidth, 8 % compute)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from slurmtools.checks.perfprobe import METRICS
@@ -54,7 +55,8 @@ def is_empty(s: dict[str, Any]) -> bool:
     return bool(s["results"] == 0)
 
 
-def text(s: dict[str, Any], table: Any, fmt: Any) -> list[str]:
+def text(s: dict[str, Any], table: Callable[[list[list[str]], list[str]], list[str]],
+         fmt: Callable[..., str]) -> list[str]:
     """The section as text lines (render.text), TABLE and FMT being render's helpers."""
     out = ["", "9. GPU performance (the fail-slow probe: every GPU's latest result in the window)"]
     if not s["results"]:

@@ -4,7 +4,7 @@ epilog after it failed, and how long the controller took to notice, decide and a
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, SupportsFloat
 
 from slurmtools.reports.scope import Scope, Sql, ratio
 
@@ -51,5 +51,5 @@ def quality(sql: Sql, scope: Scope, params: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _r(value: Any, digits: int = 1) -> Any:
+def _r(value: SupportsFloat | None, digits: int = 1) -> Any:
     return None if value is None else round(float(value), digits)

@@ -9,7 +9,7 @@ from typing import Any
 from slurmtools.textsafe import cell
 
 
-def fmt(value: Any, unit: str = "") -> str:
+def fmt(value: object, unit: str = "") -> str:
     if value is None:
         return "n/a"
     if isinstance(value, float):
@@ -207,7 +207,7 @@ def _whatif(w: dict[str, Any]) -> list[str]:
     return out
 
 
-def _flat(prefix: str, value: Any, rows: list[tuple[str, str, Any]], section: str) -> None:
+def _flat(prefix: str, value: object, rows: list[tuple[str, str, Any]], section: str) -> None:
     if isinstance(value, dict):
         for k, v in value.items():
             _flat(f"{prefix}.{k}" if prefix else k, v, rows, section)

@@ -6,6 +6,7 @@ failed; refuted: it passed). One row per stalled attempt (its `stall` finding); 
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
 from slurmtools.reports.scope import Sql
@@ -13,7 +14,7 @@ from slurmtools.reports.scope import Sql
 MAX_ROWS = 20000
 
 
-def _details(value: Any) -> dict[str, Any]:
+def _details(value: object) -> dict[str, Any]:
     if isinstance(value, str):
         try:
             value = json.loads(value)
@@ -22,7 +23,7 @@ def _details(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _epoch(value: Any) -> float | None:
+def _epoch(value: datetime | str | None) -> float | None:
     from slurmtools.reports.scope import column_time
 
     return None if value is None else column_time(value).timestamp()

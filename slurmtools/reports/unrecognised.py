@@ -16,7 +16,7 @@ MAX_ROWS = 200_000
 MAX_LISTED = 20
 
 
-def _details(value: Any) -> dict[str, Any]:
+def _details(value: dict[str, Any] | str | bytes | None) -> dict[str, Any]:
     if isinstance(value, dict):
         return value
     try:

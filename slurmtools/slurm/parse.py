@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,13 +26,13 @@ def expand(nodes: str | None) -> tuple[str, ...]:
         raise SlurmParseError(f"bad hostlist {nodes!r}: {exc}") from None
 
 
-def collect(nodes: Any) -> str:
+def collect(nodes: Iterable[str]) -> str:
     """Compress node names into one Slurm hostlist (`n[1-2,4]`); '' for none."""
     names = sorted({n for n in nodes if n})
     return str(hostlist.collect_hostlist(names)) if names else ""
 
 
-def epoch(value: Any) -> datetime | None:
+def epoch(value: Any) -> datetime | None:  # Any: Slurm's JSON time, a number or {set, number}
     """Slurm JSON time (epoch seconds; 0 means unset) -> aware datetime."""
     if value in (None, 0, ""):
         return None
@@ -68,7 +69,7 @@ def _load_json(text: str, what: str) -> dict[str, Any]:
     return data
 
 
-def _user(value: Any) -> str | None:
+def _user(value: object) -> str | None:
     if value in (None, ""):
         return None
     return str(value)
@@ -102,20 +103,20 @@ def _natural(name: str) -> list[Any]:
     return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
 
 
-def _int_or_none(value: Any) -> int | None:
+def _int_or_none(value: object) -> int | None:
     if isinstance(value, dict):
         value = value.get("number") if value.get("set", True) else None
-    return None if value in (None, "") else int(value)
+    return None if value in (None, "") else int(value)  # type: ignore[call-overload]  # Slurm's JSON: not a number raises
 
 
-def _exit_from_json(value: Any) -> ExitStatus:
+def _exit_from_json(value: object) -> ExitStatus:
     """squeue --json exit_code: a raw wait status in 22.05; an object in newer versions."""
     if isinstance(value, dict):
         rc = _int_or_none(value.get("return_code")) or 0
         sig = value.get("signal") or {}
         signo = _int_or_none(sig.get("id")) if isinstance(sig, dict) else 0
         return ExitStatus(code=rc, signal=signo or 0)
-    return ExitStatus.from_wait_status(int(value or 0))
+    return ExitStatus.from_wait_status(int(value or 0))  # type: ignore[call-overload]  # Slurm's JSON: not a number raises
 
 
 #: The order in which Slurm 22.05's job_state_string() names a job by its flags before its base state.
@@ -123,7 +124,7 @@ _JOB_FLAGS = ("COMPLETING", "STAGE_OUT", "CONFIGURING", "RESIZING", "REQUEUED", 
               "SPECIAL_EXIT", "STOPPED", "REVOKED", "RESV_DEL_HOLD", "SIGNALING")
 
 
-def job_state(value: Any) -> str:
+def job_state(value: object) -> str:
     """A job's state as one word, as 22.05 names it. 23.02+ give a list, base state first, then flags:
     ["FAILED", "COMPLETING"] while the epilogs run is COMPLETING (22.05's word), as the controller expects."""
     if not isinstance(value, list):

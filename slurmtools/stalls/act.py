@@ -42,10 +42,15 @@ from slurmtools.ledger.spool import Event, make_key
 from slurmtools.slurm import SlurmError, collect
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from sqlalchemy.engine import Engine
 
     from slurmtools.config import Config
     from slurmtools.slurm.base import Slurm
+
+    #: (verdict: ok | fail | unknown, what it said) for a node: controller.recovery.run_deep_check's shape.
+    DeepCheck = Callable[[Config, str], tuple[str, dict[str, Any]]]
 
 log = logging.getLogger(__name__)
 
@@ -197,7 +202,7 @@ def schedule(pending: dict[str, Any], outcomes: list[dict[str, Any]], cfg: Confi
 
 
 def run_deep_checks(cfg: Config, slurm: Slurm, pending: dict[str, Any], busy: set[str],
-                    check: Any = None) -> tuple[list[Event], list[dict[str, Any]]]:
+                    check: DeepCheck | None = None) -> tuple[list[Event], list[dict[str, Any]]]:
     """Deep-check the pending suspects no job runs on; a failed check asks for a drain (safety rails)."""
     from slurmtools.controller.recovery import run_deep_check
 

@@ -50,7 +50,7 @@ _KEYS = ("min_quiet", "margin", "no_gpu_factor", "idle_factor", "startup_grace",
 _DURATIONS = {"min_quiet", "startup_grace", "checkpoint_min_quiet", "max_learned"}
 
 
-def _value(key: str, raw: Any) -> float:
+def _value(key: str, raw: str | float) -> float:
     from slurmtools.timeutil import parse_duration
 
     if key in _DURATIONS:

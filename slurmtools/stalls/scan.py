@@ -16,12 +16,14 @@ from slurmtools.stalls import blame, evidence, gpu, judge, progress, signals
 
 if TYPE_CHECKING:
     from slurmtools.config import Config
+    from slurmtools.detect import prom
     from slurmtools.slurm.base import Slurm
+    from slurmtools.slurm.types import JobInfo
 
 log = logging.getLogger(__name__)
 
 
-def output_paths(job: Any) -> list[str]:
+def output_paths(job: JobInfo) -> list[str]:
     """The job's output and error files as Slurm names them: its simple patterns filled in (%j %J %x %u %%);
     a relative path is under its working directory; nothing given is Slurm's default slurm-%j.out there."""
     def fill(p: str) -> str:
@@ -67,9 +69,9 @@ def save_state(path: str, state: dict[str, Any]) -> str | None:
     return None
 
 
-def judge_job(cfg: Config, job: Any, now: float, samples: dict[str, list[gpu.GpuSample]], history: dict[str, Any],
+def judge_job(cfg: Config, job: JobInfo, now: float, samples: dict[str, list[gpu.GpuSample]], history: dict[str, Any],
               *, quiet: float | None = None, with_evidence: bool = True,
-              ledger_checkpoints: list[float] | None = None, client: Any = None) -> tuple[dict[str, Any],
+              ledger_checkpoints: list[float] | None = None, client: prom.Client | None = None) -> tuple[dict[str, Any],
                                                                                           dict[str, Any]]:
     """One job's result (the `scan --json` object) and its history for the next pass."""
     lim = judge.limits_for(cfg, job.partition, job.comment, quiet)
@@ -124,7 +126,7 @@ def ledger_checkpoints(cfg: Config, job_ids: list[int]) -> dict[int, list[float]
 
 
 def run_scan(cfg: Config, slurm: Slurm, *, quiet: float | None = None, with_evidence: bool = True,
-             now: float | None = None, client: Any = None, use_ledger: bool = True,
+             now: float | None = None, client: prom.Client | None = None, use_ledger: bool = True,
              keep_state: bool = True) -> tuple[list[dict[str, Any]], list[str]]:
     """Every running job judged; warnings (a GPU source that did not answer, a state file not kept)."""
     now = time.time() if now is None else now

@@ -20,6 +20,7 @@ from slurmtools.stalls.gpu import GpuSample
 
 if TYPE_CHECKING:
     from slurmtools.config import Config
+    from slurmtools.detect import prom
 
 #: What our sampler writes (sampler.py) and the textfile collector serves.
 FILENAME = "slurmtools_stalls.prom"
@@ -88,7 +89,7 @@ def from_textfiles(cfg: Config, nodes: list[str], now: float | None = None) -> d
 
 
 def from_prometheus(cfg: Config, nodes: list[str], job_of: dict[tuple[str, str], str] | None = None,
-                    client: Any = None, now: float | None = None) -> dict[str, list[GpuSample]]:
+                    client: prom.Client | None = None, now: float | None = None) -> dict[str, list[GpuSample]]:
     """Per node, its GPUs' medians over the window: DCGM where a node has it, else our sampler's metrics."""
     import numpy as np
 
@@ -132,7 +133,7 @@ def from_prometheus(cfg: Config, nodes: list[str], job_of: dict[tuple[str, str],
     return out
 
 
-def gpu_samples(cfg: Config, nodes: list[str], *, client: Any = None,
+def gpu_samples(cfg: Config, nodes: list[str], *, client: prom.Client | None = None,
                 now: float | None = None) -> tuple[dict[str, list[GpuSample]], str | None]:
     """Per node its GPU samples, and a warning when the source could not be read (then: no samples)."""
     source = cfg.stalls.gpu_source
@@ -159,7 +160,7 @@ def for_job(samples: dict[str, list[GpuSample]], job_id: int, nodes: list[str]) 
 
 
 def network_events(cfg: Config, nodes: list[str], since: float, now: float | None = None,
-                   client: Any = None) -> dict[str, float] | None:
+                   client: prom.Client | None = None) -> dict[str, float] | None:
     """Per node, how many times its IB/RoCE links went down since SINCE (at most 6 h back), from Prometheus: the
     same link-flap evidence `detect` scores (slurmtools.detect.links), in link downs: per source (the IB ports'
     LinkDownedCounter, their state changes, the network devices' carrier downs, their operstate changes) the
