@@ -114,10 +114,10 @@ def _faults_everywhere(lab: Lab, slurm: CliSlurm, jobs: list[int], workdir: Path
     wait_job(slurm, job_id, lambda j: j.finished, "finished")
     refused = wait_until("the refused drains in the ledger", lambda: [
         c for c in ledger_rows(lab, models.NodeStateChange, action="drain")
-        if isinstance(c, models.NodeStateChange) and c.details.get("job_id") == str(job_id)
+        if isinstance(c, models.NodeStateChange) and str(c.details.get("job_id")) == str(job_id)
         and c.details.get("outcome") == "breaker_open"] if len([
             c for c in ledger_rows(lab, models.NodeStateChange, action="drain")
-            if isinstance(c, models.NodeStateChange) and c.details.get("job_id") == str(job_id)]) == 4 else None)
+            if isinstance(c, models.NodeStateChange) and str(c.details.get("job_id")) == str(job_id)]) == 4 else None)
     drained = [n.name for n in slurm.nodes() if n.drain and n.reason.startswith("slurmtools:")]
     assert len(drained) == 2 and len(refused) == 2
     shown = subprocess.run(["slurmtools", "nodes"], capture_output=True, text=True)

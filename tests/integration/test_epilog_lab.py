@@ -63,7 +63,7 @@ def test_xid79_finding_attempt_and_drain(lab: Lab, slurm: CliSlurm, jobs: list[i
     assert f"n2|{n2.reason}" in sinfo.splitlines()
     drains = wait_until("the drain in the ledger", lambda: [
         s for s in ledger_rows(lab, models.NodeStateChange, node="n2")
-        if isinstance(s, models.NodeStateChange) and s.details.get("job_id") == str(job_id)])
+        if isinstance(s, models.NodeStateChange) and str(s.details.get("job_id")) == str(job_id)])
     assert drains[0].applied and drains[0].actor == "epilog" and drains[0].reason == n2.reason
 
 
