@@ -63,7 +63,7 @@ def test_a_healthy_node_measures_the_figures_within_the_limits(tmp_path: Path) -
                                  "(default)")
     assert set(drv.peak_bytes) == set(range(8)) and max(drv.peak_bytes.values()) <= 2 << 30
     assert all(v == 0 for v in drv.live_bytes.values()) and sorted(drv.released) == list(range(8))
-    assert "perf" not in config.load(None, env={}).section("checks")["prolog"]
+    assert "perf" not in config.load(None, env={}).checks.prolog
 
 
 def test_the_simulated_run_fits_two_seconds_per_gpu() -> None:

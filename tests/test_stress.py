@@ -41,7 +41,7 @@ def test_a_cool_steady_node_passes_sixty_seconds_of_load(tmp_path: Path) -> None
     assert got["seconds"] >= 60 and got["launches"] > 100
     drv = system.cuda()
     assert all(v == 0 for v in drv.live_bytes.values())
-    assert "stress" not in config.load(None, env={}).section("checks")["health"]
+    assert "stress" not in config.load(None, env={}).checks.health
 
 
 def test_hw_thermal_slowdown_under_load_fails_the_deep_check(tmp_path: Path) -> None:
