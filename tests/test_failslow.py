@@ -154,8 +154,6 @@ def test_never_on_a_node_with_a_job_or_drained_and_bounded_per_pass(world: dict[
     slurm = world["slurm"]
     for node in ("n7", "n9"):
         deep_output(world, node)
-    slurm.node_list["n7"] = dataclasses.replace(slurm.node_list["n7"], state="allocated")
-    slurm.node_list["n9"] = dataclasses.replace(slurm.node_list["n9"], state="mixed")
     asked: list[str] = []
 
     def check(node: str) -> tuple[str, dict[str, Any]]:
@@ -165,10 +163,17 @@ def test_never_on_a_node_with_a_job_or_drained_and_bounded_per_pass(world: dict[
         return run_deep_check(world["cfg"], node)
 
     c = controller(world, deep_check=check)
+    slurm.node_list["n7"] = dataclasses.replace(slurm.node_list["n7"], state="allocated")
+    slurm.node_list["n9"] = dataclasses.replace(slurm.node_list["n9"], state="mixed")
     assert c.once()["failslow"] == [{"node": "n7", "skipped": "Slurm state allocated"},
                                     {"node": "n9", "skipped": "Slurm state mixed"}]
-    slurm.node_list["n7"] = dataclasses.replace(slurm.node_list["n7"], state="idle")
-    slurm.node_list["n9"] = dataclasses.replace(slurm.node_list["n9"], state="idle")
+    slurm.node_list["n7"] = dataclasses.replace(slurm.node_list["n7"], state="idle", flags=("COMPLETING",))
+    slurm.node_list["n9"] = dataclasses.replace(slurm.node_list["n9"], state="idle", flags=("PLANNED",))
+    assert c.once()["failslow"] == [{"node": "n7", "skipped": "Slurm flags COMPLETING"},
+                                    {"node": "n9", "skipped": "Slurm flags PLANNED"}]
+    assert asked == []
+    slurm.node_list["n7"] = dataclasses.replace(slurm.node_list["n7"], flags=())
+    slurm.node_list["n9"] = dataclasses.replace(slurm.node_list["n9"], flags=())
     first = c.once()["failslow"]            # controller.failslow_checks = 1: one deep check a pass
     assert [r.get("outcome") or r.get("skipped") for r in first] == ["refuted", "per-pass limit"]
     assert [r["outcome"] for r in c.once()["failslow"]] == ["refuted"]

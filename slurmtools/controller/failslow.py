@@ -40,6 +40,10 @@ from slurmtools.ledger.spool import Event
 
 log = logging.getLogger(__name__)
 
+#: Slurm node flags under which an idle node is still not free for a deep check: a job's epilog running, power
+#: saving, a reboot on its way, a reservation, or the backfill scheduler's plan for a pending job.
+NOT_FREE = frozenset({"COMPLETING", "POWERED_DOWN", "POWERING_DOWN", "POWERING_UP", "POWER_DOWN", "REBOOT_REQUESTED",
+                      "REBOOT_ISSUED", "RESERVED", "MAINTENANCE", "PLANNED"})
 #: Verdicts after which a fail-slow exclusion has had its deep check (the others are tried again).
 CONCLUSIVE = frozenset({"refuted", "still_slow", "drain"})
 
@@ -75,7 +79,9 @@ class FailSlow:
                 info = infos.get(node)
                 busy = ("not in Slurm" if info is None else "drained or draining" if info.drain
                         else "not responding" if not info.responding
-                        else f"Slurm state {info.state}" if info.state != "idle" else None)
+                        else f"Slurm state {info.state}" if info.state != "idle"
+                        else f"Slurm flags {'+'.join(sorted(NOT_FREE & set(info.flags)))}"
+                        if NOT_FREE & set(info.flags) else None)
                 if busy:
                     out.append({"node": node, "skipped": busy})
                     continue
