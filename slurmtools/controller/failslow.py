@@ -69,29 +69,29 @@ class FailSlow:
             return []
         out: list[dict[str, Any]] = []
         events: list[Event] = []
-        with Session(self.ctx.engine) as s:
+        with Session(self.ctx.engine) as s:       # closed before the checks: no transaction held for minutes
             due = self._due(s)
-            if not due:
-                return out
-            infos = {n.name: n for n in self.ctx.slurm.nodes(sorted(due))}
-            ran = 0
-            for node, xs in sorted(due.items(), key=lambda kv: (min(x.start for x in kv[1]), kv[0])):
-                info = infos.get(node)
-                busy = ("not in Slurm" if info is None else "drained or draining" if info.drain
-                        else "not responding" if not info.responding
-                        else f"Slurm state {info.state}" if info.state != "idle"
-                        else f"Slurm flags {'+'.join(sorted(NOT_FREE & set(info.flags)))}"
-                        if NOT_FREE & set(info.flags) else None)
-                if busy:
-                    out.append({"node": node, "skipped": busy})
-                    continue
-                if ran >= per_pass:
-                    out.append({"node": node, "skipped": "per-pass limit"})
-                    continue
-                ran += 1
-                row, evs = self._check(node, xs)
-                out.append(row)
-                events += evs
+        if not due:
+            return out
+        infos = {n.name: n for n in self.ctx.slurm.nodes(sorted(due))}
+        ran = 0
+        for node, xs in sorted(due.items(), key=lambda kv: (min(x.start for x in kv[1]), kv[0])):
+            info = infos.get(node)
+            busy = ("not in Slurm" if info is None else "drained or draining" if info.drain
+                    else "not responding" if not info.responding
+                    else f"Slurm state {info.state}" if info.state != "idle"
+                    else f"Slurm flags {'+'.join(sorted(NOT_FREE & set(info.flags)))}"
+                    if NOT_FREE & set(info.flags) else None)
+            if busy:
+                out.append({"node": node, "skipped": busy})
+                continue
+            if ran >= per_pass:
+                out.append({"node": node, "skipped": "per-pass limit"})
+                continue
+            ran += 1
+            row, evs = self._check(node, xs)
+            out.append(row)
+            events += evs
         self.ctx.record(events)
         return out
 
