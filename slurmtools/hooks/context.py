@@ -50,6 +50,16 @@ def parse_gpus(text: str | None) -> frozenset[int]:
                      if p.strip().isascii() and p.strip().isdigit() and int(p) < MAX_GPUS)
 
 
+#: Crockford's base 32 as Slurm prints a SLUID (src/common/sluid.c, cb32map: no I, L, O or U).
+_SLUID_DIGITS = frozenset("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
+
+
+def is_sluid(text: str) -> bool:
+    """A SLUID as Slurm 25.11 prints it into SLURM_JOB_SLUID (src/common/sluid.c, print_sluid): "s" and 13
+    base-32 digits of a 64-bit number (cluster id, milliseconds, sequence); str2sluid also reads an "S"."""
+    return len(text) == 14 and text[0] in "sS" and all(c in _SLUID_DIGITS for c in text[1:])
+
+
 def this_node(env: Mapping[str, str]) -> str:
     """The Slurm node this hook runs on: SLURMD_NODENAME (lab nodes share a hostname), else the hostname."""
     name = env.get("SLURMD_NODENAME")
@@ -70,7 +80,7 @@ class JobContext(Plain):
                  exit_status: int | None = None, problems: tuple[str, ...] = ()) -> None:
         self.node = node
         self.job_id = job_id                # None: no job (HealthCheckProgram), or an id that is not one
-        self.sluid = sluid                  # SLURM_JOB_SLUID (Slurm 25.11+): the job's id across clusters
+        self.sluid = sluid                  # SLURM_JOB_SLUID (Slurm 25.11+): this run's id, new at each requeue
         self.user = user
         self.uid = uid
         self.gpus = gpus                    # minor numbers (/dev/nvidiaN) of the job's GPUs on this node
@@ -89,8 +99,7 @@ class JobContext(Plain):
         env = os.environ if env is None else env
         problems: list[str] = []
         sluid = env.get("SLURM_JOB_SLUID") or None
-        if sluid is not None and not (len(sluid) <= 64 and sluid.isascii()
-                                      and sluid.replace("-", "").replace("_", "").isalnum()):
+        if sluid is not None and not is_sluid(sluid):
             problems.append(f"SLURM_JOB_SLUID is not an id: {sluid[:40]!r}")
             sluid = None
         return cls(node=this_node(env), job_id=_number(env, "SLURM_JOB_ID", MAX_JOB_ID, problems), sluid=sluid,
@@ -110,6 +119,12 @@ class JobContext(Plain):
     def key(self) -> str:
         """The job id as idempotency keys have always spelt it ("" without one)."""
         return "" if self.job_id is None else str(self.job_id)
+
+    @property
+    def run_parts(self) -> tuple[str, ...]:
+        """What idempotency keys add for this run: its SLUID where Slurm gives one (25.11+), so a reused job id's
+        run is not taken for an earlier run's duplicate; nothing on releases without it (their keys unchanged)."""
+        return (self.sluid,) if self.sluid else ()
 
     @property
     def outputs(self) -> list[str]:
