@@ -134,12 +134,14 @@ def render(runs: list[dict]) -> str:
             "64-bit number (a 12-bit cluster id, milliseconds, a sequence); the manual says \"SLUID for the current "
             "run of the job\": src/common/job_record.c (`job_record_set_sluid`) gives a job a new one at each "
             "requeue, so it keys a run (an attempt), not the job. sacct lists it as the `SLUID` field (the run's "
-            "accounting row, `db_index`). The hooks read it (`hooks/context.py`: exactly that form, anything else "
+            "accounting row, `db_index`). The hooks read it (`hooks/context.py`, `jobstate.is_sluid`: exactly that "
+            "form, anything else "
             "is a problem line and no SLUID), the epilog stores it on attempts and findings (`sluid`, migration "
             "0007) and adds it to its idempotency keys: a reused job id's run is its own row, never an earlier "
             "run's duplicate (docs/ledger.md). Detected by its presence in the hook's environment; 22.05 and 24.11 "
-            "give none, and their events and keys are as before. Not used yet: sacct's SLUID in "
-            "`ledger import-sacct`, and squeue's, in the controller.",
+            "give none, and their events and keys are as before. `ledger import-sacct` asks sacct for SLUID where "
+            "`sacct --helpformat` lists it (`CliSlurm.sacct_has`), so sacct's row of a run meets its epilogs' row "
+            "by it. Not used yet: squeue's SLUID, in the controller.",
             "- **HealthCheckNodeState=START_ONLY** (25.11, 26.05; 26.05 also has REBOOT_ONLY): the health check "
             "runs only as slurmd starts (src/slurmd/slurmd/slurmd.c), and may not be combined with other states "
             "(src/common/read_config.c: fatal). 22.05 and 24.11 log \"Invalid HealthCheckNodeState value ... "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from slurmtools._plain import Plain
+from slurmtools.jobstate import is_sluid
 
 TYPE_CHECKING = False  # typing for the type checker only: it costs ~7 ms of every prolog (docs/performance.md)
 if TYPE_CHECKING:
@@ -48,16 +49,6 @@ def parse_gpus(text: str | None) -> frozenset[int]:
     """SLURM_JOB_GPUS ("0,1,3": the GPUs' minor numbers) -> {0, 1, 3}; anything else in the list is ignored."""
     return frozenset(int(p) for p in (text or "")[:MAX_PATH].split(",")
                      if p.strip().isascii() and p.strip().isdigit() and int(p) < MAX_GPUS)
-
-
-#: Crockford's base 32 as Slurm prints a SLUID (src/common/sluid.c, cb32map: no I, L, O or U).
-_SLUID_DIGITS = frozenset("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
-
-
-def is_sluid(text: str) -> bool:
-    """A SLUID as Slurm 25.11 prints it into SLURM_JOB_SLUID (src/common/sluid.c, print_sluid): "s" and 13
-    base-32 digits of a 64-bit number (cluster id, milliseconds, sequence); str2sluid also reads an "S"."""
-    return len(text) == 14 and text[0] in "sS" and all(c in _SLUID_DIGITS for c in text[1:])
 
 
 def this_node(env: Mapping[str, str]) -> str:

@@ -18,7 +18,7 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from slurmtools.hooks.context import is_sluid
+from slurmtools.jobstate import is_sluid
 from slurmtools.lab import Lab
 from slurmtools.ledger import db, models
 from slurmtools.slurm import CliSlurm, features
