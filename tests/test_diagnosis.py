@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from slurmtools.cli import main
 from slurmtools.diagnosis import build_catalog, catalog, diagnose, joblog, kernel, prefilter, sources
+from slurmtools.diagnosis.faults import is_node_fault
 from slurmtools.diagnosis.findings import ACTIONS, CATEGORIES, SEVERITIES
 
 DATA = Path(__file__).parent / "data"
@@ -93,7 +94,7 @@ def test_storms_fold_and_app_xids_with_app_failure() -> None:
     with_failure = diagnose(teardown, exit_code=1)
     xids = {f.xid: f for f in with_failure if f.kind == "xid"}
     assert xids[13].category == "application" and xids[45].count == 500
-    assert not any(f.node_fault for f in with_failure)
+    assert not any(is_node_fault(f, None) for f in with_failure)
     without = diagnose(b"[1.0] NVRM: Xid (PCI:0000:4e:00): 43, pid=5, name=p, Ch 00000008")
     assert without[0].category == "driver"
     with_fail = diagnose(b"[1.0] NVRM: Xid (PCI:0000:4e:00): 43, pid=5, name=p, Ch 00000008", exit_code=1)
@@ -108,7 +109,7 @@ def test_later_xid_supersedes_on_the_same_gpu() -> None:
     found = {(f.pci, f.xid): f for f in diagnose(log)}
     assert found[("0000:ca:00", 64)].action == "drain_node" and "superseded_by" not in found[("0000:ca:00", 64)].details
     assert found[("0000:ca:00", 48)].details["superseded_by"] == 64 and found[("0000:ca:00", 48)].severity == "info"
-    assert not found[("0000:ca:00", 48)].node_fault
+    assert not is_node_fault(found[("0000:ca:00", 48)], None)
     assert "superseded_by" not in found[("0000:3b:00", 63)].details
 
 
@@ -129,7 +130,7 @@ def test_nfs_recovery_and_link_flaps() -> None:
     down = next(f for f in diagnose(flap) if f.details.get("link") == "down")
     assert down.count == 3 and down.details["flapping"] == 3 and down.action == "drain_node"
     once = diagnose(b"mlx5_core 0000:17:00.0 ibp23s0: Link down\nmlx5_core 0000:17:00.0 ibp23s0: Link up\n")
-    assert not any(f.node_fault for f in once)
+    assert not any(is_node_fault(f, None) for f in once)
 
 
 def test_job_evidence_is_trust_job_and_never_a_node_fault() -> None:
@@ -141,7 +142,7 @@ def test_job_evidence_is_trust_job_and_never_a_node_fault() -> None:
            "(run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3 ncclSystemError"]
     found = joblog.scan(out)
     assert [f.kind for f in found] == ["nccl", "cuda", "cuda", "nccl"]
-    assert all(f.trust == "job" and not f.node_fault for f in found)
+    assert all(f.trust == "job" and not is_node_fault(f, None) for f in found)
     assert found[2].category == "hardware" and found[1].category == "application"
     assert found[0].line == 2
 

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from slurmtools.cli import main
 from slurmtools.diagnosis import diagnose, joblog, kernel, prefilter, rules, subsystems
+from slurmtools.diagnosis.faults import is_node_fault
 from slurmtools.diagnosis.lines import MAX_LINE, normalise
 from slurmtools.diagnosis.subsystems import subsystem_of
 from tests.test_security import HOSTILE, TASK_FIRST_FORMATS
@@ -170,7 +171,7 @@ def test_every_envelope_gives_the_message(fmt: str, stamp: str | None, mono: flo
 ])
 def test_a_forged_kernel_line_is_never_a_kernel_finding(line: str) -> None:
     """What logger(1) or a job can write into the system log is never read as the kernel's own message."""
-    assert [f for f in diagnose(line.encode()) if f.trust == "kernel" or f.node_fault] == []
+    assert [f for f in diagnose(line.encode()) if f.trust == "kernel" or is_node_fault(f, None)] == []
 
 
 @pytest.mark.parametrize("name", HOSTILE)
@@ -184,7 +185,7 @@ def test_a_process_name_never_makes_a_kernel_finding_in_any_envelope(envelope: s
     own = {"oom"} if "invoked oom-killer" in fmt or "page allocation failure" in fmt else set()
     findings = diagnose(line.encode())
     assert {f.kind for f in findings if f.trust == "kernel"} <= own
-    assert not [f for f in findings if f.node_fault]
+    assert not [f for f in findings if is_node_fault(f, None)]
 
 
 def test_journald_export_records_are_decoded(tmp_path: Path) -> None:
@@ -196,7 +197,7 @@ def test_journald_export_records_are_decoded(tmp_path: Path) -> None:
     found = diagnose(export)
     assert [(f.kind, f.xid, f.line, f.count) for f in found if f.trust == "kernel"] == [("xid", 79, 1, 2)]
     assert [f.line for f in found if f.trust != "kernel"] == [3] and not [f for f in found if f.line == 3 and
-                                                                          f.node_fault]
+                                                                          is_node_fault(f, None)]
 
 
 def test_envelope_parsing_is_bounded() -> None:

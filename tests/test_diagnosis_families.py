@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from slurmtools.diagnosis import diagnose
+from slurmtools.diagnosis.faults import is_node_fault
 from slurmtools.diagnosis.lines import normalise
 
 SEVERE = {"warning", "error", "critical"}
@@ -365,4 +366,4 @@ def test_an_rm_functions_print_is_a_fact_and_with_an_error_word_the_fallbacks_wa
     assert (fact.kind, fact.severity, fact.details["rule"]) == ("gsp", "info", "nvrm_print")
     [warn] = diagnose(b"NVRM: GPU0 kbifCacheVFInfo_GH100: VF BAR1 degraded")
     assert (warn.kind, warn.severity, warn.details["unrecognised"]) == ("gsp", "warning", True)
-    assert not warn.node_fault
+    assert not is_node_fault(warn, None)

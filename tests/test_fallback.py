@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from slurmtools.cli import main
 from slurmtools.diagnosis import diagnose, fallback, policy, subsystems, suggest
+from slurmtools.diagnosis.faults import is_node_fault
 from slurmtools.diagnosis.findings import KINDS, NODE_TRUST
 from slurmtools.diagnosis.rules import packaged, validate
 from slurmtools.ledger import schema, ship
@@ -47,7 +48,7 @@ def test_an_unrecognised_error_of_a_known_subsystem_is_a_warning_never_a_drain(l
     [f] = diagnose(line.encode())
     assert (f.kind, f.severity, f.action, f.trust) == (kind, "warning", "investigate", trust)
     assert f.details["unrecognised"] is True and f.details["subsystem"] == subsystem
-    assert f.details["rule"] == "unrecognised" and not f.node_fault
+    assert f.details["rule"] == "unrecognised" and not is_node_fault(f, None)
 
 
 @pytest.mark.parametrize("line", [
@@ -258,7 +259,8 @@ def test_a_segfault_is_recorded_and_attributed_never_a_node_action() -> None:
                  "traps: cups-browsed[1499] general protection fault ip:7e00c56ba97a sp:7ffdc57583e8 error:0 in x",
                  "srun: error: gpu017: task 3: Segmentation fault (core dumped)"):
         f = diagnose(line.encode())[0]
-        assert (f.kind, f.severity, f.action, f.trust, f.node_fault) == ("segfault", "info", "none", "job", False)
+        assert (f.kind, f.severity, f.action, f.trust) == ("segfault", "info", "none", "job")
+        assert not is_node_fault(f, None)
     [f] = diagnose(b"", job_lines=["/bin/bash: line 1:  4242 Segmentation fault      (core dumped) ./a.out"])
     assert (f.kind, f.trust) == ("segfault", "job")
 
@@ -276,7 +278,7 @@ def test_thermal_is_its_own_kind() -> None:
 def test_job_output_rdma_errors_are_job_evidence() -> None:
     [f] = diagnose(b"", job_lines=["[n1:19546:0:19546] ib_mlx5_log.c:139  Transport retry count exceeded on "
                                    "mlx5_0:1/IB (synd 0x15 vend 0x81 hw_synd 0/0)"])
-    assert (f.kind, f.trust, f.node_fault) == ("ib", "job", False)
+    assert (f.kind, f.trust, is_node_fault(f, None)) == ("ib", "job", False)
 
 
 def test_dcgm_health_system_decides_the_kind() -> None:
@@ -323,9 +325,9 @@ def test_disk_io_errors_drain_only_above_the_rate_on_one_device() -> None:
                         for i in range(start, start + n))
 
     [few] = diagnose(log(5))
-    assert (few.severity, few.action, few.count) == ("warning", "investigate", 5) and not few.node_fault
+    assert (few.severity, few.action, few.count) == ("warning", "investigate", 5) and not is_node_fault(few, None)
     [many] = diagnose(log(60))
-    assert (many.severity, many.action, many.count, many.node_fault) == ("critical", "drain_node", 60, True)
+    assert (many.severity, many.action, many.count, is_node_fault(many, None)) == ("critical", "drain_node", 60, True)
     assert many.details["rate"]["exceeded"] is True
     spread = diagnose(log(30, "sda") + log(30, "sdb", start=31))    # 30 on each of two devices: neither is over
     assert {(f.details["device"], f.action) for f in spread} == {("sda", "investigate"), ("sdb", "investigate")}

@@ -20,6 +20,7 @@ from slurmtools import config
 from slurmtools.checks import runner, snapshot
 from slurmtools.checks import system as sysmod
 from slurmtools.diagnosis import diagnose, policy, sources
+from slurmtools.diagnosis.faults import is_node_fault
 
 pytestmark = pytest.mark.gpu
 ROOT = Path(__file__).parents[1]
@@ -80,7 +81,7 @@ def test_a_user_illegal_address_is_the_applications_and_the_gpu_stays_healthy(tm
     found = diagnose(data, exit_code=proc.returncode, job_lines=out.splitlines())
     xids = [f for f in found if f.kind == "xid"]
     assert 31 in {f.xid for f in xids}, data[-2000:]
-    assert all(f.category == "application" and not f.node_fault for f in xids)
+    assert all(f.category == "application" and not is_node_fault(f, None) for f in xids)
     assert any(f.kind == "cuda" and f.trust == "job" for f in found)
     assert policy.summary(found) is None                # the epilog's drain decision: nothing to drain
     report = runner.run(cfg_for(tmp_path), "health", node="gpu", system=sysmod.System.real())

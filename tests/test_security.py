@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from slurmtools import config
 from slurmtools.cli import main
 from slurmtools.diagnosis import diagnose
+from slurmtools.diagnosis.faults import is_node_fault
 from slurmtools.diagnosis.findings import NODE_TRUST
 from slurmtools.ledger.spool import Event, Spool, SpoolError
 
@@ -174,7 +175,7 @@ def test_a_process_name_never_makes_a_kernel_finding(fmt: str, name: str) -> Non
     own = {"oom"} if "invoked oom-killer" in fmt or "page allocation failure" in fmt else set()
     findings = diagnose(line.encode())
     assert {f.kind for f in findings if f.trust in NODE_TRUST} <= own
-    assert not [f for f in findings if f.node_fault]
+    assert not [f for f in findings if is_node_fault(f, None)]
 
 
 @settings(max_examples=300, deadline=None)
@@ -191,7 +192,7 @@ def test_any_process_name_in_any_task_line(name: str, fmt: str) -> None:
            "{name}: page allocation failure": {"oom"}}
     expected = next((kinds for prefix, kinds in own.items() if fmt.startswith(prefix)), set())
     assert {f.kind for f in findings if f.trust in NODE_TRUST} <= expected
-    assert not [f for f in findings if f.node_fault and not fmt.startswith("NVRM")]
+    assert not [f for f in findings if is_node_fault(f, None) and not fmt.startswith("NVRM")]
 
 
 # ------------------------------------------------------------------ 4. one huge hostlist

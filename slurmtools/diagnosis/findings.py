@@ -45,14 +45,6 @@ class Finding:
         return {"kernel": "kernel", "nvml": "nvml", "sysfs": "sysfs", "admin": "admin", "syslog": "syslog"}.get(
             self.trust, "job-exit" if self.kind == "exit" else "job-log")
 
-    @property
-    def node_fault(self) -> bool:
-        """Node-level evidence that the node should leave service, by the packaged node actions: the one answer,
-        diagnosis.faults.is_node_fault, without a configuration (the controller and the epilog pass theirs)."""
-        from slurmtools.diagnosis.faults import is_node_fault
-
-        return is_node_fault(self, None)
-
     def rank(self) -> int:
         return ACTIONS.index(self.action) * 10 + SEVERITIES.index(self.severity)
 
