@@ -32,6 +32,14 @@ CAPABILITIES = [
     ("detection, reports and metrics", [f"{IT}test_detect_lab.py", f"{IT}test_reports_lab.py"]),
     ("the Slurm interface's contract, every backend the lab has (CLI; pyslurm on 25.11)",
      [f"{IT}test_backend_conformance.py"]),
+    ("SLURM_JOB_SLUID as each run's key in the ledger (where sacct lists SLUID)",
+     [f"{IT}test_release_features_lab.py::test_each_run_is_keyed_by_its_sluid_where_slurm_gives_one"]),
+    ("health-check settings detected as the release's manual documents them",
+     [f"{IT}test_release_features_lab.py::test_health_check_settings_are_detected_as_the_release_documents_them"]),
+    ("HealthCheckTimeout in the snippet and doctor (where scontrol show config lists it)",
+     [f"{IT}test_release_features_lab.py::test_health_check_timeout_where_the_release_has_it"]),
+    ("HealthCheckNodeState=START_ONLY offered (where the release's parser has it)",
+     [f"{IT}test_release_features_lab.py::test_start_only_where_the_release_parses_it"]),
     ("the whole integration suite", [IT]),
 ]
 
@@ -110,7 +118,52 @@ def render(runs: list[dict]) -> str:
             "pyslurm links the root's libslurm), so a test that counts the prolog's Slurm calls through the CLI's "
             "logging shims (`test_row_remap_failure_on_n3_requeues_the_job_elsewhere`) sees none: libslurm's RPCs "
             "do not pass the shims. What that test checks of the behaviour (the job requeued elsewhere, n3 drained "
-            "with its reason) held; its call count does not apply to that backend yet.", ""]
+            "with its reason) held; its call count does not apply to that backend yet.",
+            "",
+            "## What newer releases give, and where slurmtools uses it",
+            "",
+            "Each is detected on the running Slurm, never from its version string; a test that needs it is skipped "
+            "with the reason where the release lacks it (a skip is shown above, never counted as passed). What is "
+            "said of each release was read in its source: the vendored `slurm-25.11.7.tar.xz` and "
+            "`slurm-26.05.3.tar.xz` (`../shared/vendor/`), and the 22.05.8 and 24.11.5 libraries and manuals of the "
+            "lab.",
+            "",
+            "- **SLURM_JOB_SLUID** (25.11, 26.05): set in the Prolog, Epilog, PrologSlurmctld and EpilogSlurmctld "
+            "environment when the job has one (src/plugins/prep/script/prep_script_slurmd.c, "
+            "src/slurmctld/job_mgr.c), printed by src/common/sluid.c as `s` and 13 Crockford base-32 digits of a "
+            "64-bit number (a 12-bit cluster id, milliseconds, a sequence); the manual says \"SLUID for the current "
+            "run of the job\": src/common/job_record.c (`job_record_set_sluid`) gives a job a new one at each "
+            "requeue, so it keys a run (an attempt), not the job. sacct lists it as the `SLUID` field (the run's "
+            "accounting row, `db_index`). The hooks read it (`hooks/context.py`, `jobstate.is_sluid`: exactly that "
+            "form, anything else "
+            "is a problem line and no SLUID), the epilog stores it on attempts and findings (`sluid`, migration "
+            "0007) and adds it to its idempotency keys: a reused job id's run is its own row, never an earlier "
+            "run's duplicate (docs/ledger.md). Detected by its presence in the hook's environment; 22.05 and 24.11 "
+            "give none, and their events and keys are as before. `ledger import-sacct` asks sacct for SLUID where "
+            "`sacct --helpformat` lists it (`CliSlurm.sacct_has`), so sacct's row of a run meets its epilogs' row "
+            "by it. Not used yet: squeue's SLUID, in the controller.",
+            "- **HealthCheckNodeState=START_ONLY** (25.11, 26.05; 26.05 also has REBOOT_ONLY): the health check "
+            "runs only as slurmd starts (src/slurmd/slurmd/slurmd.c), and may not be combined with other states "
+            "(src/common/read_config.c: fatal). 22.05 and 24.11 log \"Invalid HealthCheckNodeState value ... "
+            "ignored\" and check in any state. `scontrol show config` shows the value set, not the values known, "
+            "so `slurm/features.py` reads the token in the running Slurm's own `libslurmfull.so` (in `PluginDir`, "
+            "checked to hold the running `SLURM_VERSION`); where that cannot be read it says it cannot tell and "
+            "suggests nothing. `slurmtools install slurm-conf` offers it as a commented alternative to "
+            "HealthCheckInterval, doctor names it.",
+            "- **HealthCheckTimeout** (26.05 only: 25.11.7's src/common/read_config.c has no such option, 26.05.3's "
+            "has it, default 60 s, at most 65535, \"should be less than HealthCheckInterval\"): detected by "
+            "`scontrol show config` listing the key (src/api/config_info.c lists it set or not). `install "
+            "slurm-conf` suggests 60 s or the health hook's worst case if longer; doctor warns of a value below "
+            "that or not below HealthCheckInterval.",
+            "- **Expedited requeue** (25.11, 26.05): `sbatch --requeue=expedite` (src/common/slurm_opt.c) marks a "
+            "job so that when it is requeued (src/slurmctld/job_mgr.c: the requeue paths set JOB_EXPEDITING and a "
+            "begin time of 0) it is eligible at once, at the top of the queue, only where "
+            "`SlurmctldParameters=enable_expedited_requeue` is set (slurm.conf(5)). It is a submit-time flag of "
+            "the job and a priority, not a choice of nodes: it neither keeps nor avoids the nodes. slurmtools does "
+            "not use it yet: the controller's recovery by failure class (controller/policy.py: a node fault is "
+            "retried with the implicated nodes excluded, a transient fault retried excluding none, an application "
+            "fault only for a job that asked for `retry_on = any`) stays `scontrol requeuehold` + ExcNodeList + "
+            "release on every release; a faster return for a transient fault with it is not built (issue 35).", ""]
     return "\n".join(out)
 
 

@@ -76,22 +76,30 @@ for release in $extra; do
     record "integration tests on Slurm $release" $r
     slurmtools lab up          # the host's lab again
 done
+have_source=yes
+python -c 'import sys; from slurmtools.lab import source; sys.exit(source.find_tarball("25.11") is None)' || have_source=no
 case " $extra " in
     *" 25.11 "*) ;;
     *)
         begin "the backend contract on Slurm 25.11 (from source, pyslurm)"
-        slurmtools lab down
-        r=0
-        if slurmtools lab up --slurm 25.11; then
-            (eval "$(slurmtools lab env --slurm 25.11)"; pytest -p no:cacheprovider -ra "$@" \
-                tests/integration/test_backend_conformance.py) | tee "$out" || r=$?
-            tally "$out"
+        if [ $have_source = no ]; then
+            # no vendored tarball, no SLURMTOOLS_SLURM_SOURCE, and SchedMD is no package registry: said, not run
+            echo "Slurm 25.11's source is not on this machine (../shared/vendor, SLURMTOOLS_SLURM_SOURCE): not run"
+            summary+=("$(printf '%-46s %s' "backend contract on Slurm 25.11" "NOT RUN: no Slurm 25.11 source here")")
         else
-            r=1
+            slurmtools lab down
+            r=0
+            if slurmtools lab up --slurm 25.11; then
+                (eval "$(slurmtools lab env --slurm 25.11)"; pytest -p no:cacheprovider -ra "$@" \
+                    tests/integration/test_backend_conformance.py) | tee "$out" || r=$?
+                tally "$out"
+            else
+                r=1
+            fi
+            slurmtools lab down --slurm 25.11
+            record "backend contract on Slurm 25.11 (CLI + pyslurm)" $r
+            slurmtools lab up
         fi
-        slurmtools lab down --slurm 25.11
-        record "backend contract on Slurm 25.11 (CLI + pyslurm)" $r
-        slurmtools lab up
         ;;
 esac
 echo "== docs/compatibility.md (from the runs on each release)"

@@ -70,6 +70,7 @@ RANGES: dict[str, tuple[float, float | None, bool]] = {
     "controller.poll_interval": (0, None, False), "controller.verify_attempts": (1, None, True),
     "controller.requeue_min_delay": (0, 60, False),
     "controller.recovery_passes": (1, None, True), "controller.deep_check_timeout": (0, None, False),
+    "controller.failslow_checks": (0, None, True),
     "controller.script_copy_max_bytes": (0, None, True), "exclusions.max_nodes": (1, 100000, True),
     "partition_defaults.max_retries": (0, 1000, True), "controller.max_retries": (0, 1000, True),
     "controller.retry_limit": (0, 1000, True),

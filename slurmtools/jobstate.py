@@ -79,3 +79,14 @@ def prune(state_dir: str, max_age: float = MAX_AGE_S, every: float = 0.0) -> int
         except OSError:
             pass
     return removed
+
+
+#: A run's SLUID (Slurm 25.11+), as Slurm prints it (src/common/sluid.c, print_sluid): "s" and 13 Crockford
+#: base-32 digits (no I, L, O, U) of a 64-bit number: a 12-bit cluster id, milliseconds, a sequence. A job gets a
+#: new one at each requeue (src/common/job_record.c, job_record_set_sluid): it names a run, not a job.
+_SLUID_DIGITS = frozenset("0123456789ABCDEFGHJKMNPQRSTVWXYZ")
+
+
+def is_sluid(text: str) -> bool:
+    """TEXT is a SLUID as Slurm prints it (str2sluid also reads an "S")."""
+    return len(text) == 14 and text[0] in "sS" and all(c in _SLUID_DIGITS for c in text[1:])

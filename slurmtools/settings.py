@@ -297,6 +297,7 @@ class Controller(Table):
     recovery_interval: float
     deep_check_command: list[str]
     deep_check_timeout: float
+    failslow_checks: int
     submit_dir: str
     script_copy_max_bytes: int
 

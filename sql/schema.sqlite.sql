@@ -277,6 +277,7 @@ CREATE TABLE job_attempts (
 	cluster VARCHAR(64) NOT NULL,
 	job_id BIGINT NOT NULL,
 	restart_count INTEGER NOT NULL,
+	sluid VARCHAR(16),
 	submit_time DATETIME,
 	start_time DATETIME,
 	end_time DATETIME,
@@ -303,6 +304,8 @@ CREATE INDEX ix_job_attempts_end ON job_attempts (end_time);
 
 CREATE INDEX ix_job_attempts_job ON job_attempts (cluster, job_id, restart_count);
 
+CREATE INDEX ix_job_attempts_sluid ON job_attempts (cluster, sluid);
+
 CREATE INDEX ix_job_attempts_state ON job_attempts (state);
 
 CREATE INDEX ix_job_attempts_user_name ON job_attempts (cluster, user, name, submit_time);
@@ -315,6 +318,7 @@ CREATE TABLE findings (
 	time DATETIME NOT NULL,
 	job_id BIGINT,
 	restart_count INTEGER,
+	sluid VARCHAR(16),
 	attempt_id INTEGER,
 	source VARCHAR(32) NOT NULL,
 	kind VARCHAR(32) NOT NULL,

@@ -1,10 +1,16 @@
-"""Fakes at the Slurm interface for unit tests of what acts on Slurm (the controller, exclusions, safety).
-The integration tests run the same code on the real lab."""
+"""Fakes at the Slurm interface for unit tests of what acts on Slurm (the controller, exclusions, safety), and a
+stand-in HTTP API for what reads Prometheus. The integration tests run the same code on the real lab."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import http.server
+import json
 import os
+import threading
+import urllib.parse
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -103,3 +109,33 @@ class FakeSlurm:
 
     def actions(self) -> list[tuple[Any, ...]]:
         return [c for c in self.calls if c[0] in {"requeue", "update", "release"}]
+
+
+class JsonHandler(http.server.BaseHTTPRequestHandler):
+    """A stand-in HTTP API (Prometheus's, in the detect and stall tests): subclasses answer `do_GET` with
+    `self.reply(code, body)`; `query()` is the request's query string as a dict."""
+
+    def query(self) -> dict[str, str]:
+        return {k: v[0] for k, v in urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query).items()}
+
+    def reply(self, code: int, body: object) -> None:
+        raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def serving(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
+    """HANDLER on a free loopback port, in a thread, for the block: yields its base URL."""
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{srv.server_address[1]}"
+    finally:
+        srv.shutdown()

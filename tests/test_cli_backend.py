@@ -112,3 +112,25 @@ def test_submit_as_another_user_needs_root(bin_dir: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr(os, "geteuid", lambda: 4242)
     with pytest.raises(SlurmError, match="only root can"):
         CliSlurm(bin_dir=str(bin_dir)).submit(["--wrap", "true"], user="alice")
+
+
+@pytest.mark.parametrize("listed", [True, False])
+def test_job_history_asks_for_the_sluid_only_where_sacct_lists_it(tmp_path: Path, listed: bool) -> None:
+    """`sacct --helpformat` says whether the running sacct has SLUID (25.11+); it is asked for only there, before
+    the free-text Comment, and read once per client."""
+    from slurmtools.slurm import parse
+
+    fields = " ".join([*parse.SACCT_FIELDS, *(["SLUID"] if listed else [])])
+    header = "|".join([*parse.SACCT_FIELDS[:-1], *(["SLUID"] if listed else []), "Comment"])
+    row = ("5|5|x|root|FAILED|1:0|0:0|n1|2026-11-22T03:12:44|2026-11-22T03:12:45|2026-11-22T03:12:46|1|gpu|1|None|"
+           "/tmp|" + ("s1J3QZ8KXW0Y2R|" if listed else "") + "a|b")
+    fake(tmp_path, "sacct", f'echo "$*" >> {tmp_path}/sacct.calls\n'
+                            f'[ "$1" = --helpformat ] && echo "{fields}" && exit 0\n'
+                            f"printf '%s\\n%s\\n' '{header}' '{row}'")
+    slurm = CliSlurm(bin_dir=str(tmp_path))
+    for _ in range(2):
+        (rec,) = slurm.job_history(job_ids=[5])
+        assert (rec.sluid, rec.comment) == (("s1J3QZ8KXW0Y2R" if listed else None), "a|b")
+    calls = (tmp_path / "sacct.calls").read_text().splitlines()
+    assert calls.count("--helpformat") == 1 and len(calls) == 3
+    assert ("SLUID,Comment" in calls[1]) is listed

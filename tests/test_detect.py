@@ -3,10 +3,6 @@ server answering like Prometheus's API, and acting on flags through the safety r
 
 from __future__ import annotations
 
-import http.server
-import json
-import threading
-import urllib.parse
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
@@ -16,6 +12,8 @@ import pytest
 from slurmtools import config
 from slurmtools.detect import act, prom, score
 from slurmtools.detect.score import Params, Signal
+
+from .fakes import JsonHandler, serving
 
 P = Params(min_history=30, baseline_s=3 * 3600, step_s=60.0, hard_xids=frozenset({79, 48}))
 TEMP = Signal.from_dict({"name": "gpu_temp", "query": "T", "direction": "up", "floor": 1.5, "kind": "thermal"})
@@ -126,41 +124,27 @@ def test_signal_definitions_are_checked() -> None:
 
 # --- the Prometheus client against a real HTTP server speaking the API
 
-class _Prom(http.server.BaseHTTPRequestHandler):
+class _Prom(JsonHandler):
     calls: ClassVar[list[dict[str, str]]] = []
 
     def do_GET(self) -> None:
-        url = urllib.parse.urlparse(self.path)
-        q = {k: v[0] for k, v in urllib.parse.parse_qs(url.query).items()}
+        q = self.query()
         _Prom.calls.append(q)
         if q.get("query") == "bad(":
-            self._send(400, {"status": "error", "errorType": "bad_data", "error": "parse error at char 5"})
+            self.reply(400, {"status": "error", "errorType": "bad_data", "error": "parse error at char 5"})
             return
         start, end, step = float(q["start"]), float(q["end"]), float(q["step"])
         ts = np.arange(start, end + step / 2, step)
         result = [{"metric": {"__name__": "m", "Hostname": "n1", "gpu": str(g)},
                    "values": [[t, str(float(t) + g)] for t in ts if int(t) % 600 != 200]} for g in (0, 1)]
-        self._send(200, {"status": "success", "data": {"resultType": "matrix", "result": result}})
-
-    def _send(self, code: int, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args: Any) -> None:
-        pass
+        self.reply(200, {"status": "success", "data": {"resultType": "matrix", "result": result}})
 
 
 @pytest.fixture()
 def fake_prom() -> Iterator[str]:
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Prom)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
     _Prom.calls.clear()
-    yield f"http://127.0.0.1:{srv.server_address[1]}"
-    srv.shutdown()
+    with serving(_Prom) as url:
+        yield url
 
 
 def test_range_queries_are_chunked_and_merged(fake_prom: str) -> None:

@@ -6,11 +6,7 @@ reset are not. The stall detector's blame reads the same evidence (slurmtools.de
 
 from __future__ import annotations
 
-import http.server
-import json
 import re
-import threading
-import urllib.parse
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
@@ -19,6 +15,8 @@ import pytest
 
 from slurmtools.detect import links, prom, scan
 from slurmtools.detect.score import Params, Signal
+
+from .fakes import JsonHandler, serving
 
 T0 = 1_790_001_000.0 - 1_790_001_000.0 % 900       # on the detector's block grid
 N, T = 16, 600                                      # 16 nodes, 10 h of scrapes at 60 s
@@ -123,17 +121,17 @@ def evaluate(q: str, data: dict[str, dict[tuple[str, str], np.ndarray]]) -> dict
     return {k: _over(fn, v, w) for k, v in data.get(name, {}).items()}
 
 
-class _Prom(http.server.BaseHTTPRequestHandler):
+class _Prom(JsonHandler):
     data: ClassVar[dict[str, dict[tuple[str, str], np.ndarray]]] = {}
     queries: ClassVar[list[str]] = []
 
     def do_GET(self) -> None:
-        q = {k: v[0] for k, v in urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query).items()}
+        q = self.query()
         _Prom.queries.append(q["query"])
         try:
             series = evaluate(q["query"], _Prom.data)
         except ValueError as exc:
-            self._send(400, {"status": "error", "errorType": "bad_data", "error": str(exc)})
+            self.reply(400, {"status": "error", "errorType": "bad_data", "error": str(exc)})
             return
         start, end, step = float(q["start"]), float(q["end"]), float(q["step"])
         result = []
@@ -147,27 +145,14 @@ class _Prom(http.server.BaseHTTPRequestHandler):
                    if 0 <= (i := round(float(t - T0) / 60.0)) < T and not np.isnan(v[i])]
             if pts:
                 result.append({"metric": labels, "values": pts})
-        self._send(200, {"status": "success", "data": {"resultType": "matrix", "result": result}})
-
-    def _send(self, code: int, body: dict[str, Any]) -> None:
-        raw = json.dumps(body).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(raw)))
-        self.end_headers()
-        self.wfile.write(raw)
-
-    def log_message(self, *args: Any) -> None:
-        pass
+        self.reply(200, {"status": "success", "data": {"resultType": "matrix", "result": result}})
 
 
 @pytest.fixture()
 def fake_prom() -> Iterator[str]:
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Prom)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
     _Prom.data, _Prom.queries = scenario(), []
-    yield f"http://127.0.0.1:{srv.server_address[1]}"
-    srv.shutdown()
+    with serving(_Prom) as url:
+        yield url
 
 
 def network_signals() -> list[Signal]:

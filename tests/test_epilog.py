@@ -257,3 +257,43 @@ def test_a_hostile_job_id_is_one_line_and_no_traceback(lab_like: dict[str, Path]
     events = spooled(lab_like)
     assert [e["type"] for e in events if e["type"] == "attempt"] == []
     assert {e["job_id"] for e in events if e["type"] == "finding"} == {None}
+
+
+#: Two runs' SLURM_JOB_SLUID as Slurm 25.11 prints them (src/common/sluid.c: "s" and 13 base-32 digits).
+SLUID_A, SLUID_B = "s1J3QZ8KXW0Y2R", "s1J3QZ9B4M7N0C"
+
+
+def test_a_reused_job_id_with_its_own_sluid_is_another_run_in_the_ledger(lab_like: dict[str, Path]) -> None:
+    """Slurm 25.11+ gives each run a SLUID: job 42 run twice under the same id and restart count (the id reused
+    after a controller's state was lost) is two attempts, each with its own findings, where without the SLUID the
+    second run's attempt and exit finding were taken for the first's duplicates."""
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    from slurmtools.ledger import db, models
+    from slurmtools.ledger.ship import flush
+
+    for sluid, node in ((SLUID_A, "n1"), (SLUID_A, "n2"), (SLUID_B, "n1")):
+        assert run(lab_like, env(node=node, SLURM_JOB_SLUID=sluid)) == 0
+    events = spooled(lab_like)
+    assert {ev.get("sluid") for ev in events if ev["type"] in {"attempt", "finding"}} == {SLUID_A, SLUID_B}
+    engine = db.make_engine(f"sqlite:///{lab_like['root']}/ledger.db")
+    flush(Spool(lab_like["spool"]), engine)
+    with Session(engine) as s:
+        attempts = s.scalars(select(models.JobAttempt).order_by(models.JobAttempt.id)).all()
+        assert [(a.job_id, a.restart_count, a.sluid) for a in attempts] == [(42, 0, SLUID_A), (42, 0, SLUID_B)]
+        assert sorted(attempts[0].details["epilog"]) == ["n1", "n2"]   # one run's two nodes: one row
+        by_run = {a.id: a.sluid for a in attempts}
+        exits = s.scalars(select(models.Finding).where(models.Finding.kind == "exit")).all()
+        assert sorted((f.node, f.sluid, by_run[f.attempt_id]) for f in exits if f.attempt_id is not None) == [
+            ("n1", SLUID_A, SLUID_A), ("n1", SLUID_B, SLUID_B), ("n2", SLUID_A, SLUID_A)]
+
+
+def test_without_a_sluid_events_and_keys_are_as_before(lab_like: dict[str, Path]) -> None:
+    """22.05 and 24.11 give no SLURM_JOB_SLUID: no sluid field, and the keys spool files already hold."""
+    from slurmtools.ledger.spool import make_key
+
+    assert run(lab_like, env()) == 0
+    spool = Spool(lab_like["spool"])
+    attempt = next(e for p in spool.pending_files() for e in spool.read(p) if e.type == "attempt")
+    assert "sluid" not in attempt.data and attempt.key == make_key("epilog-attempt", "t", "42", 0, "n1")

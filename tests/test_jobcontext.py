@@ -13,11 +13,11 @@ from slurmtools.hooks.context import JobContext
 
 def test_context_parses_slurms_environment_once() -> None:
     job = JobContext.from_env({
-        "SLURM_JOB_ID": "4242", "SLURMD_NODENAME": "n3", "SLURM_JOB_SLUID": "sabc123", "SLURM_JOB_USER": "ann",
+        "SLURM_JOB_ID": "4242", "SLURMD_NODENAME": "n3", "SLURM_JOB_SLUID": "s1J3QZ8KXW0Y2R", "SLURM_JOB_USER": "ann",
         "SLURM_JOB_UID": "1001", "SLURM_JOB_GPUS": "0,3,x,7", "SLURM_JOB_STDOUT": "/o", "SLURM_JOB_STDERR": "/o",
         "SLURM_NODELIST": "n[3-4]", "SLURM_JOB_RESTART_COUNT": "2", "SLURM_JOB_COMMENT": "a,slurmtools=off",
         "SLURM_JOB_EXIT_CODE": "768"})
-    assert (job.job_id, job.node, job.sluid, job.user, job.uid) == (4242, "n3", "sabc123", "ann", 1001)
+    assert (job.job_id, job.node, job.sluid, job.user, job.uid) == (4242, "n3", "s1J3QZ8KXW0Y2R", "ann", 1001)
     assert job.gpus == frozenset({0, 3, 7}) and job.outputs == ["/o"] and job.restart_count == 2
     assert job.exit_status == 768 and job.opted_out and job.key == "4242" and job.problems == ()
 
@@ -28,6 +28,16 @@ def test_a_hostile_job_id_is_no_id_and_one_line_never_a_traceback(raw: str) -> N
                                "SLURM_JOB_SLUID": raw + "/../x"})
     assert job.job_id is None and job.restart_count == 0 and job.sluid is None and job.key == ""
     assert len(job.problems) == 3 and all(len(p) < 200 for p in job.problems)
+
+
+@pytest.mark.parametrize("raw", ["sabc123", "s1J3QZ8KXW0Y2", "s1J3QZ8KXW0Y2RR", "x1J3QZ8KXW0Y2R",
+                                 "s1J3QZ8KXW0Y2U", "s1j3qz8kxw0y2r", "s1J3QZ8KXW0Y2٢"])
+def test_a_sluid_is_what_slurm_prints_or_none(raw: str) -> None:
+    """Slurm 25.11 prints "s" and 13 base-32 digits without I, L, O, U (src/common/sluid.c); nothing else."""
+    job = JobContext.from_env({"SLURM_JOB_ID": "7", "SLURMD_NODENAME": "n1", "SLURM_JOB_SLUID": raw})
+    assert job.sluid is None and job.run_parts == () and len(job.problems) == 1
+    good = JobContext.from_env({"SLURM_JOB_ID": "7", "SLURMD_NODENAME": "n1", "SLURM_JOB_SLUID": "S1J3QZ8KXW0Y2R"})
+    assert good.sluid == "S1J3QZ8KXW0Y2R" and good.run_parts == ("S1J3QZ8KXW0Y2R",) and good.problems == ()
 
 
 def test_huge_values_are_bounded() -> None:

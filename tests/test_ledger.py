@@ -299,3 +299,22 @@ def test_a_full_spool_counts_the_loss_and_reports_it_once_space_returns(ledger_e
     assert (row.node, row.action, row.actor, row.applied) == ("n1", "spool_loss", "epilog", False)
     assert row.details["events"] == 3 and row.details["batches"] == 2
     assert row.reason.startswith("3 event(s) in 2 batch(es) could not be spooled and are lost")
+
+
+def test_sacct_and_epilog_rows_of_one_run_meet_by_sluid(ledger_env: dict[str, str]) -> None:
+    """25.11+: sacct's row of a run and its epilogs' row are one attempt by their SLUID; a row of the same job id
+    and restart count with another SLUID (the id reused) stays its own."""
+    spool = Spool(ledger_env["SLURMTOOLS_SPOOL_DIR"])
+    end = datetime(2026, 11, 22, 3, 0, tzinfo=UTC)
+    epilog = {"job_id": 42, "restart_count": 0, "end_time": end, "exit_signal": 9, "nodes": "n2", "source": "epilog"}
+    spool.write(Event("attempt", {**epilog, "sluid": "s1J3QZ8KXW0Y2R"}, cluster="lab", time=end))
+    spool.write(Event("attempt", {**epilog, "sluid": "s1J3QZ9B4M7N0C", "end_time": end + timedelta(days=1)},
+                      cluster="lab", time=end + timedelta(days=1)))
+    spool.write(Event("attempt", {"job_id": 42, "restart_count": 0, "submit_time": end - timedelta(hours=1),
+                                  "end_time": end, "state": "FAILED", "nodes": "n[1-2]", "source": "sacct",
+                                  "sluid": "s1J3QZ8KXW0Y2R"}, cluster="lab", time=end))
+    flush(spool, engine(ledger_env))
+    with Session(engine(ledger_env)) as s:
+        rows = s.scalars(select(models.JobAttempt).order_by(models.JobAttempt.id)).all()
+        assert [(a.sluid, a.source, a.state) for a in rows] == [("s1J3QZ8KXW0Y2R", "epilog+sacct", "FAILED"),
+                                                                ("s1J3QZ9B4M7N0C", "epilog", None)]

@@ -81,6 +81,20 @@ def test_sacct_pipe_in_comment_kept() -> None:
     assert rec.work_dir == "/tmp" and rec.comment == "a|b"
 
 
+def test_sacct_sluid_of_each_run_where_listed() -> None:
+    """25.11's sacct lists each run's SLUID (src/sacct/sacct.c): read where it is a SLUID, None otherwise and on
+    releases whose sacct has no such field."""
+    fields = [*parse.SACCT_FIELDS[:-1], "SLUID", "Comment"]
+    rows = [f"5|5|x|root|{state}|1:0|0:0|n1|2026-11-22T03:12:4{i}|2026-11-22T03:12:45|2026-11-22T03:12:46"
+            f"|1|gpu|1|None|/tmp|{sluid}|a|b" for i, (state, sluid) in enumerate(
+                (("REQUEUED", "s1J3QZ8KXW0Y2R"), ("FAILED", "s1J3QZ9B4M7N0C"), ("FAILED", "s0/../x")))]
+    recs = parse.parse_sacct("|".join(fields) + "\n" + "\n".join(rows) + "\n")
+    assert [(r.attempt, r.sluid) for r in recs] == [(0, "s1J3QZ8KXW0Y2R"), (1, "s1J3QZ9B4M7N0C"), (2, None)]
+    assert recs[0].comment == "a|b"
+    old = parse.parse_sacct("|".join(parse.SACCT_FIELDS) + "\n" + rows[0].replace("|s1J3QZ8KXW0Y2R", "") + "\n")
+    assert old[0].sluid is None and old[0].comment == "a|b"
+
+
 def test_sacctmgr_events(slurm_data: Path) -> None:
     events = parse.parse_sacctmgr_events((slurm_data / "sacctmgr-events.txt").read_text())
     assert events and all(e.node == "n3" for e in events)  # the cluster-level TRES event is skipped

@@ -38,6 +38,22 @@ def events(cfg: Config, node: str, profile: str, results: list[Any], when: float
     return out
 
 
+def from_dicts(cfg: Config, node: str, profile: str, raw: list[object], when: float) -> list[Event]:
+    """The same for the JSON of `slurmtools check --json` (a deep check run over ssh): what does not parse as a
+    check result is left out (not ours to trust blindly)."""
+    from slurmtools.checks import Result
+
+    results = []
+    for r in raw:
+        if not isinstance(r, dict) or not isinstance(r.get("evidence") or {}, dict):
+            continue
+        try:
+            results.append(Result.from_dict(r))
+        except (KeyError, TypeError, ValueError, AttributeError):
+            continue
+    return events(cfg, node, profile, results, when)
+
+
 def _num(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 

@@ -49,7 +49,7 @@ def controller_once(as_json: bool, no_recovery: bool) -> None:
                  + ",".join(w["missing_epilogs"]))
         for r in report["running"]:
             echo(f"job {r['job_id']}: attempt {r['restart_count']} running on {r['nodes']}")
-        for row in report["lemons"] + report["recovery"]:
+        for row in report["lemons"] + report["recovery"] + report["failslow"]:
             echo("  ".join(f"{k}={v}" for k, v in row.items()))
         for e in report["errors"]:
             echo(f"error: {e}", err=True)

@@ -29,20 +29,10 @@ class Check:
 
 
 def _slurm_config(slurm: Any) -> dict[str, str]:  # Any: both backends are CliSlurm; `run` is not in `Slurm`
-    """`scontrol show config` as {key: value}. 23.02+ list several Prolog/Epilog scripts as `Prolog[0] = ...`,
-    `Prolog[1] = ...`: joined with commas under `Prolog`, as 22.05 shows them."""
-    out: dict[str, str] = {}
-    for line in slurm.run("scontrol", "show", "config").splitlines():
-        key, sep, value = line.partition("=")
-        key = key.strip()
-        if not sep or not key or " " in key:
-            continue
-        base, bracket, _ = key.partition("[")
-        if bracket and key.endswith("]"):
-            out[base] = f"{out[base]},{value.strip()}" if base in out else value.strip()
-        else:
-            out[key] = value.strip()
-    return out
+    """`scontrol show config` as {key: value} (slurm/features.py: show_config)."""
+    from slurmtools.slurm.features import show_config
+
+    return show_config(slurm)
 
 
 def _ours(path: str) -> bool:
@@ -97,6 +87,49 @@ def slurm_checks(conf: dict[str, str]) -> list[Check]:
     out.append(Check("slurm.conf HealthCheckProgram", OK if "slurmtools" in hc else WARN, f"HealthCheckProgram = {hc}",
                      "" if "slurmtools" in hc else "slurm.conf: HealthCheckProgram=/usr/local/bin/slurmtools-hook, "
                                                    "HealthCheckInterval=300"))
+    return out
+
+
+def _seconds(text: str) -> int | None:
+    """`scontrol show config`'s "60 sec" (or "60") -> 60; None for anything else."""
+    head = text.split()[0] if text.split() else ""
+    return int(head) if head.isascii() and head.isdigit() else None
+
+
+def health_check_checks(conf: dict[str, str], cfg: Config, root: str = "/") -> list[Check]:
+    """The health-check settings the running Slurm has (slurm/features.py: detected, not guessed from the version):
+    HealthCheckTimeout where it lists one (26.05+) and HealthCheckNodeState=START_ONLY where its parser knows it
+    (25.11+)."""
+    from slurmtools.slurm import features
+
+    feats = features.detect(conf, root)
+    budget = features.health_check_budget(len(cfg.checks.health), cfg.checks.timeout, cfg.slurm.timeout)
+    interval = _seconds(conf.get("HealthCheckInterval", "")) or 0
+    states = conf.get("HealthCheckNodeState", "?")
+    out: list[Check] = []
+    if feats.health_check_timeout:
+        timeout = _seconds(conf["HealthCheckTimeout"])
+        bad = []
+        if timeout is not None and timeout < budget:
+            bad.append(f"below the {budget} s our health hook may need (it would be killed mid-check)")
+        if timeout is not None and interval and timeout >= interval:
+            bad.append(f"not below HealthCheckInterval ({interval} s)")
+        out.append(Check("slurm.conf HealthCheckTimeout", WARN if bad else OK,
+                         f"HealthCheckTimeout = {conf['HealthCheckTimeout']}" + (": " + "; ".join(bad) if bad else ""),
+                         f"slurm.conf: HealthCheckTimeout={features.health_check_timeout(budget)}" if bad else ""))
+    else:
+        out.append(Check("slurm.conf HealthCheckTimeout", OK, f"Slurm {feats.version} has no HealthCheckTimeout "
+                                                              "(it kills the program after 60 s)"))
+    if feats.start_only is None:
+        out.append(Check("slurm.conf HealthCheckNodeState", OK, f"HealthCheckNodeState = {states}; whether "
+                         f"START_ONLY exists here: cannot tell ({feats.why})"))
+    elif "START_ONLY" in states.upper():
+        out.append(Check("slurm.conf HealthCheckNodeState", OK, "HealthCheckNodeState = START_ONLY: the health hook "
+                         "runs only as slurmd starts; between jobs only the prolog gate checks a node"))
+    else:
+        out.append(Check("slurm.conf HealthCheckNodeState", OK, f"HealthCheckNodeState = {states}" + (
+            " (START_ONLY is available: check a node only as slurmd starts)" if feats.start_only else
+            f" (Slurm {feats.version} has no START_ONLY)")))
     return out
 
 
@@ -204,7 +237,8 @@ def doctor_cmd(as_json: bool) -> None:
     checks: list[Check] = []
     try:
         slurm = get_client(cfg)
-        checks += slurm_checks(_slurm_config(slurm))
+        conf = _slurm_config(slurm)
+        checks += slurm_checks(conf) + health_check_checks(conf, cfg)
     except (SlurmError, OSError) as exc:
         checks.append(Check("slurm", FAIL, f"cannot read Slurm's configuration: {exc}"[:400],
                             "run on a host with the Slurm client and munge"))

@@ -91,3 +91,38 @@ def install_units(dest: str, only: tuple[str, ...], interval: str, to_stdout: bo
         echo(f"wrote {p}")
     echo("next: systemctl daemon-reload && systemctl enable --now "
          + " ".join(Path(p).name for p in written))
+
+
+#: slurm.conf's lines for the hooks (docs/install.md, section 4), before the health-check lines.
+SLURM_CONF = """\
+Prolog=/usr/local/share/slurmtools/prolog.d/50-slurmtools
+Epilog=/usr/local/share/slurmtools/epilog.d/50-slurmtools
+EpilogSlurmctld=/usr/local/share/slurmtools/epilog.d/50-slurmtools
+PrologFlags=Alloc
+SchedulerParameters=nohold_on_prolog_fail
+PrologEpilogTimeout=60
+JobRequeue=0                 # jobs are requeued by the controller, for the jobs that asked"""
+
+
+@install_group.command("slurm-conf")
+@click.option("--interval", default=300, show_default=True, type=click.IntRange(1, 65535),
+              help="HealthCheckInterval, seconds.")
+def install_slurm_conf(interval: int) -> None:
+    """Print the slurm.conf lines for this cluster's running Slurm: the hooks, and the health-check settings it
+    supports (HealthCheckTimeout, HealthCheckNodeState=START_ONLY), detected from it, not from its version."""
+    from slurmtools.cli.common import get_config
+    from slurmtools.slurm import SlurmError, features, get_client
+    from slurmtools.slurm.cli_backend import CliSlurm
+
+    cfg = get_config()
+    try:
+        client = get_client(cfg)
+        if not isinstance(client, CliSlurm):      # both backends are; `scontrol show config` is the CLI's
+            fail("cannot read Slurm's configuration with this backend")
+        feats = features.detect(features.show_config(client))
+    except (SlurmError, OSError) as exc:
+        fail(f"cannot read Slurm's configuration: {exc}"[:400])
+    budget = features.health_check_budget(len(cfg.checks.health), cfg.checks.timeout, cfg.slurm.timeout)
+    echo(SLURM_CONF)
+    echo("\n".join(features.slurm_conf_lines(feats, hook="/usr/local/bin/slurmtools-hook", interval=interval,
+                                             budget=budget)))

@@ -9,9 +9,9 @@ requeued again. A queue file is removed only once its decision is final.
 
 The parts, one concern a module, are objects the engine holds, each given its inputs explicitly: a `Context`
 (base: configuration, Slurm, ledger, the pass's job table), an `Ingester` (submission records), a `Resubmitter`,
-an `Actor` (requeue), an `Evacuator`, a `Decider` (one ended attempt) and `Recovery` (lemons, failed node drains,
-return to service). Each stage of a pass runs in its own `try`: a failure is reported with the stage's name and
-the other stages still run.
+an `Actor` (requeue), an `Evacuator`, a `Decider` (one ended attempt), `Recovery` (lemons, failed node drains,
+return to service) and `FailSlow` (the deep check of a node the fail-slow scan soft-excluded). Each stage of a
+pass runs in its own `try`: a failure is reported with the stage's name and the other stages still run.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from slurmtools.controller.act import Actor
 from slurmtools.controller.base import CD, STARTED, Context, utcnow
 from slurmtools.controller.decide import Decider, PassView
 from slurmtools.controller.evacuate import Evacuator
+from slurmtools.controller.failslow import FailSlow
 from slurmtools.controller.ingest import Ingester
 from slurmtools.controller.recovery import Recovery
 from slurmtools.controller.resubmit import Resubmitter
@@ -67,14 +68,15 @@ class Controller:
         self.evacuator = Evacuator(ctx, self.actor)
         self.decider = Decider(ctx, self.actor, self.evacuator, self.resubmitter)
         self.recovery = Recovery(ctx, deep_check)
+        self.failslow = FailSlow(ctx, self.recovery.deep_check)
         self._last_publish = 0.0
 
     def once(self) -> dict[str, Any]:
         """One pass: the submissions, the queue, the follow-ups, evacuations, failed node drains, lemons, recovery,
-        the published exclusions, the breaker. Returns what happened; a stage that fails is in `errors`, named, and
-        the others still run."""
+        the fail-slow deep checks, the published exclusions, the breaker. Returns what happened; a stage that fails
+        is in `errors`, named, and the others still run."""
         report: dict[str, Any] = {"decisions": [], "waiting": [], "errors": [], "alerts": [], "running": [],
-                                  "evacuations": [], "redrains": [], "lemons": [], "recovery": [],
+                                  "evacuations": [], "redrains": [], "lemons": [], "recovery": [], "failslow": [],
                                   "submissions": [], "published": False,
                                   "breaker": {"open": None, "detail": "not read"}}
         self.ctx.new_pass()
@@ -98,6 +100,7 @@ class Controller:
             [n for r in report["decisions"] for n in r.get("implicated", [])]))
         if self.recovery_on:
             stage("recovery", "recovery", self.recovery.recover)
+        stage("fail-slow", "failslow", self.failslow.run)
         stage("publish", "published", self.publish)
         stage("breaker", "breaker", self.breaker)
         return report

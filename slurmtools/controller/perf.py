@@ -7,8 +7,9 @@ GPU against its model's reference (the fleet median once the model has ``perf_mi
 profile's or packaged figures) with the same margins as the nodes.
 
 A slow GPU, through the safety rails: the first time, a *soft* exclusion of its node (new jobs and retries avoid
-it; ``checks.perf_soft_ttl``) whose evidence asks for a deep check (``deep_check: true``; the controller runs deep
-checks on drained nodes only, so it is the operator's, or the health profile's next probe);
+it; ``checks.perf_soft_ttl``) whose evidence asks for a deep check (``deep_check: true``), which the controller
+runs once the node is idle (controller/failslow.py: at speed, the exclusion is refuted; a failure, or the GPU slow
+again, drains);
 ``checks.perf_drain_after`` slow results of the same GPU in a row, a drain through `drain.request_drain`
 (reason ``slurmtools: hardware: fail-slow GPU ...``), with its observe mode, circuit breaker and kill switch.
 Soft exclusions opened by one scan are capped like drains (the breaker's limit over the fleet), a node already

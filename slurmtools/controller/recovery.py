@@ -17,6 +17,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from slurmtools import drain
+from slurmtools.checks import perfrecord
 from slurmtools.controller import exclusions
 from slurmtools.controller.base import AUTO_SOURCES, Context, utcnow
 from slurmtools.diagnosis.faults import is_node_fault
@@ -145,19 +146,6 @@ class Recovery:
         os.makedirs(os.path.dirname(self._state_path()), exist_ok=True)
         write_atomic(self._state_path(), json.dumps(state, sort_keys=True))
 
-    def _perf_events(self, node: str, raw: list[Any], when: float) -> list[Event]:
-        """The deep check's fail-slow probe results, recorded like the health hook's (checks/perfrecord.py)."""
-        from slurmtools.checks import Result
-        from slurmtools.checks.perfrecord import events
-
-        results = []
-        for r in raw:
-            try:
-                results.append(Result.from_dict(r))
-            except (KeyError, TypeError, ValueError):
-                continue        # not ours to trust blindly: what does not parse is left out
-        return events(self.cfg, node, "deep", results, when)
-
     def _needs(self, s: Session, node: str, xs: list[models.Exclusion]) -> str | None:
         """"reboot" or "reset" when a node fault on NODE behind its drains XS (the job a drain names, or since the
         drain) is one only a reboot or a GPU reset clears (diagnosis.catalog.needs): a deep check before that
@@ -216,7 +204,7 @@ class Recovery:
                     continue
                 verdict, info_ = self.deep_check(node)
                 st["last"] = time.time()
-                events += self._perf_events(node, info_.pop("perf", None) or [], st["last"])
+                events += perfrecord.from_dicts(self.cfg, node, "deep", info_.pop("perf", None) or [], st["last"])
                 start = min(x.start for x in xs)
                 need = self._needs(s, node, xs)
                 boot = info_.get("boot_id")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 from slurmtools._plain import Plain
+from slurmtools.jobstate import is_sluid
 
 TYPE_CHECKING = False  # typing for the type checker only: it costs ~7 ms of every prolog (docs/performance.md)
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ class JobContext(Plain):
                  exit_status: int | None = None, problems: tuple[str, ...] = ()) -> None:
         self.node = node
         self.job_id = job_id                # None: no job (HealthCheckProgram), or an id that is not one
-        self.sluid = sluid                  # SLURM_JOB_SLUID (Slurm 25.11+): the job's id across clusters
+        self.sluid = sluid                  # SLURM_JOB_SLUID (Slurm 25.11+): this run's id, new at each requeue
         self.user = user
         self.uid = uid
         self.gpus = gpus                    # minor numbers (/dev/nvidiaN) of the job's GPUs on this node
@@ -89,8 +90,7 @@ class JobContext(Plain):
         env = os.environ if env is None else env
         problems: list[str] = []
         sluid = env.get("SLURM_JOB_SLUID") or None
-        if sluid is not None and not (len(sluid) <= 64 and sluid.isascii()
-                                      and sluid.replace("-", "").replace("_", "").isalnum()):
+        if sluid is not None and not is_sluid(sluid):
             problems.append(f"SLURM_JOB_SLUID is not an id: {sluid[:40]!r}")
             sluid = None
         return cls(node=this_node(env), job_id=_number(env, "SLURM_JOB_ID", MAX_JOB_ID, problems), sluid=sluid,
@@ -110,6 +110,12 @@ class JobContext(Plain):
     def key(self) -> str:
         """The job id as idempotency keys have always spelt it ("" without one)."""
         return "" if self.job_id is None else str(self.job_id)
+
+    @property
+    def run_parts(self) -> tuple[str, ...]:
+        """What idempotency keys add for this run: its SLUID where Slurm gives one (25.11+), so a reused job id's
+        run is not taken for an earlier run's duplicate; nothing on releases without it (their keys unchanged)."""
+        return (self.sluid,) if self.sluid else ()
 
     @property
     def outputs(self) -> list[str]:

@@ -128,13 +128,19 @@ def job_output(cfg: Config, job: JobContext) -> list[str]:
     return lines
 
 
+def _sluid(job: JobContext) -> dict[str, str]:
+    """The run's SLUID as an event field, only where Slurm gave one (25.11+): events of older releases unchanged."""
+    return {"sluid": job.sluid} if job.sluid else {}
+
+
 def finding_event(f: Finding, cfg: Config, job: JobContext) -> Event:
     node, restart = job.node, job.restart_count
     data = {"node": node, "job_id": job.job_id, "restart_count": restart,
             "source": f.source, "kind": f.kind, "xid": f.xid, "pci": f.pci, "gpu": f.gpu, "category": f.category,
             "severity": f.severity, "action": f.action, "trust": f.trust, "message": f.message[:2000],
-            "details": {**f.details, "line": f.line, "log_time": f.time, "count": f.count}}
-    key = make_key("epilog", cfg.cluster, node, job.key, restart, f.kind, f.xid, f.pci, f.line, f.message[:200])
+            "details": {**f.details, "line": f.line, "log_time": f.time, "count": f.count}, **_sluid(job)}
+    key = make_key("epilog", cfg.cluster, node, job.key, restart, f.kind, f.xid, f.pci, f.line, f.message[:200],
+                   *job.run_parts)
     return Event("finding", data, cluster=cfg.cluster, key=key)
 
 
@@ -146,7 +152,7 @@ def io_events(cfg: Config, job: JobContext, now: datetime) -> list[Event]:
     node, job_num, restart = job.node, job.job_id, job.restart_count
     summaries = jobio.finish(cfg, job_num, node)
     return [Event("io", {"node": node, "job_id": job_num, "restart_count": restart, **s}, cluster=cfg.cluster,
-                  time=now, key=make_key("io", cfg.cluster, job_num, restart, node, s["mountpoint"]))
+                  time=now, key=make_key("io", cfg.cluster, job_num, restart, node, s["mountpoint"], *job.run_parts))
             for s in summaries]
 
 
@@ -168,7 +174,7 @@ def checkpoint_events(cfg: Config, job: JobContext, window: tuple[float, float] 
                                  "rtt_ms_per_op": p["rtt_ms_per_op"],
                                  "details": {"path": p["path"], "nominal_gbps": p["nominal_gbps"]}},
                   cluster=cfg.cluster, key=make_key("checkpoint", cfg.cluster, job_num, restart, node, p["kind"],
-                                                    p["start"]))
+                                                    p["start"], *job.run_parts))
             for p in pairs]
 
 
@@ -215,8 +221,9 @@ def internal_event(cfg: Config, job: JobContext, stage: str, exc: BaseException)
     return Event("finding", {"node": node, "job_id": job.job_id, "restart_count": restart, "source": "slurmtools",
                              "kind": "internal", "category": "unknown", "severity": "error", "action": "none",
                              "trust": "kernel", "message": f"epilog {stage} failed: {exc}"[:2000],
-                             "details": {"error": repr(exc)[:2000], "stage": stage}},
-                 cluster=cfg.cluster, key=make_key("epilog-internal", cfg.cluster, node, job.key, restart, stage))
+                             "details": {"error": repr(exc)[:2000], "stage": stage}, **_sluid(job)},
+                 cluster=cfg.cluster, key=make_key("epilog-internal", cfg.cluster, node, job.key, restart, stage,
+                                                   *job.run_parts))
 
 
 def run(env: Mapping[str, str] | None = None, cfg: Config | None = None) -> int:
@@ -251,9 +258,9 @@ def run(env: Mapping[str, str] | None = None, cfg: Config | None = None) -> int:
             "nodes": job.nodelist, "user": job.user, "partition": job.partition,
             "source": "epilog", "details": {"epilog": {node: {**info, "findings": len(findings),
                                                               "duration_ms": int((time.monotonic() - t0) * 1000)}},
-                                             "comment": job.comment}},
+                                             "comment": job.comment}, **_sluid(job)},
             cluster=cfg.cluster, time=now, key=make_key("epilog-attempt", cfg.cluster, job_id, job.restart_count,
-                                                        node)))
+                                                        node, *job.run_parts)))
     events += [finding_event(f, cfg, job) for f in findings]
     if events:
         _spool(events, cfg, node)

@@ -16,9 +16,9 @@ if TYPE_CHECKING:
 
 #: Every kind's fields (its table's columns, less the id, key and cluster the event itself carries).
 FIELDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in {
-    "finding": "node job_id restart_count attempt_id time source kind xid pci gpu category severity action "
+    "finding": "node job_id restart_count sluid attempt_id time source kind xid pci gpu category severity action "
                        "trust message details",
-    "attempt": "job_id restart_count chain_id name user partition state submit_time start_time end_time "
+    "attempt": "job_id restart_count sluid chain_id name user partition state submit_time start_time end_time "
                        "exit_code exit_signal nodes node_count source details",
     "gate_run": "node job_id time profile verdict duration_ms failed_checks details",
     "node_state": "node time action actor reason applied details",

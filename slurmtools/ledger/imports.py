@@ -31,6 +31,8 @@ def attempt_event(rec: JobRecord, cluster: str) -> Event:
                     "derived_exit": str(rec.derived_exit), "work_dir": rec.work_dir,
                     "elapsed_s": rec.elapsed_s, "node_list": list(rec.nodes)},
     }
+    if rec.sluid:       # 25.11+: the run's own id, matched to its epilogs' row exactly (ledger/store.py)
+        data["sluid"] = rec.sluid
     key = make_key("sacct", cluster, rec.job_id_raw, rec.attempt, rec.submit_time, rec.state, rec.end_time)
     return Event("attempt", data, cluster=cluster, time=rec.end_time or rec.start_time or rec.submit_time
                  or datetime.now(UTC), key=key)

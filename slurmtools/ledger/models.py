@@ -119,12 +119,16 @@ class JobAttempt(Base):
         Index("ix_job_attempts_job", "cluster", "job_id", "restart_count"),
         Index("ix_job_attempts_end", "end_time"),
         Index("ix_job_attempts_user_name", "cluster", "user", "name", "submit_time"),  # manual retries (reports)
+        Index("ix_job_attempts_sluid", "cluster", "sluid"),
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     idempotency_key: Mapped[str] = _key()
     cluster: Mapped[str] = mapped_column(String(64))
     job_id: Mapped[int] = mapped_column(BigInteger)
     restart_count: Mapped[int] = mapped_column(Integer, default=0)
+    #: SLURM_JOB_SLUID (Slurm 25.11+): this run's own id, new at each requeue and never reused with the job id;
+    #: NULL where the release or the writer has none (then job_id, restart_count and the times identify the run).
+    sluid: Mapped[str | None] = mapped_column(String(16))
     submit_time: Mapped[datetime | None]
     start_time: Mapped[datetime | None]
     end_time: Mapped[datetime | None]
@@ -156,6 +160,7 @@ class Finding(Base):
     time: Mapped[datetime]
     job_id: Mapped[int | None] = mapped_column(BigInteger)
     restart_count: Mapped[int | None] = mapped_column(Integer)
+    sluid: Mapped[str | None] = mapped_column(String(16))  # the run's SLURM_JOB_SLUID where Slurm gives one
     attempt_id: Mapped[int | None] = mapped_column(ForeignKey("job_attempts.id"))
     source: Mapped[str] = mapped_column(String(32))     # kernel, nvml, sysfs, job-exit, job-log, slurm, admin
     kind: Mapped[str] = mapped_column(String(32), index=True)

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Float, Integer, String, and_, func, select, update
+from sqlalchemy import Connection, Float, Integer, String, and_, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from slurmtools.ledger import fields as kinds
@@ -151,16 +151,24 @@ def _findings(conn: Connection, events: list[Event], seen: Seen) -> None:
     rows = _rows(models.Finding, events, seen)
     wanted = {(e.cluster, r["job_id"], r.get("restart_count") or 0)
               for e, r in zip(events, rows, strict=True) if r.get("job_id") is not None and not r.get("attempt_id")}
-    attempts: dict[tuple[str, int, int], int] = {}
+    attempts: dict[tuple[str, int, int], tuple[int, str | None]] = {}
+    by_sluid: dict[tuple[str, str], int] = {}
     if wanted:
         job_ids = sorted({w[1] for w in wanted})
-        for att_id, cluster, job_id, restart in conn.execute(
-                select(T.c.id, T.c.cluster, T.c.job_id, T.c.restart_count)
+        for att_id, cluster, job_id, restart, sluid in conn.execute(
+                select(T.c.id, T.c.cluster, T.c.job_id, T.c.restart_count, T.c.sluid)
                 .where(T.c.job_id.in_(job_ids)).order_by(T.c.id)):
-            attempts[(cluster, job_id, restart)] = att_id  # the newest wins
+            attempts[(cluster, job_id, restart)] = (att_id, sluid)  # the newest wins
+            if sluid is not None:
+                by_sluid[(cluster, sluid)] = att_id
     for e, row in zip(events, rows, strict=True):
         if row.get("job_id") is not None and not row.get("attempt_id"):
-            row["attempt_id"] = attempts.get((e.cluster, row["job_id"], row.get("restart_count") or 0))
+            # By the run's SLUID where the finding has one (25.11+): the newest row of a reused job id may be
+            # another run's.
+            att_id, att_sluid = attempts.get((e.cluster, row["job_id"], row.get("restart_count") or 0), (None, None))
+            if row.get("sluid"):
+                att_id = by_sluid.get((e.cluster, row["sluid"]), att_id if att_sluid is None else None)
+            row["attempt_id"] = att_id
     conn.execute(_insert(conn, models.Finding).on_conflict_do_nothing(index_elements=["idempotency_key"]),
                  _full_rows(models.Finding, rows))
 
@@ -188,9 +196,17 @@ def _attempt(conn: Connection, event: Event, seen: Seen) -> None:
         return
     same_job = and_(T.c.cluster == event.cluster, T.c.job_id == row["job_id"],
                     T.c.restart_count == row["restart_count"])
+    sluid = row.get("sluid")
+    if sluid is not None:
+        # The run's own id (Slurm 25.11+): exact where it is known; a row of the same job id and restart count
+        # with another SLUID is another run (the job id reused), never merged into this one.
+        same_job = and_(same_job, or_(T.c.sluid.is_(None), T.c.sluid == sluid))
     submit = row.get("submit_time")
     existing = None
-    if submit is not None:
+    if sluid is not None:
+        existing = conn.execute(select(T).where(T.c.cluster == event.cluster, T.c.sluid == sluid)
+                                .order_by(T.c.id.desc())).mappings().first()
+    if existing is None and submit is not None:
         existing = conn.execute(select(T).where(same_job, T.c.submit_time == submit)).mappings().first()
     if existing is None:
         horizon = (submit or event.time).timestamp() - ATTEMPT_MATCH_DAYS * 86400

@@ -54,6 +54,7 @@ class CliSlurm:
     def __init__(self, bin_dir: str = "", timeout: float = 15.0) -> None:
         self.bin_dir = bin_dir
         self._release: tuple[int, int] | None = None
+        self._sacct_fields: frozenset[str] | None = None
         self.timeout = timeout
         self.calls: list[list[str]] = []  # every command run, for audits and tests
 
@@ -142,10 +143,19 @@ class CliSlurm:
         """The job as slurmctld knows it; None once it left slurmctld's memory (MinJobAge)."""
         return next((j for j in self.jobs() if j.job_id == int(job_id)), None)
 
+    def sacct_has(self, field: str) -> bool:
+        """FIELD is one of the running sacct's fields (`sacct --helpformat`, read once): detected, not guessed from
+        the release."""
+        if self._sacct_fields is None:
+            self._sacct_fields = frozenset(self.run("sacct", "--helpformat").split())
+        return field in self._sacct_fields
+
     def job_history(self, *, since: datetime | None = None,
                     job_ids: Sequence[int] | None = None) -> list[JobRecord]:
-        args = ["-P", "-X", "--duplicates", "-a", "-o", ",".join(parse.SACCT_FIELDS), "-S", _since(since),
-                "-E", "now"]
+        fields = list(parse.SACCT_FIELDS)
+        if self.sacct_has("SLUID"):     # each run's own id (25.11+); before the free-text Comment, which is last
+            fields.insert(fields.index("Comment"), "SLUID")
+        args = ["-P", "-X", "--duplicates", "-a", "-o", ",".join(fields), "-S", _since(since), "-E", "now"]
         if job_ids:
             args += ["-j", ",".join(str(int(j)) for j in job_ids)]
         return parse.parse_sacct(self.run("sacct", *args, timeout=max(self.timeout, 60)))

@@ -11,6 +11,7 @@ from typing import Any
 
 import hostlist
 
+from slurmtools.jobstate import is_sluid
 from slurmtools.slurm.types import ExitStatus, JobInfo, JobRecord, NodeEvent, NodeInfo, SlurmParseError
 
 _EMPTY = {"", "(null)", "None", "None assigned", "N/A", "Unknown"}
@@ -228,6 +229,7 @@ def parse_sacct(text: str) -> list[JobRecord]:
             comment=row.get("Comment", ""),
             reason=row.get("Reason", ""),
             work_dir=row.get("WorkDir", ""),
+            sluid=row["SLUID"] if is_sluid(row.get("SLUID", "")) else None,
         ))
     return out
 

@@ -184,6 +184,7 @@ class JobRecord:
     comment: str
     reason: str
     work_dir: str
+    sluid: str | None = None   # the run's SLUID where sacct lists one (25.11+; jobstate.is_sluid)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
