@@ -52,7 +52,8 @@ def test_each_run_is_keyed_by_its_sluid_where_slurm_gives_one(lab: Lab, slurm: C
         pytest.skip(f"Slurm {lab.release} gives no SLUID (sacct --helpformat lists none): job id, restart count "
                     "and times identify a run there")
     job_id = slurm.submit(["-o", str(workdir / "job.out"), "-D", str(workdir), "-w", "n2", "--requeue",
-                           "--wrap", "sleep 300"])
+                           "--wrap", "echo 'NCCL WARN NET/IB : Got completion from peer 10.0.0.2<51234> with error 12, "
+                                     "opcode 0'; sleep 300"])
     jobs.append(job_id)
     wait_job(slurm, job_id, lambda j: j.state == "RUNNING", "running")
     slurm.requeue(job_id, hold=True)
@@ -78,6 +79,7 @@ def test_each_run_is_keyed_by_its_sluid_where_slurm_gives_one(lab: Lab, slurm: C
                                                                 models.Finding.sluid.is_not(None))))
     finally:
         eng.dispose()
+    # each run's epilog read the job's output (the NCCL line) and recorded its finding with that run's SLUID
     by_id = {r[2]: r[1] for r in runs}
     assert found and all(by_id.get(f.attempt_id) == f.sluid for f in found), [(f.kind, f.sluid) for f in found]
 
