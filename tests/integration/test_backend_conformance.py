@@ -25,6 +25,8 @@ from slurmtools.lab.cluster import default_release
 from slurmtools.slurm import CliSlurm
 from slurmtools.slurm.call import call
 
+from .conftest import wait_until
+
 HOSTILE = 'slurmtools: test "q" \'s\' $(touch /tmp/slurmtools-pwned) ; `id` & <b>ü</b> state=down reason=x'
 NO_JOB = 987654
 
@@ -75,17 +77,6 @@ def backend(request: pytest.FixtureRequest, lab: Lab) -> Backend:
     return Backend(request.param, lab)
 
 
-def _wait(what: str, probe: Callable[[], Any], timeout: float = 90.0) -> Any:
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = probe()
-        if last:
-            return last
-        time.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what} (last: {last})")
-
-
 def _submit(b: Backend, workdir: Path, *extra: str, wrap: str = "sleep 300") -> int:
     job_id = b.submit(argv=["-o", "/dev/null", "-D", str(workdir), "-J", "conformance", *extra, "--wrap", wrap])
     assert isinstance(job_id, int) and job_id > 0
@@ -96,7 +87,7 @@ def _job(b: Backend, job_id: int, pred: Callable[[dict[str, Any]], bool], what: 
     def probe() -> dict[str, Any] | None:
         job = b.job(job_id=job_id)
         return job if job is not None and pred(job) else None
-    return _wait(f"job {job_id} {what}", probe)  # type: ignore[no-any-return]
+    return wait_until(f"job {job_id} {what}", probe, 90.0)  # type: ignore[no-any-return]
 
 
 # ------------------------------------------------------------------------------------------------------ reads
@@ -185,7 +176,7 @@ def test_signal_reaches_the_batch_script(backend: Backend, jobs: list[int], work
     _job(backend, job_id, lambda j: j["state"] == "RUNNING", "running")
     time.sleep(1)          # the trap is set once bash runs the script
     backend.signal(job_id=job_id, sig="USR1", batch_only=True)
-    _wait("the batch script's USR1 trap", mark.exists, 30)
+    wait_until("the batch script's USR1 trap", mark.exists, 30)
     with pytest.raises(Failed) as err:
         backend.signal(job_id=job_id, sig="KILL; id", batch_only=True)
     assert err.value.kind == "ValueError"
@@ -215,7 +206,7 @@ def test_accounting_has_each_attempt(backend: Backend, jobs: list[int], workdir:
         rows = [r for r in backend.job_history(job_ids=[job_id]) if r["job_id_raw"] == job_id]
         return rows if {"REQUEUED", "CANCELLED"} <= {r["state"] for r in rows} else None
 
-    rows = _wait("the requeued and the cancelled attempt in sacct", both, 120)
+    rows = wait_until("the requeued and the cancelled attempt in sacct", both, 120)
     assert sorted(r["attempt"] for r in rows) == list(range(len(rows))), rows
 
 
@@ -224,7 +215,7 @@ def test_node_events_record_a_drain(backend: Backend, resume_after: list[str]) -
     reason = f"slurmtools: conformance {backend.name} {time.time():.0f}"
     resume_after.append("n3")
     backend.drain(nodes=["n3"], reason=reason)
-    events = _wait("the drain in sacctmgr's events",
+    events = wait_until("the drain in sacctmgr's events",
                    lambda: [e for e in backend.node_events(since=since.isoformat()) if e.get("reason") == reason], 60)
     assert any(e["node"] == "n3" and e["user"].split("(")[0] == "root" for e in events), events
     backend.resume(nodes=["n3"])
