@@ -61,44 +61,37 @@ out=$(mktemp)
 r=0; pytest -p no:cacheprovider -ra "$@" tests | tee "$out" || r=$?; tally "$out"; record "unit + integration tests on Slurm 22.05" $r
 echo "== docs/reliability.md (from the fault matrix's run)"
 python bench/reliability_doc.py --since "$started" || true
-for release in $extra; do
-    begin "the integration suite on Slurm $release"
+on_release() {  # RELEASE NAME TESTS [pytest args]: TESTS on RELEASE's lab, recorded as NAME; then the host's lab again
+    local release=$1 name=$2 tests=$3 r=0
+    shift 3
     slurmtools lab down
-    r=0
     if slurmtools lab up --slurm "$release"; then
-        (eval "$(slurmtools lab env --slurm "$release")"; pytest -p no:cacheprovider -ra "$@" tests/integration) \
+        (eval "$(slurmtools lab env --slurm "$release")"; pytest -p no:cacheprovider -ra "$@" "$tests") \
             | tee "$out" || r=$?
         tally "$out"
     else
         r=1
     fi
     slurmtools lab down --slurm "$release"
-    record "integration tests on Slurm $release" $r
-    slurmtools lab up          # the host's lab again
+    record "$name" $r
+    slurmtools lab up
+}
+for release in $extra; do
+    begin "the integration suite on Slurm $release"
+    on_release "$release" "integration tests on Slurm $release" tests/integration "$@"
 done
-have_source=yes
-python -c 'import sys; from slurmtools.lab import source; sys.exit(source.find_tarball("25.11") is None)' || have_source=no
 case " $extra " in
     *" 25.11 "*) ;;
     *)
         begin "the backend contract on Slurm 25.11 (from source, pyslurm)"
-        if [ $have_source = no ]; then
+        if python -c 'import sys; from slurmtools.lab import source; sys.exit(source.find_tarball("25.11") is None)'
+        then
+            on_release 25.11 "backend contract on Slurm 25.11 (CLI + pyslurm)" \
+                tests/integration/test_backend_conformance.py "$@"
+        else
             # no vendored tarball, no SLURMTOOLS_SLURM_SOURCE, and SchedMD is no package registry: said, not run
             echo "Slurm 25.11's source is not on this machine (../shared/vendor, SLURMTOOLS_SLURM_SOURCE): not run"
             summary+=("$(printf '%-46s %s' "backend contract on Slurm 25.11" "NOT RUN: no Slurm 25.11 source here")")
-        else
-            slurmtools lab down
-            r=0
-            if slurmtools lab up --slurm 25.11; then
-                (eval "$(slurmtools lab env --slurm 25.11)"; pytest -p no:cacheprovider -ra "$@" \
-                    tests/integration/test_backend_conformance.py) | tee "$out" || r=$?
-                tally "$out"
-            else
-                r=1
-            fi
-            slurmtools lab down --slurm 25.11
-            record "backend contract on Slurm 25.11 (CLI + pyslurm)" $r
-            slurmtools lab up
         fi
         ;;
 esac
