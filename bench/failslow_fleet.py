@@ -16,6 +16,11 @@ The first trial of each row also measures every GPU through the probe's own code
 figures it is given; the other trials draw the figures directly (the judgement is what is scored).
 
     python bench/failslow_fleet.py [--nodes 64] [--trials 200] [--spreads 0.003 0.01 0.02] [--json]
+    python bench/failslow_fleet.py --recorded tests/data/h200/gpu_probe.json   # a real GPU's figures and spread
+
+With --recorded (bench/gpu_probe.py's output on a real GPU), the fleet is of that GPU's model at the medians of its
+probe runs, and the first spread is the one measured there (the largest relative standard deviation of a metric
+over the runs) unless --spreads is given.
 """
 
 from __future__ import annotations
@@ -98,22 +103,42 @@ def row_for(n: int, trials: int, spread: float, kind: str, slow: float, seed: in
             "healthy_drained": false_drained, "probe_path": probe_check}
 
 
+def recorded(path: str) -> tuple[str, dict[str, float], float]:
+    """(model, median figures, measured spread) of GPU 0 in bench/gpu_probe.py's output at PATH."""
+    import statistics
+
+    data = json.loads(Path(path).read_text())
+    runs = [r["gpus"]["0"] for r in data["probe"]["runs"]]
+    figures = {m: statistics.median(float(r[m]) for r in runs) for m in H100}
+    spread = max(statistics.stdev(float(r[m]) for r in runs) / figures[m] for m in H100)
+    return str(data["devices"][0]["name"]), figures, spread
+
+
 def main(argv: list[str] | None = None) -> int:
+    global MODEL
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nodes", type=int, default=64, help="nodes of 8 GPUs (64: 512 healthy GPUs)")
     ap.add_argument("--trials", type=int, default=200)
-    ap.add_argument("--spreads", type=float, nargs="+", default=[0.003, 0.01, 0.02])
+    ap.add_argument("--spreads", type=float, nargs="+")
+    ap.add_argument("--recorded", help="bench/gpu_probe.py's JSON from a real GPU: its model, figures and spread")
     ap.add_argument("--seed", type=int, default=33)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
+    spreads = args.spreads or [0.003, 0.01, 0.02]
+    if args.recorded:
+        MODEL, figures, measured = recorded(args.recorded)
+        H100.update(figures)      # the figures every row draws from
+        spreads = args.spreads or [round(measured, 5), 0.01, 0.02]
+        print(f"{MODEL} as recorded in {args.recorded}: " + ", ".join(f"{k} {v:g}" for k, v in figures.items())
+              + f"; measured spread {measured * 100:.3f} %")
     n = args.nodes * 8
     rows = [row_for(n, args.trials, spread, kind, slow, args.seed + i)
-            for i, (spread, kind, slow) in enumerate((s, k, x) for s in args.spreads for k in KINDS
+            for i, (spread, kind, slow) in enumerate((s, k, x) for s in spreads for k in KINDS
                                                      for x in (0.05, 0.10, 0.20))]
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
-    print(f"{n} healthy H100s + 1 slowed, {args.trials} trials per row (two scans each), margins 10 % bandwidth, "
+    print(f"{n} healthy {MODEL} + 1 slowed, {args.trials} trials per row (two scans each), margins 10 % bandwidth, "
           f"8 % compute")
     print("| spread | slowed | by | found | drained (2 in a row) | false flags / scan | max | scans with one "
           "| healthy drained |")

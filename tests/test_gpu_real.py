@@ -39,7 +39,7 @@ def gpu_results(report: runner.Report) -> list[tuple[str, str, str]]:
 
 def child(*args: str) -> subprocess.Popen[str]:
     pytest.importorskip("cuda.bindings", reason="cuda-bindings not installed (pip install 'slurmtools[gpu]')")
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))}
     return subprocess.Popen([sys.executable, "-m", "tests.gpu_child", *args], cwd=ROOT, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 

@@ -4,11 +4,12 @@ answered in virtual GPU time), NVML's readings under load from FakeNvml."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
 from slurmtools import config
-from slurmtools.checks import runner
+from slurmtools.checks import cudadrv, runner
 from slurmtools.checks import system as sysmod
 
 from .test_perf import MODEL, node_snapshot
@@ -80,3 +81,39 @@ def test_busy_gpus_cannot_vouch_and_no_cuda_holds_nothing_back(tmp_path: Path) -
     del snap["cuda"]
     results, _ = stress(tmp_path / "n", snap)
     assert [r.status for r in results] == ["ok"] and "no CUDA figures" in results[0].reason
+
+
+class _Watching(cudadrv.SimulatedDriver):
+    """SimulatedDriver that counts the sessions open on each GPU at once (a session: the primary context held
+    by the probe or the stress), each held a little longer so that overlapping checks would show."""
+
+    def __init__(self, devices: list[dict[str, Any]]) -> None:
+        super().__init__(devices)
+        self.open: dict[int, int] = {}
+        self.most = 0
+
+    def cuDevicePrimaryCtxRetain(self, dev: int) -> int:
+        with self.lock:
+            self.open[dev] = self.open.get(dev, 0) + 1
+            self.most = max(self.most, self.open[dev])
+        time.sleep(0.02)
+        return super().cuDevicePrimaryCtxRetain(dev)
+
+    def cuDevicePrimaryCtxRelease(self, dev: int) -> None:
+        with self.lock:
+            self.open[dev] -= 1
+        super().cuDevicePrimaryCtxRelease(dev)
+
+
+def test_the_probe_and_the_stress_never_load_a_gpu_at_the_same_time(tmp_path: Path) -> None:
+    """Side by side, the stress's kernel halved the probe's figures on a real H200 (the probe then warned
+    fail-slow on a healthy GPU): the runner runs the two one after the other, the probe first."""
+    snap = node_snapshot()
+    system = sysmod.System.from_snapshot(snap, "t")
+    system.cuda_source = drv = _Watching(snap["cuda"]["devices"])
+    report = runner.run(cfg_for(tmp_path), "deep", node="n1", system=system, persist=False)
+    statuses = {(r.check, r.status) for r in report.results if r.check in ("perf", "stress")}
+    assert statuses == {("perf", "ok"), ("stress", "ok")}, report.to_dict()
+    assert drv.most == 1, drv.open
+    first_stress = next(i for i, c in enumerate(drv.calls) if c == "cuLaunchKernel")
+    assert "cuMemcpyDtoDAsync" in drv.calls[:first_stress]       # the probe's copies came before any kernel

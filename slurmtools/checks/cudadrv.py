@@ -68,7 +68,8 @@ class Driver:
 
     def cuDeviceGetPCIBusId(self, dev: Handle) -> str:
         raw = self._call("cuDeviceGetPCIBusId", 32, dev)
-        return (raw.decode() if isinstance(raw, bytes) else str(raw)).rstrip("\x00").strip()
+        # cuda-bindings 13.3 answers the whole buffer: b'0000:00:06.0\x00' and spaces (seen on an H200)
+        return (raw.decode() if isinstance(raw, bytes) else str(raw)).split("\x00", 1)[0].strip()
 
     def cuDeviceGetAttribute(self, attribute: str, dev: Handle) -> int:
         return int(self._call("cuDeviceGetAttribute", getattr(self.d.CUdevice_attribute, attribute), dev))

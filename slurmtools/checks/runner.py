@@ -102,6 +102,17 @@ def _run_one(name: str, system: System, ctx: Context, out: dict[str, list[Result
     out[name] = results
 
 
+#: Checks that put load on the GPUs: they run one after another in one thread, in the profile's order (the probe
+#: measures an idle GPU, the stress follows it). Run side by side, the stress's kernel halved the probe's figures
+#: on a real H200 (d2d 174 GB/s instead of 4,218; the probe warned "fail-slow"): issue 33.
+GPU_LOAD = ("perf", "stress")
+
+
+def _run_serial(names: list[str], system: System, ctx: Context, out: dict[str, list[Result]]) -> None:
+    for name in names:
+        _run_one(name, system, ctx, out)
+
+
 def run(cfg: Config, profile: str, *, node: str, replay: str | None = None, system: System | None = None,
         job_gpus: set[int] | None = None, persist: bool = True) -> Report:
     """Run PROFILE's checks for NODE. REPLAY (a snapshot file) overrides the node's configured replay;
@@ -125,10 +136,16 @@ def run(cfg: Config, profile: str, *, node: str, replay: str | None = None, syst
         raise ValueError(f"checks.{profile} names unknown checks: {', '.join(unknown_names)}")
     out: dict[str, list[Result]] = {}
     threads = [threading.Thread(target=_run_one, args=(n, system, ctx, out), daemon=True, name=f"check-{n}")
-               for n in names]
+               for n in names if n not in GPU_LOAD]
+    loads = [n for n in names if n in GPU_LOAD]
+    if loads:
+        threads.append(threading.Thread(target=_run_serial, args=(loads, system, ctx, out), daemon=True,
+                                        name="check-" + "+".join(loads)))
     timeout = float(settings.deep_timeout if profile == "deep" else settings.timeout)
     if "perf" in names:     # the fail-slow probe: its measurements, CUDA's start-up, and the threads' joins
         timeout = max(timeout, settings.perf_seconds * 3 + 10)
+    if "stress" in names:   # after the probe, in the same thread: its load, capped at 1.5 x its time + 10 s
+        timeout = max(timeout, settings.perf_seconds * 3 + 10 + settings.perf_stress_seconds * 1.5 + 10)
     deadline = time.monotonic() + timeout
     for t in threads:
         t.start()

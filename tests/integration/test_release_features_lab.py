@@ -27,8 +27,11 @@ from .conftest import wait_job, wait_until
 
 
 def _has_sluid() -> bool:
-    """The running release's accounting has a SLUID field (sacct --helpformat: 25.11 src/sacct/sacct.c)."""
-    out = subprocess.run(["sacct", "--helpformat"], capture_output=True, text=True, timeout=60)
+    """The running release gives each run a SLUID: its squeue can show one (25.11 src/squeue/opts.c, `-O SLUID`).
+
+    Not sacct's field list: 24.11's sacct already lists a SLUID field that its slurmctld never fills, and its hooks
+    get no SLURM_JOB_SLUID (CI found it)."""
+    out = subprocess.run(["squeue", "--helpFormat"], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     return "SLUID" in out.stdout.split()
 
@@ -49,7 +52,7 @@ def test_each_run_is_keyed_by_its_sluid_where_slurm_gives_one(lab: Lab, slurm: C
                                                                workdir: Path) -> None:
     """A job run twice (requeued): two attempts, each with the SLUID its epilog was given, as sacct records it."""
     if not _has_sluid():
-        pytest.skip(f"Slurm {lab.release} gives no SLUID (sacct --helpformat lists none): job id, restart count "
+        pytest.skip(f"Slurm {lab.release} gives no SLUID (squeue --helpFormat lists none): job id, restart count "
                     "and times identify a run there")
     job_id = slurm.submit(["-o", str(workdir / "job.out"), "-D", str(workdir), "-w", "n2", "--requeue",
                            "--wrap", "echo 'NCCL WARN NET/IB : Got completion from peer 10.0.0.2<51234> with error 12, "
