@@ -5,7 +5,8 @@
 # Integration tests never skip: if the lab cannot start, this fails.
 #   bash scripts/test.sh [--slurm RELEASE] [pytest args]: the integration suite also runs, unchanged, on the lab
 #   of Slurm RELEASE (default 24.11; 26.05 too: --slurm "24.11 26.05"), in a Debian root (slurmtools/lab/chroot.py);
-#   25.11 is built from source in one, with pyslurm (slurmtools/lab/source.py; about 15 min the first time).
+#   25.11 and 26.05 are built from source in one, 25.11 with pyslurm (slurmtools/lab/source.py; about 15 min the
+#   first time).
 #   Unless RELEASE names 25.11, every run also builds 25.11 (cached by version + tarball hash) and runs the backend
 #   contract suite there, both backends (CLI and pyslurm); the whole suite on 25.11 and 26.05 is the scheduled run
 #   (README: what runs where).

@@ -83,3 +83,25 @@ def test_pyslurm_fallbacks_are_the_documented_ones() -> None:
     methods = {m for m in vars(base.Slurm) if not m.startswith("_") and callable(getattr(base.Slurm, m))}
     own = {m for m in vars(pb.PyslurmSlurm) if m in methods}
     assert methods - own == set(pb.CLI_FALLBACKS)
+
+
+def test_times_are_utc_as_the_cli_gives_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A host whose clock is not UTC: pyslurm's epoch seconds and naive local datetimes come out in UTC, equal to
+    and printed like parse.epoch's (the CLI backend's) for the same instant."""
+    import time
+    from datetime import UTC, datetime
+
+    from slurmtools.slurm import parse
+
+    monkeypatch.setenv("TZ", "America/Los_Angeles")
+    time.tzset()
+    try:
+        got = pb._time(1764115200)
+        assert got == parse.epoch(1764115200) and got is not None
+        assert got.isoformat() == "2025-11-26T00:00:00+00:00"
+        naive_local = datetime.fromtimestamp(1764115200)          # 2025-11-25 16:00 in Los Angeles
+        assert pb._time(naive_local) == got and pb._time(naive_local).tzinfo == UTC  # type: ignore[union-attr]
+        assert pb._time(0) is None and pb._time("garbage") is None and pb._time(10**30) is None
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()

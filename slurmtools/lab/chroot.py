@@ -1,4 +1,4 @@
-"""Another Slurm release for the lab: Debian's own packages of it (trixie: 24.11, sid: 26.05) in a Debian root made
+"""Another Slurm release for the lab: Debian's own packages of it (trixie: 24.11) in a Debian root made
 with debootstrap, kept under the lab's base directory (<base>/roots/<version>) and reused.
 
 Inside the root run what Slurm needs (munge, slurmdbd, slurmctld, the slurmd; slurmdbd stores into the host's
@@ -22,7 +22,7 @@ from pathlib import Path
 from slurmtools.lab.procs import LabError
 
 #: Slurm release -> the Debian suite that carries it.
-RELEASES = {"24.11": "trixie", "26.05": "sid"}
+RELEASES = {"24.11": "trixie"}
 MIRROR = "http://deb.debian.org/debian"
 #: No MariaDB server: every release's slurmdbd uses the host's (lab/daemons.py says why).
 PACKAGES = ["slurmctld", "slurmd", "slurm-client", "slurmdbd", "munge", "python3-venv",

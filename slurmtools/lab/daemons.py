@@ -201,7 +201,7 @@ def root_up(lab: Lab) -> None:
     chroot.mount(lab.fs, lab.root)
     chroot.clients(lab.fs, lab.root / "slurm-bin")
     wheel = chroot.install_slurmtools(lab.fs, lab.root, lab.say)
-    if lab.slurm in source.RELEASES:    # the hooks' venv gets pyslurm, built against this Slurm
+    if source.has_pyslurm(lab.slurm):    # the hooks' venv gets pyslurm, built against this Slurm
         source.install_pyslurm(lab.fs, lab.slurm, str(lab.root / "wheels" / wheel), lab.say)
 
 

@@ -33,16 +33,26 @@ class SourceRelease:
     version: str           # "25.11.7"
     suite: str             # the Debian suite of the root that builds and runs it
     files: tuple[str, ...]  # tarball names, preferred first
+    pyslurm: bool = True    # PyPI has a pyslurm for this release (pyslurm follows Slurm's major.minor)
 
 
-#: Release -> what the lab builds for it.
-RELEASES = {"25.11": SourceRelease("25.11.7", "trixie", ("slurm-25.11.7.tar.xz", "slurm-25.11.7.tar.bz2"))}
+#: Release -> what the lab builds for it. 26.05 too is built from SchedMD's source rather than taken from Debian
+#: sid: sid changes daily (its Release files expire within days), and a source build is the same recipe as 25.11.
+#: PyPI has no pyslurm 26.05: its lab runs the CLI backend.
+RELEASES = {"25.11": SourceRelease("25.11.7", "trixie", ("slurm-25.11.7.tar.xz", "slurm-25.11.7.tar.bz2")),
+            "26.05": SourceRelease("26.05.3", "trixie", ("slurm-26.05.3.tar.xz", "slurm-26.05.3.tar.bz2"),
+                                   pyslurm=False)}
+
+
+def has_pyslurm(release: str) -> bool:
+    """Whether the lab of RELEASE builds pyslurm against it (a source build of a release PyPI's pyslurm follows)."""
+    return release in RELEASES and RELEASES[release].pyslurm
 
 
 def hook_backend(release: str) -> str:
     """The Slurm backend the lab's hooks are configured with: `auto` (pyslurm, which the root has) on a release built
-    from source, else the CLI; SLURMTOOLS_LAB_SLURM_BACKEND overrides."""
-    return os.environ.get("SLURMTOOLS_LAB_SLURM_BACKEND") or ("auto" if release in RELEASES else "cli")
+    from source with a pyslurm, else the CLI; SLURMTOOLS_LAB_SLURM_BACKEND overrides."""
+    return os.environ.get("SLURMTOOLS_LAB_SLURM_BACKEND") or ("auto" if has_pyslurm(release) else "cli")
 
 #: sha256 of the tarballs the project vouches for. The .tar.xz are `git archive`s of SchedMD's tags (the vendored
 #: copies, shared/vendor/SHA256SUMS); SchedMD's release .tar.bz2 is downloaded only once its hash is added here

@@ -111,13 +111,15 @@ def unusable_reason(slurm_version: Callable[[], str]) -> str | None:
 
 
 def _time(value: Any) -> datetime | None:
+    """pyslurm's time (epoch seconds, or a datetime: naive ones are the host's local time) in UTC, as the CLI
+    backend gives it (parse.epoch): the two backends' records of one job are then equal, printed alike too."""
     if value in (None, 0, ""):
         return None
     if isinstance(value, datetime):
-        return value
+        return value.astimezone(UTC)
     try:
-        return datetime.fromtimestamp(int(value), tz=UTC).astimezone()
-    except (TypeError, ValueError, OSError):
+        return datetime.fromtimestamp(int(value), tz=UTC)
+    except (TypeError, ValueError, OSError, OverflowError):
         return None
 
 
