@@ -1,0 +1,206 @@
+"""The fabric, shared-filesystem, GPU-init, PCIe and NCCL families, built from their printers' format strings.
+
+Every fault line below is a format string of the public source named in the comment above it, with its
+conversions filled in by hand (device names, numbers): it is no line copied from a log or from the field corpus.
+The rules must know the family (every value of the conversions), not one sample of it. Each family has benign
+twins (the same printer's healthy or informational lines) that must stay below warning, and the rules that read
+text a job or a daemon controls are checked for their trust: such a line never drains a node.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from slurmtools.diagnosis import diagnose
+from slurmtools.diagnosis.faults import is_node_fault
+
+SEVERE = {"warning", "error", "critical"}
+
+FAULTS = [
+    # ---- InfiniBand / RoCE in the kernel
+    # linux drivers/net/ethernet/mellanox/mlx5/core/events.c temp_warn(): "High temperature on sensors with bit set
+    # %llx %llx" (mlx5_core_warn adds "%s:%d:(pid %d): ")
+    ("mlx5_core 0000:17:00.1: temp_warn:170:(pid 0): High temperature on sensors with bit set 0 4", "ib", "warning"),
+    # linux drivers/net/ethernet/mellanox/mlx5/core/port.c: "Module ID not recognized: 0x%x\n",
+    # "I2C address not recognized: 0x%x\n"
+    ("mlx5_core 0000:af:00.0: mlx5_query_module_eeprom:431:(pid 812): Module ID not recognized: 0x1e", "ib", "warning"),
+    ("mlx5_core 0000:af:00.0: mlx5_query_module_eeprom_by_page:490:(pid 7): I2C address not recognized: 0x52", "ib",
+     "warning"),
+    # linux drivers/net/ethernet/mellanox/mlx5/core/health.c mlx5_health_wait_pci_up(): "PCI slot is unavailable\n"
+    ("mlx5_core 0000:af:00.0: mlx5_health_try_recover:335:(pid 99): PCI slot is unavailable", "ib", "warning"),
+    # linux drivers/net/ethernet/mellanox/mlx5/core/eq.c: "Completion event for bogus CQ 0x%x\n"
+    ("mlx5_core 0000:af:00.0: mlx5_eq_comp_int:171:(pid 0): Completion event for bogus CQ 0x4d2", "ib", "warning"),
+    # linux drivers/net/ethernet/mellanox/mlx5/core/main.c mlx5_pci_err_detected(): "%s Device state = %d health
+    # sensors: %d pci_status: %d. Enter, pci channel state = %d\n"
+    ("mlx5_core 0000:af:00.0: mlx5_pci_err_detected:1910:(pid 4): mlx5_pci_err_detected Device state = 2 health "
+     "sensors: 1 pci_status: 0. Enter, pci channel state = 3", "ib", "warning"),
+    # linux drivers/infiniband/core/mad.c ib_register_mad_agent(): "%s: Invalid port %u\n" (dev_dbg_ratelimited on
+    # the ib device)
+    ("infiniband mlx5_3: ib_register_mad_agent: Invalid port 2", "ib", "warning"),
+    # linux drivers/infiniband/ulp/iser/iser_verbs.c: iser_err("qp event %s (%d)\n", ib_event_msg(), ...), the
+    # event strings of drivers/infiniband/core/verbs.c ib_events[]
+    ("iser: iser_qp_event_callback: qp event QP fatal error (1)", "ib", "error"),
+    # linux drivers/nvme/host/rdma.c nvme_rdma_wr_error(): "%s for CQE 0x%p failed with status %s (%d)\n" with
+    # ib_wc_status_msg() (drivers/infiniband/core/verbs.c wc_statuses[])
+    ("nvme nvme3: SEND for CQE 0x000000001c2d3e4f failed with status transport retry counter exceeded (12)", "ib",
+     "error"),
+    ("nvme nvme3: MEMREG for CQE 0x000000001c2d3e4f failed with status memory management operation error (6)", "ib",
+     "error"),
+    # linux drivers/infiniband/ulp/srp/ib_srp.c: "failed %s status %s (%d) for CQE %p\n"
+    ("scsi host7: ib_srp: failed RECV status WR flushed (5) for CQE 00000000deadbeef", "ib", "error"),
+    # ---- RDMA as jobs and tools print it (trust job)
+    # open-mpi ompi/mca/pml/ucx/pml_ucx.c: PML_UCX_ERROR("ucp_ep_create(proc=%d) failed: %s", ...) and
+    # "Failed to create UCP worker"
+    ("[gpu12:04567] pml_ucx.c:423  Error: ucp_ep_create(proc=31) failed: Destination is unreachable", "ib", "error"),
+    ("[gpu12:04567] pml_ucx.c:309  Error: Failed to create UCP worker", "ib", "error"),
+    # opa-psm2 ("PSM2 can't open hfi unit: %d (err=%d)") after its "%s.%d" host.pid prefix; psm_ep.c's endpoint text
+    ("gpu12.4567PSM2 can't open hfi unit: 0 (err=23)", "ib", "error"),
+    ("PSM2 was unable to open an endpoint. Please make sure that the network link is active on the node and the "
+     "hardware is functioning.", "ib", "error"),
+    # open-mpi ompi/mca/mtl/psm2/mtl_psm2_endpoint.c: "PSM2 returned unhandled/unknown connect error: %s"
+    ("[gpu12:04567] Error: PSM2 returned unhandled/unknown connect error: Operation timed out", "ib", "error"),
+    # Intel MPI's fabric selection: "ofi fabric is not available and fallback fabric is not enabled"
+    ("MPI startup(): ofi fabric is not available and fallback fabric is not enabled", "ib", "error"),
+    # rdma-core libibverbs/examples/devinfo.c: "IB device '%s' wasn't found\n", "Failed to query port %u props\n";
+    # rdma-core libibnetdisc/internal.h IBND_ERROR: "%s:%d; " then ibnetdisc.c "can't open MAD port (%s:%d)\n"
+    ("IB device 'mlx5_7' wasn't found", "ib", "warning"),
+    ("Failed to query port 2 props", "ib", "warning"),
+    ("src/ibnetdisc.c:784; can't open MAD port (mlx5_0:1)", "ib", "warning"),
+    # rdma-core libibverbs/examples/rc_pingpong.c: "poll CQ failed %d\n"
+    ("poll CQ failed -5", "ib", "warning"),
+    # ---- NCCL
+    # nccl-tests src/common.h NCCLCHECK: "%s: Test NCCL failure %s:%d '%s / %s'\n" with ncclGetErrorString()
+    ("gpu12: Test NCCL failure all_reduce.cu:44 'unhandled system error (run with NCCL_DEBUG=INFO for details) / '",
+     "nccl", "error"),
+    # xla/service/gpu nccl_utils: "NCCL operation %s failed: %s" (the call with its arguments)
+    ("INTERNAL: NCCL operation ncclAllReduce(send_buffer, recv_buffer, count, dtype, op, comm, stream) failed: "
+     "internal error - please report this issue to the NCCL developers", "nccl", "error"),
+    # tensorflow core/nccl: "NCCL: %s"; paddle platform/device/gpu/nccl_helper.h: "Nccl error, %s"
+    ("Internal: NCCL: remote process exited or there was a network error", "nccl", "error"),
+    ("ExternalError: Nccl error, invalid usage (run with NCCL_DEBUG=WARN for details)", "nccl", "error"),
+    # nccl-tests src/common.h CUDACHECK: "%s: Test CUDA failure %s:%d '%s'\n": a CUDA error of the job
+    ("gpu12: Test CUDA failure common.cu:1057 'an illegal memory access was encountered'", "cuda", "error"),
+    # ---- the GPU that did not come up: the continuation lines of open-gpu-kernel-modules kernel-open/nvidia/nv.c's
+    # multi-line messages ("The NVIDIA GPU %04x:%02x:%02x.%x (PCI ID: %04x:%04x)\n" "installed in this system is not
+    # supported by open\n" "nvidia.ko because it does not include the required GPU\n" "System Processor (GSP).\n";
+    # "...not supported by the\n" "NVIDIA %s driver release.\n")
+    ("NVRM: The NVIDIA GPU 0000:c1:00.0 (PCI ID: 10de:1db4)", "gpu_init", "error"),
+    ("NVRM: nvidia.ko because it does not include the required GPU", "gpu_init", "error"),
+    ("NVRM: System Processor (GSP).", "gpu_init", "error"),
+    ("NVRM: NVIDIA 570.86.15 driver release.", "gpu_init", "error"),
+    # kernel-open/nvidia/nv-pci.c: "This is a 64-bit BAR mapped above 4GB by the system\n" "BIOS or the %s kernel,
+    # but the PCI bridge\n" "immediately upstream of this GPU does not define\n"
+    # "a matching prefetchable memory window.\n"
+    ("NVRM: BIOS or the Linux kernel, but the PCI bridge", "gpu_init", "error"),
+    ("NVRM: a matching prefetchable memory window.", "gpu_init", "error"),
+    # kernel-open/nvidia/nv.c: "request_mem_region failed for %lluM @ 0x%llx. This can\n" "occur when a driver such as
+    # %s is loaded and claims\n" "ownership of the device's registers.\n"
+    ("NVRM: occur when a driver such as nouveau is loaded and claims", "gpu_init", "error"),
+    # nvidia-smi: "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver." as a word processor
+    # pastes it (a typographic apostrophe)
+    ("NVIDIA-SMI has failed because it couldn\u2019t communicate with the NVIDIA driver.", "gpu_init", "error"),
+    # the NVIDIA X driver in Xorg.0.log: "(EE) NVIDIA(GPU-%d): Failed to initialize the NVIDIA graphics device %s.",
+    # "(EE) NVIDIA(%d): Failing initialization of X screen %d"; Xorg's loader: "(EE) Failed to load module \"%s\" (%s)"
+    ("(EE) NVIDIA(GPU-1): Failed to initialize the NVIDIA graphics device PCI:65:0:0.", "gpu_init", "error"),
+    ("(EE) NVIDIA(1): Failing initialization of X screen 1", "gpu_init", "error"),
+    ("(EE) Failed to load module \"nvidia\" (module does not exist, 0)", "gpu_init", "error"),
+    # kmod's modprobe: "could not insert '%s': %s\n"
+    ("modprobe: ERROR: could not insert 'nvidia_uvm': No such device", "gpu_init", "error"),
+    # ---- PCIe
+    # linux drivers/net/ethernet/intel/ixgbe/ixgbe_main.c ixgbe_check_minimum_link(): "For optimal performance, at
+    # least %dGT/s of bandwidth is required.\n", "A slot with more lanes and/or higher speed is suggested.\n"
+    ("ixgbe 0000:05:00.1: For optimal performance, at least 20GT/s of bandwidth is required.", "pcie", "warning"),
+    ("ixgbe 0000:05:00.1: A slot with more lanes and/or higher speed is suggested.", "pcie", "warning"),
+    # linux drivers/net/ethernet/intel/i40e/i40e_main.c: "Please move the device to a different PCI-e link with more
+    # lanes and/or higher transfer rate.\n"
+    ("i40e 0000:5e:00.0: Please move the device to a different PCI-e link with more lanes and/or higher transfer "
+     "rate.", "pcie", "warning"),
+    # a device driver's own "PCIe link down" (the device left the bus; drivers/nvme/host/pci.c and NIC drivers)
+    ("nvme 0000:41:00.0: PCIe link down", "pcie", "error"),
+    # ---- NFS and nfs-utils
+    # linux fs/nfs/blocklayout/dev.c: "pNFS: failed to open device %pg (%ld)\n"
+    ("pNFS: failed to open device /dev/sdq (-6)", "nfs", "warning"),
+    # linux fs/nfs/nfs4super.c: dfprintk(MOUNT, "<-- nfs4_try_mount() = %d%s\n", error, error != 0 ? " [error]" : "")
+    ("<-- nfs4_try_mount() = -110 [error]", "nfs", "warning"),
+    # linux fs/nfs/dir.c: "NFS: directory %pD2 contains a readdir loop.Please contact your server vendor. ..."
+    ("NFS: directory proj/data contains a readdir loop.Please contact your server vendor.  The file: x.h5 has "
+     "duplicate cookie 123456", "nfs", "warning"),
+    # nfs-utils utils/nfsdctl/nfsdctl.c: xlog(L_ERROR, "lockd configuration failure"); utils/exportfs/exportfs.c:
+    # "can't open %s for %sing" (under the unit's shell or the tool's own name)
+    ("sh[2211]: nfsdctl: lockd configuration failure", "nfs", "warning"),
+    ("exportfs: can't open /etc/exports.d/scratch.exports for reading", "nfs", "warning"),
+]
+
+
+@pytest.mark.parametrize("line, kind, severity", FAULTS, ids=lambda v: str(v)[:50])
+def test_a_format_strings_family_is_found(line: str, kind: str, severity: str) -> None:
+    findings = diagnose(line.encode())
+    assert findings, line
+    assert (findings[0].kind, findings[0].severity) == (kind, severity)
+    assert not findings[0].details.get("unrecognised"), "a rule names this family, not the fallback"
+
+
+BENIGN_TWINS = [
+    # mlx5_core events.c at boot on a healthy slot: "PCIe slot advertised sufficient power (%uW).\n"
+    "mlx5_core 0000:b1:00.0: mlx5_pcie_event:301:(pid 0): PCIe slot advertised sufficient power (75W).",
+    # the error flow's end marker alone (health.c "end") is no failure of its own
+    "mlx5_core 0000:af:00.0: mlx5_error_sw_reset:256:(pid 12): end",
+    # iser's qp event with a healthy event string (ib_events[]: "communication established")
+    "iser: iser_qp_event_callback: qp event communication established (1)",
+    # ixgbe's bandwidth notice before it decides (printed on every probe)
+    "ixgbe 0000:03:00.0: PCI Express bandwidth of 32GT/s available",
+    "ixgbe 0000:03:00.0: (Speed:8.0GT/s, Width: x4, Encoding Loss:<2%)",
+    "ice 0000:17:00.0: PCI-Express: Speed 16.0GT/s Width x16",
+    # a healthy port and a fabric provider chosen
+    "mlx5_0 port 1 ==> ib0 (Up)",
+    "[0] MPI startup(): libfabric provider: psm3",
+    # nfs4_try_mount() that succeeded; nfsdctl starting
+    "<-- nfs4_try_mount() = 0",
+    "sh[1603]: nfsdctl: nfsdctl started",
+    # NCCL's INFO lines and torch's W-level notices
+    "gpu01:1234:1234 [0] NCCL INFO NET/IB : No device found.",
+    "[W1030 10:00:00.123 ProcessGroupNCCL.cpp:1168] Warning: NCCL_BLOCKING_WAIT is deprecated",
+    # the driver's banner and a GPU found at its address
+    "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  570.86.15  Wed Jan 22 21:32:04 UTC 2025",
+    "nvidia 0000:01:00.0: enabling device (0000 -> 0003)",
+    # a hotplug slot whose link came back
+    "pcieport 0000:00:1c.0: pciehp: Slot(0): Link Up",
+]
+
+
+@pytest.mark.parametrize("line", BENIGN_TWINS, ids=lambda v: str(v)[:50])
+def test_a_familys_benign_twin_stays_below_warning(line: str) -> None:
+    findings = diagnose(line.encode())
+    assert not [f for f in findings if f.severity in SEVERE], [(f.kind, f.severity, f.rule) for f in findings]
+
+
+@pytest.mark.parametrize("line", [
+    "iser: iser_qp_event_callback: qp event QP fatal error (1)",
+    "nvme nvme3: SEND for CQE 0x000000001c2d3e4f failed with status transport retry counter exceeded (12)",
+    "[gpu12:04567] pml_ucx.c:423  Error: ucp_ep_create(proc=31) failed: Destination is unreachable",
+    "gpu12.4567PSM2 can't open hfi unit: 0 (err=23)",
+    "gpu12: Test NCCL failure all_reduce.cu:44 'unhandled system error / '",
+    "sh[2211]: nfsdctl: lockd configuration failure",
+    # a job's process named like a kernel subsystem, writing the status strings: still never a node fault
+    "Jan 11 09:52:01 gpu12 mlx5_core[4242]: iser: qp event device fatal error (8)",
+])
+def test_text_a_job_or_daemon_controls_never_drains(line: str) -> None:
+    findings = diagnose(line.encode())
+    assert findings
+    assert all(f.trust in ("job", "syslog") for f in findings), [(f.rule, f.trust) for f in findings]
+    assert not any(is_node_fault(f, None) for f in findings)
+
+
+@pytest.mark.parametrize("line", [
+    # the subsystem table knows ib_srpt and ib_isert (no colon after the module's name) and iSER's "iser:" tag, and
+    # "couldn't"/"could not" are failure words: linux drivers/infiniband/ulp/srpt/ib_srpt.c "disabling MAD processing
+    # failed.\n"; drivers/infiniband/core/mad.c "Couldn't open %s port %u\n"; drivers/infiniband/ulp/iser
+    # iser_initiator.c iser_err("failed allocating rx descriptors / data buffers\n") (iser_err: "iser: %s: ")
+    "ib_srpt disabling MAD processing failed.",
+    "ib_mad: Couldn't open mlx5_2 port 1",
+    "iser: iser_alloc_rx_descriptors: failed allocating rx descriptors / data buffers",
+])
+def test_an_rdma_modules_unknown_failure_is_the_fallbacks_ib_warning(line: str) -> None:
+    findings = diagnose(line.encode())
+    assert [(f.kind, f.severity, bool(f.details.get("unrecognised"))) for f in findings] == [("ib", "warning", True)]
+    assert not is_node_fault(findings[0], None)
