@@ -68,6 +68,15 @@ FAULTS = [
     ("src/ibnetdisc.c:784; can't open MAD port (mlx5_0:1)", "ib", "warning"),
     # rdma-core libibverbs/examples/rc_pingpong.c: "poll CQ failed %d\n"
     ("poll CQ failed -5", "ib", "warning"),
+    # open-mpi ompi/mca/bml/r2/help-mca-bml-r2.txt [unreachable proc]
+    ("At least one pair of MPI processes are unable to reach each other for MPI communications.", "ib", "error"),
+    # rdma-core librdmacm/cma.c: PFX "Fatal: unable to get RDMA device list\n" (PFX "librdmacm: "): every job prints
+    # it on a node without RDMA devices, so it is the fabric's fact (info), not a warning
+    ("librdmacm: Fatal: unable to get RDMA device list", "ib", "info"),
+    # mellanox mstflint/MFT mlxlink's "Operational Info" and "Troubleshooting Info" blocks ("%-32s: %s"): a port
+    # polling for a peer, and the tool's recommendation for it
+    ("State                           : Polling", "ib", "warning"),
+    ("Recommendation                  : Check the cable or replace it", "ib", "warning"),
     # ---- NCCL
     # nccl-tests src/common.h NCCLCHECK: "%s: Test NCCL failure %s:%d '%s / %s'\n" with ncclGetErrorString()
     ("gpu12: Test NCCL failure all_reduce.cu:44 'unhandled system error (run with NCCL_DEBUG=INFO for details) / '",
@@ -106,7 +115,15 @@ FAULTS = [
     ("(EE) Failed to load module \"nvidia\" (module does not exist, 0)", "gpu_init", "error"),
     # kmod's modprobe: "could not insert '%s': %s\n"
     ("modprobe: ERROR: could not insert 'nvidia_uvm': No such device", "gpu_init", "error"),
+    # NVIDIA/k8s-device-plugin: klog.Errorf("Incompatible strategy detected %v"), klog.Error("If this is a GPU node,
+    # did you configure the NVIDIA Container Toolkit?") (glog's "E%m%d hh:mm:ss.uuuuuu threadid file:line] " head)
+    ("E0305 08:01:02.000003       1 factory.go:112] Incompatible strategy detected auto", "gpu_init", "warning"),
+    ("E0305 08:01:02.000004       1 factory.go:113] If this is a GPU node, did you configure the NVIDIA Container "
+     "Toolkit?", "gpu_init", "warning"),
     # ---- PCIe
+    # linux drivers/net/ethernet/mellanox/mlx4/main.c mlx4_check_pcie_caps(): "PCIe BW is different than device's
+    # capability\n" (then the speed and width lines)
+    ("mlx4_core 0000:82:00.0: PCIe BW is different than device's capability", "pcie", "warning"),
     # linux drivers/net/ethernet/intel/ixgbe/ixgbe_main.c ixgbe_check_minimum_link(): "For optimal performance, at
     # least %dGT/s of bandwidth is required.\n", "A slot with more lanes and/or higher speed is suggested.\n"
     ("ixgbe 0000:05:00.1: For optimal performance, at least 20GT/s of bandwidth is required.", "pcie", "warning"),
@@ -163,6 +180,10 @@ BENIGN_TWINS = [
     # the driver's banner and a GPU found at its address
     "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  570.86.15  Wed Jan 22 21:32:04 UTC 2025",
     "nvidia 0000:01:00.0: enabling device (0000 -> 0003)",
+    # mlxlink on a healthy port; the device plugin that found its library
+    "State                           : Active",
+    "Recommendation                  : No issue was observed.",
+    "I0305 08:01:02.000001       1 factory.go:104] Detected NVML platform: found NVML library",
     # a hotplug slot whose link came back
     "pcieport 0000:00:1c.0: pciehp: Slot(0): Link Up",
 ]
