@@ -87,6 +87,11 @@ FAULTS = [
     # tensorflow core/nccl: "NCCL: %s"; paddle platform/device/gpu/nccl_helper.h: "Nccl error, %s"
     ("Internal: NCCL: remote process exited or there was a network error", "nccl", "error"),
     ("ExternalError: Nccl error, invalid usage (run with NCCL_DEBUG=WARN for details)", "nccl", "error"),
+    # nccl-tests src/common.cu: PRINT("# Out of bounds values : %d %s\n", errors, errors ? "FAILED" : "OK")
+    ("# Out of bounds values : 96 FAILED", "nccl", "error"),
+    # c10/util/Exception.cpp: "Exception raised from %s at %s:%d (most recent call first):" in ProcessGroupNCCL
+    ("Exception raised from checkTimeout at /opt/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:688 (most "
+     "recent call first):", "nccl", "error"),
     # nccl-tests src/common.h CUDACHECK: "%s: Test CUDA failure %s:%d '%s'\n": a CUDA error of the job
     ("gpu12: Test CUDA failure common.cu:1057 'an illegal memory access was encountered'", "cuda", "error"),
     # ---- the GPU that did not come up: the continuation lines of open-gpu-kernel-modules kernel-open/nvidia/nv.c's
@@ -134,6 +139,17 @@ FAULTS = [
      "rate.", "pcie", "warning"),
     # a device driver's own "PCIe link down" (the device left the bus; drivers/nvme/host/pci.c and NIC drivers)
     ("nvme 0000:41:00.0: PCIe link down", "pcie", "error"),
+    ("bnxt_en 0000:3b:00.1 enp59s0f1np1: PCI-E link down", "pcie", "error"),
+    # ---- Lustre and GPFS
+    # lustre libcfs's debug log ("%08x:%08x:%u.%u%s:%ld.%06ld:%u:%u:%u:(%s:%d:%s()) ") with lustre_net.h DEBUG_REQ's
+    # "@@@ " and lustre_dlm.h LDLM_DEBUG's "### "; the console's "%u:%u:(%s:%d:%s()) " without the "Lustre:" tag
+    ("00000100:00020000:12.0:1712345678.901234:0:4321:0:(client.c:2367:ptlrpc_expire_one_request()) @@@ Request "
+     "sent has timed out for slow reply: [sent 1712345600/real 1712345600]", "nfs", "warning"),
+    ("4321:0:(ldlm_lockd.c:261:expired_lock_main()) ### lock callback timer expired after 150s: evicting client at "
+     "10.1.2.3@o2ib", "nfs", "warning"),
+    # IBM Storage Scale: every "[E]" or "[X]" message of mmfs (its message ids "6027-NNNN [E] ...")
+    ("mmfs: [E] Remote mounts are not enabled within this cluster.", "nfs", "warning"),
+    ("GPFS: 6027-2700 [E] A node join was rejected.", "nfs", "warning"),
     # ---- NFS and nfs-utils
     # linux fs/nfs/blocklayout/dev.c: "pNFS: failed to open device %pg (%ld)\n"
     ("pNFS: failed to open device /dev/sdq (-6)", "nfs", "warning"),
@@ -184,6 +200,10 @@ BENIGN_TWINS = [
     "State                           : Active",
     "Recommendation                  : No issue was observed.",
     "I0305 08:01:02.000001       1 factory.go:104] Detected NVML platform: found NVML library",
+    # nccl-tests' data check that passed; Lustre's debug log at a trace level; GPFS's informational messages
+    "# Out of bounds values : 0 OK",
+    "00000100:00000001:5.0:1712345678.901234:0:4321:0:(client.c:1234:ptlrpc_check_set()) Process entered",
+    "GPFS: 6027-643 [I] Node 10.0.0.5 (node5) completed take over for node6.",
     # a hotplug slot whose link came back
     "pcieport 0000:00:1c.0: pciehp: Slot(0): Link Up",
 ]
