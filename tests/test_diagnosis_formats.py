@@ -48,6 +48,11 @@ FAULTS = [
      "error"),
     # linux drivers/infiniband/ulp/srp/ib_srp.c: "failed %s status %s (%d) for CQE %p\n"
     ("scsi host7: ib_srp: failed RECV status WR flushed (5) for CQE 00000000deadbeef", "ib", "error"),
+    # the Ethernet NICs' own link-down notices (RoCE and the node's fabric): bnx2x ("NIC Link is Down"),
+    # r8169 (phylink's "Link is Down"), the Intel VF and igc drivers ("NIC Link is Down")
+    ("bnx2x 0000:04:00.0 eno1: NIC Link is Down", "ib", "error"),
+    ("r8169 0000:03:00.0 enp3s0: Link is Down", "ib", "error"),
+    ("iavf 0000:3b:02.0 ens1f0v0: NIC Link is Down", "ib", "error"),
     # ---- RDMA as jobs and tools print it (trust job)
     # open-mpi ompi/mca/pml/ucx/pml_ucx.c: PML_UCX_ERROR("ucp_ep_create(proc=%d) failed: %s", ...) and
     # "Failed to create UCP worker"
@@ -68,6 +73,8 @@ FAULTS = [
     ("src/ibnetdisc.c:784; can't open MAD port (mlx5_0:1)", "ib", "warning"),
     # rdma-core libibverbs/examples/rc_pingpong.c: "poll CQ failed %d\n"
     ("poll CQ failed -5", "ib", "warning"),
+    # libfabric src/log.c: "%s:%d:%ld:%s:%s:%s:%s():%d<%s> " then the message: any <error> line of a provider
+    ("libfabric:4321:1712345678::efa:ep_ctrl:efa_rdm_ep_open():612<error> Unable to create rdm ep", "ib", "error"),
     # open-mpi ompi/mca/bml/r2/help-mca-bml-r2.txt [unreachable proc]
     ("At least one pair of MPI processes are unable to reach each other for MPI communications.", "ib", "error"),
     # rdma-core librdmacm/cma.c: PFX "Fatal: unable to get RDMA device list\n" (PFX "librdmacm: "): every job prints
@@ -204,6 +211,10 @@ BENIGN_TWINS = [
     "# Out of bounds values : 0 OK",
     "00000100:00000001:5.0:1712345678.901234:0:4321:0:(client.c:1234:ptlrpc_check_set()) Process entered",
     "GPFS: 6027-643 [I] Node 10.0.0.5 (node5) completed take over for node6.",
+    # libfabric's info lines
+    "libfabric:4321:1712345678::core:core:ofi_hmem_init():421<info> Hmem iface FI_HMEM_CUDA not supported",
+    # a NIC's link that came up (bnx2x: "NIC Link is Up, %d Mbps %s duplex")
+    "bnx2x 0000:04:00.0 eno1: NIC Link is Up, 10000 Mbps full duplex, Flow control: ON - receive & transmit",
     # a hotplug slot whose link came back
     "pcieport 0000:00:1c.0: pciehp: Slot(0): Link Up",
 ]
