@@ -117,6 +117,27 @@ FAULTS = [
     # kernel-open/nvidia/nv.c: "request_mem_region failed for %lluM @ 0x%llx. This can\n" "occur when a driver such as
     # %s is loaded and claims\n" "ownership of the device's registers.\n"
     ("NVRM: occur when a driver such as nouveau is loaded and claims", "gpu_init", "error"),
+    # kernel-open/nvidia/nv.c: "This can occur when another driver was loaded and \n" "obtained ownership of the
+    # NVIDIA device(s).\n" "Try unloading the conflicting kernel module (and/or\n" ... "again.\n"; the GPU's audio
+    # function: "You may want to verify that no audio driver" ... "has it and is not sharing it.\n"
+    ("NVRM: This can occur when another driver was loaded and ", "gpu_init", "error"),
+    ("NVRM: again.", "gpu_init", "error"),
+    ("NVRM: has it and is not sharing it.", "gpu_init", "error"),
+    # src/nvidia/arch/nvalloc/unix/src/osinit.c (NV_DEV_PRINTF's "NVRM: GPU %04x:%02x:%02x.%x: "): "%s failed, bailing
+    # out of RmInitAdapter", "osVerifySystemEnvironment failed, bailing!\n", "*** Cannot initialize the device\n",
+    # "Cannot configure the device for DMA\n"
+    ("NVRM: GPU 0000:41:00.0: RmInitX86Emu failed, bailing out of RmInitAdapter", "gpu_init", "error"),
+    ("NVRM: GPU 0000:41:00.0: osVerifySystemEnvironment failed, bailing!", "gpu_init", "error"),
+    ("NVRM: GPU 0000:41:00.0: *** Cannot initialize the device", "gpu_init", "error"),
+    ("NVRM: GPU 0000:41:00.0: Cannot configure the device for DMA", "gpu_init", "error"),
+    # kernel-open/nvidia/nv-pci.c: "pci_enable_device failed, aborting\n", "Device start failed for %04x:%02x:%02x.%x
+    # (ret=%d)\n", the resizable BAR ("BAR resizing failed with error `%d`.\n", "FATAL: Failed to re-allocate
+    # BAR1.\n"); kernel-open/nvidia/nv.c: "No NVIDIA PCI devices found.\n"
+    ("NVRM: pci_enable_device failed, aborting", "gpu_init", "error"),
+    ("NVRM: Device start failed for 0000:41:00.0 (ret=-19)", "gpu_init", "error"),
+    ("NVRM: BAR resizing failed with error `-28`.", "gpu_init", "error"),
+    ("NVRM: FATAL: Failed to re-allocate BAR1.", "gpu_init", "error"),
+    ("NVRM: No NVIDIA PCI devices found.", "gpu_init", "error"),
     # nvidia-smi: "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver." as a word processor
     # pastes it (a typographic apostrophe)
     ("NVIDIA-SMI has failed because it couldn\u2019t communicate with the NVIDIA driver.", "gpu_init", "error"),
@@ -213,6 +234,9 @@ BENIGN_TWINS = [
     "GPFS: 6027-643 [I] Node 10.0.0.5 (node5) completed take over for node6.",
     # libfabric's info lines
     "libfabric:4321:1712345678::core:core:ofi_hmem_init():421<info> Hmem iface FI_HMEM_CUDA not supported",
+    # osinit.c's success and nv-pci.c's resizable BAR at work
+    "NVRM: GPU 0000:41:00.0: RmInitAdapter succeeded!",
+    "NVRM: 0000:41:00.0: Attempting to resize BAR1.",
     # a NIC's link that came up (bnx2x: "NIC Link is Up, %d Mbps %s duplex")
     "bnx2x 0000:04:00.0 eno1: NIC Link is Up, 10000 Mbps full duplex, Flow control: ON - receive & transmit",
     # a hotplug slot whose link came back
