@@ -168,6 +168,12 @@ FAULTS = [
     # a device driver's own "PCIe link down" (the device left the bus; drivers/nvme/host/pci.c and NIC drivers)
     ("nvme 0000:41:00.0: PCIe link down", "pcie", "error"),
     ("bnxt_en 0000:3b:00.1 enp59s0f1np1: PCI-E link down", "pcie", "error"),
+    # DCGM dcgmlib/dcgm_errors.h: DCGM_FR_PCIE_H_REPLAY_VIOLATION_MSG "GPU %u host-side PCIe replay violation, see
+    # dmesg for more information"; the diagnostic's PCIe plugin, DCGM_FR_LOW_BANDWIDTH_MSG "Bandwidth of GPU %u in
+    # direction %s of %.2f did not exceed minimum required bandwidth of %.2f." (tool output: trust syslog)
+    ("GPU 5 host-side PCIe replay violation, see dmesg for more information", "pcie", "warning"),
+    ("Bandwidth of GPU 2 in direction h2d of 6.21 did not exceed minimum required bandwidth of 20.00.", "pcie",
+     "warning"),
     # ---- Lustre and GPFS
     # lustre libcfs's debug log ("%08x:%08x:%u.%u%s:%ld.%06ld:%u:%u:%u:(%s:%d:%s()) ") with lustre_net.h DEBUG_REQ's
     # "@@@ " and lustre_dlm.h LDLM_DEBUG's "### "; the console's "%u:%u:(%s:%d:%s()) " without the "Lustre:" tag
