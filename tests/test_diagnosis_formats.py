@@ -58,6 +58,9 @@ FAULTS = [
     # "Failed to create UCP worker"
     ("[gpu12:04567] pml_ucx.c:423  Error: ucp_ep_create(proc=31) failed: Destination is unreachable", "ib", "error"),
     ("[gpu12:04567] pml_ucx.c:309  Error: Failed to create UCP worker", "ib", "error"),
+    # open-mpi ompi/mca/osc/ucx/osc_ucx_component.c: OSC_UCX_ERROR("%s failed: %d", ...) ("osc_ucx_component.c:%d
+    # Error: ...")
+    ("[gpu12:04567] osc_ucx_component.c:372  Error: ucp_context_init failed: -3", "ib", "error"),
     # opa-psm2 ("PSM2 can't open hfi unit: %d (err=%d)") after its "%s.%d" host.pid prefix; psm_ep.c's endpoint text
     ("gpu12.4567PSM2 can't open hfi unit: 0 (err=23)", "ib", "error"),
     ("PSM2 was unable to open an endpoint. Please make sure that the network link is active on the node and the "
@@ -189,6 +192,14 @@ FAULTS = [
     ("pNFS: failed to open device /dev/sdq (-6)", "nfs", "warning"),
     # linux fs/nfs/nfs4super.c: dfprintk(MOUNT, "<-- nfs4_try_mount() = %d%s\n", error, error != 0 ? " [error]" : "")
     ("<-- nfs4_try_mount() = -110 [error]", "nfs", "warning"),
+    # linux fs/nfs/super.c / fs_context.c: "NFS: mount program didn't pass remote address\n", "NFS: bad mount option
+    # value specified: %s\n"
+    ("NFS: mount program didn't pass remote address", "nfs", "warning"),
+    ("NFS: bad mount option value specified: vers=4.7", "nfs", "warning"),
+    # lustre/ldlm/ldlm_lib.c / ptlrpc: "%s: haven't heard from client %s (at %s) in %lld seconds. I think it's dead,
+    # and I am evicting it. exp %p, cur %lld expire %lld last %lld\n"
+    ("Lustre: scratch-MDT0000: haven't heard from client 9f2e-77 (at 10.2.0.7@o2ib) in 227 seconds. I think it's "
+     "dead, and I am evicting it. exp ffff9a1b, cur 1712345678 expire 1712345528 last 1712345451", "nfs", "warning"),
     # linux fs/nfs/dir.c: "NFS: directory %pD2 contains a readdir loop.Please contact your server vendor. ..."
     ("NFS: directory proj/data contains a readdir loop.Please contact your server vendor.  The file: x.h5 has "
      "duplicate cookie 123456", "nfs", "warning"),
