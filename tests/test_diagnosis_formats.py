@@ -37,6 +37,9 @@ FAULTS = [
     # linux drivers/infiniband/core/mad.c ib_register_mad_agent(): "%s: Invalid port %u\n" (dev_dbg_ratelimited on
     # the ib device)
     ("infiniband mlx5_3: ib_register_mad_agent: Invalid port 2", "ib", "warning"),
+    # linux drivers/net/ethernet/mellanox/mlx5/core/health.c poll_health(): "device's health compromised - reached miss
+    # count\n" through mlx5_core_err()'s "%s:%d:(pid %d): ", the device prefix cut off (trust syslog: never drains)
+    ("poll_health:1123:(pid 0): device's health compromised - reached miss count", "ib", "error"),
     # linux drivers/infiniband/ulp/iser/iser_verbs.c: iser_err("qp event %s (%d)\n", ib_event_msg(), ...), the
     # event strings of drivers/infiniband/core/verbs.c ib_events[]
     ("iser: iser_qp_event_callback: qp event QP fatal error (1)", "ib", "error"),
@@ -177,6 +180,8 @@ FAULTS = [
     ("GPU 5 host-side PCIe replay violation, see dmesg for more information", "pcie", "warning"),
     ("Bandwidth of GPU 2 in direction h2d of 6.21 did not exceed minimum required bandwidth of 20.00.", "pcie",
      "warning"),
+    # linux drivers/pci/of.c: dev_warn(dev, "non-prefetchable memory resource required\n") (a host controller)
+    ("rcar-pcie fe000000.pcie: non-prefetchable memory resource required", "pcie", "warning"),
     # ---- Lustre and GPFS
     # lustre libcfs's debug log ("%08x:%08x:%u.%u%s:%ld.%06ld:%u:%u:%u:(%s:%d:%s()) ") with lustre_net.h DEBUG_REQ's
     # "@@@ " and lustre_dlm.h LDLM_DEBUG's "### "; the console's "%u:%u:(%s:%d:%s()) " without the "Lustre:" tag
@@ -297,3 +302,14 @@ def test_an_rdma_modules_unknown_failure_is_the_fallbacks_ib_warning(line: str) 
     findings = diagnose(line.encode())
     assert [(f.kind, f.severity, bool(f.details.get("unrecognised"))) for f in findings] == [("ib", "warning", True)]
     assert not is_node_fault(findings[0], None)
+
+
+@pytest.mark.parametrize("line", [
+    # SoC PCIe host controllers ("<soc>-pcie <address>.pcie: ") are the pcie subsystem's: drivers/pci/controller/dwc
+    # pcie-designware-host.c "Failed to initialize host\n"; pcie-tegra194.c "Link didn't transition to L2 state\n"
+    "dw-pcie 1c00000.pcie: Failed to initialize host",
+    "tegra194-pcie 14180000.pcie: Link didn't transition to L2 state, timeout",
+])
+def test_a_pcie_controllers_unknown_failure_is_the_fallbacks_pcie_warning(line: str) -> None:
+    findings = diagnose(line.encode())
+    assert [(f.kind, f.severity, bool(f.details.get("unrecognised"))) for f in findings] == [("pcie", "warning", True)]
