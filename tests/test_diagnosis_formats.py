@@ -51,11 +51,9 @@ FAULTS = [
      "error"),
     # linux drivers/infiniband/ulp/srp/ib_srp.c: "failed %s status %s (%d) for CQE %p\n"
     ("scsi host7: ib_srp: failed RECV status WR flushed (5) for CQE 00000000deadbeef", "ib", "error"),
-    # the Ethernet NICs' own link-down notices (RoCE and the node's fabric): bnx2x ("NIC Link is Down"),
-    # r8169 (phylink's "Link is Down"), the Intel VF and igc drivers ("NIC Link is Down")
+    # a datacenter Ethernet NIC's own link-down notice (RoCE and the node's fabric): linux
+    # drivers/net/ethernet/broadcom/bnx2x/bnx2x_cmn.c bnx2x_link_report(): netdev_err(dev, "NIC Link is Down\n")
     ("bnx2x 0000:04:00.0 eno1: NIC Link is Down", "ib", "error"),
-    ("r8169 0000:03:00.0 enp3s0: Link is Down", "ib", "error"),
-    ("iavf 0000:3b:02.0 ens1f0v0: NIC Link is Down", "ib", "error"),
     # ---- RDMA as jobs and tools print it (trust job)
     # open-mpi ompi/mca/pml/ucx/pml_ucx.c: PML_UCX_ERROR("ucp_ep_create(proc=%d) failed: %s", ...) and
     # "Failed to create UCP worker"
