@@ -247,6 +247,9 @@ BENIGN_TWINS = [
     # mlxlink on a healthy port; the device plugin that found its library
     "State                           : Active",
     "Recommendation                  : No issue was observed.",
+    # other tools' "State" fields are no IB port (mlxlink pads its field names to 32 characters)
+    "SR-IOV State: Disabled",
+    "Power State : Sleep",
     "I0305 08:01:02.000001       1 factory.go:104] Detected NVML platform: found NVML library",
     # nccl-tests' data check that passed; Lustre's debug log at a trace level; GPFS's informational messages
     "# Out of bounds values : 0 OK",
