@@ -142,6 +142,10 @@ FAULTS = [
     ("NVRM: BAR resizing failed with error `-28`.", "gpu_init", "error"),
     ("NVRM: FATAL: Failed to re-allocate BAR1.", "gpu_init", "error"),
     ("NVRM: No NVIDIA PCI devices found.", "gpu_init", "error"),
+    # kernel-open/nvidia/nv-pci.c: "failed to wait for bar firewall to lower\n"; "Aborting probe for VF
+    # %04x:%02x:%02x.%x since IOMMU is not present on the system.\n"
+    ("NVRM: failed to wait for bar firewall to lower", "gpu_init", "error"),
+    ("NVRM: Aborting probe for VF 0000:41:00.4 since IOMMU is not present on the system.", "gpu_init", "error"),
     # nvidia-smi: "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver." as a word processor
     # pastes it (a typographic apostrophe)
     ("NVIDIA-SMI has failed because it couldn\u2019t communicate with the NVIDIA driver.", "gpu_init", "error"),
