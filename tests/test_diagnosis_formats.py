@@ -156,6 +156,10 @@ FAULTS = [
     ("(EE) Failed to load module \"nvidia\" (module does not exist, 0)", "gpu_init", "error"),
     # kmod's modprobe: "could not insert '%s': %s\n"
     ("modprobe: ERROR: could not insert 'nvidia_uvm': No such device", "gpu_init", "error"),
+    # NVIDIA/nvidia-persistenced nvidia-persistenced.c: syslog_device(..., LOG_ERR, "failed to open.") as "device
+    # %04x:%02x:%02x.%x - %s"; syslog(LOG_ERR, "Unable to find any NVIDIA devices")
+    ("Mar 05 08:01:02 gpu12 nvidia-persistenced[2281]: device 0000:c1:00.0 - failed to open.", "gpu_init", "warning"),
+    ("nvidia-persistenced[2281]: Unable to find any NVIDIA devices", "gpu_init", "warning"),
     # NVIDIA/k8s-device-plugin: klog.Errorf("Incompatible strategy detected %v"), klog.Error("If this is a GPU node,
     # did you configure the NVIDIA Container Toolkit?") (glog's "E%m%d hh:mm:ss.uuuuuu threadid file:line] " head)
     ("E0305 08:01:02.000003       1 factory.go:112] Incompatible strategy detected auto", "gpu_init", "warning"),
@@ -248,6 +252,9 @@ BENIGN_TWINS = [
     # the driver's banner and a GPU found at its address
     "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  570.86.15  Wed Jan 22 21:32:04 UTC 2025",
     "nvidia 0000:01:00.0: enabling device (0000 -> 0003)",
+    # nvidia-persistenced's own notes on a healthy GPU
+    "nvidia-persistenced[2281]: device 0000:c1:00.0 - Enabled UVM Persistence mode.",
+    "nvidia-persistenced[2281]: Started (2281)",
     # mlxlink on a healthy port; the device plugin that found its library
     "State                           : Active",
     "Recommendation                  : No issue was observed.",
