@@ -103,6 +103,15 @@ FAULTS = [
     # c10/util/Exception.cpp: "Exception raised from %s at %s:%d (most recent call first):" in ProcessGroupNCCL
     ("Exception raised from checkTimeout at /opt/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:688 (most "
      "recent call first):", "nccl", "error"),
+    # cupy cupy_backends/cuda/libs/nccl.pyx: NcclError("%s: %s" % (the NCCL_ERROR_* name, ncclGetErrorString()))
+    ("cupy_backends.cuda.libs.nccl.NcclError: NCCL_ERROR_REMOTE_ERROR: remote process exited or there was a network "
+     "error", "nccl", "error"),
+    # pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp: "To avoid data inconsistency, we are taking the entire
+    # process down." and "Received a dump signal due to a collective timeout from %s and we will try our best to dump
+    # the debug info. ..."
+    ("To avoid data inconsistency, we are taking the entire process down.", "nccl", "error"),
+    ("[PG ID 0 PG GUID 0(default_pg) Rank 6] Received a dump signal due to a collective timeout from  rank 2 and we "
+     "will try our best to dump the debug info.", "nccl", "error"),
     # nccl-tests src/common.h CUDACHECK: "%s: Test CUDA failure %s:%d '%s'\n": a CUDA error of the job
     ("gpu12: Test CUDA failure common.cu:1057 'an illegal memory access was encountered'", "cuda", "error"),
     # ---- the GPU that did not come up: the continuation lines of open-gpu-kernel-modules kernel-open/nvidia/nv.c's
