@@ -75,6 +75,11 @@ FAULTS = [
     ("IB device 'mlx5_7' wasn't found", "ib", "warning"),
     ("Failed to query port 2 props", "ib", "warning"),
     ("src/ibnetdisc.c:784; can't open MAD port (mlx5_0:1)", "ib", "warning"),
+    # rdma-core libibverbs/examples/rc_pingpong.c: "Couldn't get local LID\n", "can't read sgid of index %d\n";
+    # linux-rdma/perftest src/*_bw.c: " Failed to exchange data between server and clients\n"
+    ("Couldn't get local LID", "ib", "warning"),
+    ("can't read sgid of index 3", "ib", "warning"),
+    (" Failed to exchange data between server and clients", "ib", "warning"),
     # rdma-core libibverbs/examples/rc_pingpong.c: "poll CQ failed %d\n"
     ("poll CQ failed -5", "ib", "warning"),
     # libfabric src/log.c: "%s:%d:%ld:%s:%s:%s:%s():%d<%s> " then the message: any <error> line of a provider
