@@ -323,6 +323,8 @@ def test_text_a_job_or_daemon_controls_never_drains(line: str) -> None:
     "ib_srpt disabling MAD processing failed.",
     "ib_mad: Couldn't open mlx5_2 port 1",
     "iser: iser_alloc_rx_descriptors: failed allocating rx descriptors / data buffers",
+    # linux drivers/infiniband/sw/siw/siw_main.c: pr_warn("siw: device registration error %d\n", rv)
+    "siw: device registration error -17",
 ])
 def test_an_rdma_modules_unknown_failure_is_the_fallbacks_ib_warning(line: str) -> None:
     findings = diagnose(line.encode())
