@@ -228,6 +228,10 @@ FAULTS = [
     # linux fs/nfs/dir.c: "NFS: directory %pD2 contains a readdir loop.Please contact your server vendor. ..."
     ("NFS: directory proj/data contains a readdir loop.Please contact your server vendor.  The file: x.h5 has "
      "duplicate cookie 123456", "nfs", "warning"),
+    # libtirpc src/clnt_perror.c rpc_errlist[] ("RPC: Timed out", "RPC: Program not registered") after the tool's own
+    # clnt_spcreateerror() prefix
+    ("showmount: clnt_create: RPC: Program not registered", "nfs", "warning"),
+    ("rpcinfo: can't contact rpcbind: RPC: Timed out", "nfs", "warning"),
     # nfs-utils utils/nfsdctl/nfsdctl.c: xlog(L_ERROR, "lockd configuration failure"); utils/exportfs/exportfs.c:
     # "can't open %s for %sing" (under the unit's shell or the tool's own name)
     ("sh[2211]: nfsdctl: lockd configuration failure", "nfs", "warning"),
@@ -259,6 +263,8 @@ BENIGN_TWINS = [
     "[0] MPI startup(): libfabric provider: psm3",
     # nfs4_try_mount() that succeeded; nfsdctl starting
     "<-- nfs4_try_mount() = 0",
+    # sunrpc's own boot notes (net/sunrpc/xprtsock.c "RPC: Registered %s transport module.")
+    "RPC: Registered tcp transport module.",
     "sh[1603]: nfsdctl: nfsdctl started",
     # NCCL's INFO lines and torch's W-level notices
     "gpu01:1234:1234 [0] NCCL INFO NET/IB : No device found.",
