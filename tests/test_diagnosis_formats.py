@@ -160,6 +160,14 @@ FAULTS = [
     # %04x:%02x:%02x.%x since IOMMU is not present on the system.\n"
     ("NVRM: failed to wait for bar firewall to lower", "gpu_init", "error"),
     ("NVRM: Aborting probe for VF 0000:41:00.4 since IOMMU is not present on the system.", "gpu_init", "error"),
+    # the other GPU drivers: linux drivers/gpu/drm/nouveau/nvkm/core/subdev.c nvkm_error(subdev, "init failed, %d\n");
+    # nvkm/engine/device/base.c "unknown chipset (%08x)\n"; drivers/gpu/drm/amd/amdgpu/amdgpu_device.c "%s of IP
+    # block <%s> failed %d\n" (DRM_ERROR's "[drm:%ps] *ERROR* "), amdgpu_kms.c "Fatal error during GPU init\n"
+    ("nouveau 0000:65:00.0: gr: init failed, -110", "gpu_init", "error"),
+    ("nouveau 0000:65:00.0: unknown chipset (1b2000a1)", "gpu_init", "error"),
+    ("[drm:amdgpu_device_ip_init [amdgpu]] *ERROR* sw_init of IP block <psp> failed -19", "gpu_init", "error"),
+    ("amdgpu 0000:c3:00.0: amdgpu: Fatal error during GPU init", "gpu_init", "error"),
+    ("amdgpu: probe of 0000:c3:00.0 failed with error -19", "gpu_init", "error"),
     # nvidia-smi: "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver." as a word processor
     # pastes it (a typographic apostrophe)
     ("NVIDIA-SMI has failed because it couldn\u2019t communicate with the NVIDIA driver.", "gpu_init", "error"),
@@ -288,6 +296,8 @@ BENIGN_TWINS = [
     "GPFS: 6027-643 [I] Node 10.0.0.5 (node5) completed take over for node6.",
     # libfabric's info lines
     "libfabric:4321:1712345678::core:core:ofi_hmem_init():421<info> Hmem iface FI_HMEM_CUDA not supported",
+    # nouveau's memory report at every boot
+    "nouveau 0000:01:00.0: DRM: VRAM: 4096 MiB",
     # osinit.c's success and nv-pci.c's resizable BAR at work
     "NVRM: GPU 0000:41:00.0: RmInitAdapter succeeded!",
     "NVRM: 0000:41:00.0: Attempting to resize BAR1.",
