@@ -178,6 +178,12 @@ FAULTS = [
     ("(EE) Failed to load module \"nvidia\" (module does not exist, 0)", "gpu_init", "error"),
     # kmod's modprobe: "could not insert '%s': %s\n"
     ("modprobe: ERROR: could not insert 'nvidia_uvm': No such device", "gpu_init", "error"),
+    # NVIDIA/nvidia-installer kernel.c: ui_error(op, "Unable to find the kernel source tree for the currently running
+    # kernel. ...") and install-from-cwd.c "Installation has failed.  Please see the file '%s' for details. ..."
+    ("ERROR: Unable to find the kernel source tree for the currently running kernel.  Please make sure you have "
+     "installed the kernel source files for your kernel", "gpu_init", "error"),
+    ("ERROR: Installation has failed.  Please see the file '/tmp/nvidia-installer.log' for details.", "gpu_init",
+     "error"),
     # NVIDIA/nvidia-persistenced nvidia-persistenced.c: syslog_device(..., LOG_ERR, "failed to open.") as "device
     # %04x:%02x:%02x.%x - %s"; syslog(LOG_ERR, "Unable to find any NVIDIA devices")
     ("Mar 05 08:01:02 gpu12 nvidia-persistenced[2281]: device 0000:c1:00.0 - failed to open.", "gpu_init", "warning"),
