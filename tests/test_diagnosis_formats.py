@@ -226,6 +226,16 @@ FAULTS = [
     # IBM Storage Scale: every "[E]" or "[X]" message of mmfs (its message ids "6027-NNNN [E] ...")
     ("mmfs: [E] Remote mounts are not enabled within this cluster.", "nfs", "warning"),
     ("GPFS: 6027-2700 [E] A node join was rejected.", "nfs", "warning"),
+    # ---- kernel WARN/BUG splats: linux kernel/panic.c __warn() "WARNING: CPU: %d PID: %d at %s:%d %pS\n" (2.6-3.x
+    # "WARNING: at %s:%d %pS()\n"), lib/bug.c "kernel BUG at %s:%d!\n", the oops's "RIP: %04lx:%pS" (its module)
+    ("WARNING: CPU: 17 PID: 4411 at drivers/infiniband/core/verbs.c:2118 ib_dealloc_pd_user+0x55/0x70 [ib_core]",
+     "ib", "warning"),
+    ("WARNING: at drivers/net/ethernet/mellanox/mlx5/core/cmd.c:1004 mlx5_cmd_exec+0x2c/0x40 [mlx5_core]()", "ib",
+     "warning"),
+    ("kernel BUG at net/sunrpc/sched.c:695!", "nfs", "warning"),
+    ("RIP: 0010:ldlm_lock_decref_internal+0x51/0x590 [ptlrpc]", "nfs", "warning"),
+    ("RIP: 0010:mlx5e_poll_tx_cq+0x21c/0x690 [mlx5_core]", "ib", "warning"),
+    ("WARNING: CPU: 5 PID: 312 at drivers/pci/pci.c:2225 pci_disable_device+0x96/0xb0", "pcie", "warning"),
     # ---- NFS and nfs-utils
     # linux fs/nfs/blocklayout/dev.c: "pNFS: failed to open device %pg (%ld)\n"
     ("pNFS: failed to open device /dev/sdq (-6)", "nfs", "warning"),
@@ -302,6 +312,8 @@ BENIGN_TWINS = [
     "GPFS: 6027-643 [I] Node 10.0.0.5 (node5) completed take over for node6.",
     # libfabric's info lines
     "libfabric:4321:1712345678::core:core:ofi_hmem_init():421<info> Hmem iface FI_HMEM_CUDA not supported",
+    # a splat in another subsystem's code, an oops in the core kernel: no fabric, filesystem or PCIe finding
+    "RIP: 0010:native_safe_halt+0xe/0x10",
     # nouveau's memory report at every boot
     "nouveau 0000:01:00.0: DRM: VRAM: 4096 MiB",
     # osinit.c's success and nv-pci.c's resizable BAR at work
