@@ -84,6 +84,12 @@ FAULTS = [
     ("poll CQ failed -5", "ib", "warning"),
     # libfabric src/log.c: "%s:%d:%ld:%s:%s:%s:%s():%d<%s> " then the message: any <error> line of a provider
     ("libfabric:4321:1712345678::efa:ep_ctrl:efa_rdm_ep_open():612<error> Unable to create rdm ep", "ib", "error"),
+    # open-mpi opal/mca/btl/openib: BTL_ERROR(("error obtaining device attributes for %s errno says %s", ...));
+    # mvapich2 ibv_channel_manager.c: "Got FATAL event %d\n"
+    ("[gpu12][[4242,1],7][btl_openib_component.c:1671:init_one_device] error obtaining device attributes for mlx5_2 "
+     "errno says Protocol not supported", "ib", "error"),
+    ("[gpu12:mpi_rank_7][async_thread] src/mpid/ch3/channels/mrail/src/gen2/ibv_channel_manager.c:1002: Got FATAL "
+     "event 1", "ib", "error"),
     # open-mpi ompi/mca/bml/r2/help-mca-bml-r2.txt [unreachable proc]
     ("At least one pair of MPI processes are unable to reach each other for MPI communications.", "ib", "error"),
     # rdma-core librdmacm/cma.c: PFX "Fatal: unable to get RDMA device list\n" (PFX "librdmacm: "): every job prints
