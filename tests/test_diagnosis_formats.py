@@ -54,6 +54,8 @@ FAULTS = [
     # a datacenter Ethernet NIC's own link-down notice (RoCE and the node's fabric): linux
     # drivers/net/ethernet/broadcom/bnx2x/bnx2x_cmn.c bnx2x_link_report(): netdev_err(dev, "NIC Link is Down\n")
     ("bnx2x 0000:04:00.0 eno1: NIC Link is Down", "ib", "error"),
+    # linux drivers/infiniband/core/mad.c: "Couldn't open %s port %u\n" (pr_err with the "ib_mad: " prefix)
+    ("ib_mad: Couldn't open mlx5_2 port 1", "ib", "warning"),
     # ---- RDMA as jobs and tools print it (trust job)
     # open-mpi ompi/mca/pml/ucx/pml_ucx.c: PML_UCX_ERROR("ucp_ep_create(proc=%d) failed: %s", ...) and
     # "Failed to create UCP worker"
@@ -318,6 +320,14 @@ BENIGN_TWINS = [
     "GPFS: 6027-643 [I] Node 10.0.0.5 (node5) completed take over for node6.",
     # libfabric's info lines
     "libfabric:4321:1712345678::core:core:ofi_hmem_init():421<info> Hmem iface FI_HMEM_CUDA not supported",
+    # boot notes that hold "couldn't"/"could not"/"can't" but are no fault: fs/ext4/super.c "couldn't mount as ext3
+    # due to feature incompatibilities" (ext4 probing an ext4 disk as ext3), drivers/pci/pcie/aspm.c pci_info
+    # "ASPM: Could not configure common clock", drivers/pci/probe.c pci_info "%sreg 0x%x: invalid BAR (can't
+    # size)", drivers/pci/setup-res.c pci_info "can't claim %s %d %pR: no compatible bridge window"
+    "EXT4-fs (sda1): couldn't mount as ext3 due to feature incompatibilities",
+    "pci 0000:00:01.0: ASPM: Could not configure common clock",
+    "pci 0000:00:00.0: [Firmware Bug]: reg 0x10: invalid BAR (can't size)",
+    "pci 0000:00:1f.2: can't claim BAR 5 [mem 0xfe000000-0xfe0007ff]: no compatible bridge window",
     # a splat in another subsystem's code, an oops in the core kernel: no fabric, filesystem or PCIe finding
     "RIP: 0010:native_safe_halt+0xe/0x10",
     # nouveau's memory report at every boot
@@ -356,12 +366,10 @@ def test_text_a_job_or_daemon_controls_never_drains(line: str) -> None:
 
 
 @pytest.mark.parametrize("line", [
-    # the subsystem table knows ib_srpt and ib_isert (no colon after the module's name) and iSER's "iser:" tag, and
-    # "couldn't"/"could not" are failure words: linux drivers/infiniband/ulp/srpt/ib_srpt.c "disabling MAD processing
-    # failed.\n"; drivers/infiniband/core/mad.c "Couldn't open %s port %u\n"; drivers/infiniband/ulp/iser
+    # the subsystem table knows ib_srpt and ib_isert (no colon after the module's name) and iSER's "iser:" tag: linux
+    # drivers/infiniband/ulp/srpt/ib_srpt.c "disabling MAD processing failed.\n"; drivers/infiniband/ulp/iser
     # iser_initiator.c iser_err("failed allocating rx descriptors / data buffers\n") (iser_err: "iser: %s: ")
     "ib_srpt disabling MAD processing failed.",
-    "ib_mad: Couldn't open mlx5_2 port 1",
     "iser: iser_alloc_rx_descriptors: failed allocating rx descriptors / data buffers",
     # linux drivers/infiniband/sw/siw/siw_main.c: pr_warn("siw: device registration error %d\n", rv)
     "siw: device registration error -17",
