@@ -298,6 +298,10 @@ BENIGN_TWINS = [
     # sunrpc's own boot notes (net/sunrpc/xprtsock.c "RPC: Registered %s transport module.")
     "RPC: Registered tcp transport module.",
     "sh[1603]: nfsdctl: nfsdctl started",
+    # nfs-utils utils/statd: "Failed to read %s: %m" with errno 0 at a client's first boot; rpc.gssd without a keytab
+    "rpc.statd[1023]: Failed to read /var/lib/nfs/state: Success",
+    "rpc.gssd[811]: ERROR: gssd_refresh_krb5_machine_credential: no usable keytab entry found in keytab "
+    "/etc/krb5.keytab for connection with host fs01",
     # NCCL's INFO lines and torch's W-level notices
     "gpu01:1234:1234 [0] NCCL INFO NET/IB : No device found.",
     "[W1030 10:00:00.123 ProcessGroupNCCL.cpp:1168] Warning: NCCL_BLOCKING_WAIT is deprecated",
