@@ -73,7 +73,8 @@ def test_the_split_is_by_source_and_deterministic() -> None:
 #: grew by round3.tsv (347 rows, 234 sources, collected by a session that wrote no rules; its test-half rows were
 #: never read by anyone writing rules) and the same rules measured 89.5 % on the larger test half (611 fault lines);
 #: then 90.3 % (552 of 611: the fabric, NFS, GPU-init, PCIe and NCCL families from their printers' format strings,
-#: branch rules4, the test half scored once at its end).
+#: branch rules4, the test half scored once at its end); then the corpus grew by round4.tsv (172 rows, 121 sources, a
+#: collector who wrote no rules) and the test half measured 90.6 % (605 of 668), round4's own test rows 93.0 %.
 TEST_HALF_FLOOR = 0.90
 #: Benign test-half lines that raise a warning: 0 until round3, whose benign rows brought 1 (in a dmesg envelope;
 #: which line is not looked at, the test half being scored only). Never raise this.
