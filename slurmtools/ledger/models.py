@@ -27,6 +27,7 @@ from sqlalchemy import (
     TypeDecorator,
     UniqueConstraint,
     false,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -158,6 +159,9 @@ class Finding(Base):
     __table_args__ = (
         Index("ix_findings_node_time", "cluster", "node", "time"),
         Index("ix_findings_job", "cluster", "job_id", "restart_count"),
+        # the report's unrecognised messages: the fallback's findings only (a few), not a scan of every finding
+        Index("ix_findings_investigate", "cluster", "time", postgresql_where=text("action = 'investigate'"),
+              sqlite_where=text("action = 'investigate'")),
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     idempotency_key: Mapped[str] = _key()

@@ -1,6 +1,6 @@
 """Data the ledger keeps as it writes, for the report at scale (issue 36): interrupted_attempts and
-job_attempts.interrupted, failed_job_names and job_attempts.name_failed (ledger/derived.py); filled here from the
-rows already stored, by the same rules
+job_attempts.interrupted, failed_job_names and job_attempts.name_failed (ledger/derived.py), filled here from the
+rows already stored by the same rules; and a partial index of the fallback's findings (action investigate)
 
 Revision ID: 0008
 Revises: 0007
@@ -59,9 +59,13 @@ def upgrade() -> None:
     op.add_column('job_attempts', sa.Column('name_failed', sa.Boolean(), server_default=sa.false(), nullable=False))
     for statement in BACKFILL:
         op.execute(statement)
+    where = sa.text("action = 'investigate'")
+    op.create_index('ix_findings_investigate', 'findings', ['cluster', 'time'], unique=False,
+                    postgresql_where=where, sqlite_where=where)
 
 
 def downgrade() -> None:
+    op.drop_index('ix_findings_investigate', table_name='findings')
     # ALTER TABLE ... DROP COLUMN (SQLite 3.35+), for the same reason
     op.execute('ALTER TABLE job_attempts DROP COLUMN name_failed')
     op.execute('ALTER TABLE job_attempts DROP COLUMN interrupted')
