@@ -146,7 +146,9 @@ def fill(engine: Engine, scale: float) -> dict[str, float]:
     with engine.begin() as conn:
         for table in ("controller_decisions", "node_state_changes", "exclusions", "node_events", "findings",
                       "job_attempts", "chain_jobs", "retry_chains", "nodes"):
-            conn.execute(text(f"DELETE FROM {table}"))
+            # TRUNCATE on PostgreSQL: a DELETE of a filled ledger checks findings' foreign key per attempt (minutes)
+            conn.execute(text(f"TRUNCATE {table} CASCADE" if engine.dialect.name == "postgresql"
+                              else f"DELETE FROM {table}"))
         now = START
         conn.execute(models.Node.__table__.insert(), [{"cluster": CLUSTER, "name": n, "first_seen": now,
                                                        "last_seen": now} for n in NODES])

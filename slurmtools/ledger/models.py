@@ -148,8 +148,9 @@ class JobAttempt(Base):
     details: Mapped[dict[str, Any]] = mapped_column(default=dict)
     #: Kept by the ledger as rows are stored (ledger/derived.py): an InterruptedAttempt names this attempt; some
     #: attempt of this (user, name) has failed (a FailedJobName). Read by the report (docs/performance.md).
-    interrupted: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
-    name_failed: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    #: (`info` derived: no event carries them; ledger/fields.py leaves them out.)
+    interrupted: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false(), info={"derived": True})
+    name_failed: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false(), info={"derived": True})
 
 
 class Finding(Base):
