@@ -22,7 +22,6 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, bindparam, exists, select, text, true, update
 from sqlalchemy.orm import Mapper
-from sqlalchemy.sql.elements import ColumnElement
 
 from slurmtools.ledger import models
 
@@ -88,20 +87,24 @@ def note_failed_names(conn: Connection, keys: list[tuple[str, str, str]]) -> Non
                  .values(name_failed=True), [{"c": c, "u": u, "n": n} for c, u, n in keys])
 
 
-def attempt_flags(conn: Connection, cluster: str, job_id: int, restart: int, user: str | None, name: str | None,
-                  state: str | None) -> dict[str, bool]:
-    """The derived flags of an attempt about to be stored (or just merged) with these values; a failed state notes
-    its name first (flagging the name's other attempts)."""
-    named = user is not None and name is not None
-    if named and state in FAILED_STATES:
-        note_failed_names(conn, [(cluster, str(user), str(name))])
-    _lock(conn, [_attempt_key(cluster, job_id, restart)] + ([_name_key(cluster, str(user), str(name))] if named
-                                                            else []))
-    hit: ColumnElement[bool] = exists().where(IA.c.cluster == cluster, IA.c.job_id == job_id,
-                                              IA.c.restart_count == restart)
-    failed: ColumnElement[bool] = exists().where(and_(FN.c.cluster == cluster, FN.c.user == user, FN.c.name == name))
-    got = conn.execute(select(hit.label("hit"), failed.label("failed"))).one()
-    return {"interrupted": bool(got.hit), "name_failed": named and bool(got.failed)}
+def flag_attempts(conn: Connection, ids: list[int]) -> None:
+    """Set the derived flags of the attempts IDS (a batch just inserted or merged) from their values and the tables;
+    a failed one notes its name first (flagging the name's other attempts). A few statements per batch."""
+    ids = sorted(set(ids))
+    if not ids:
+        return
+    rows = conn.execute(select(A.c.cluster, A.c.job_id, A.c.restart_count, A.c.user, A.c.name, A.c.state)
+                        .where(A.c.id.in_(ids))).all()
+    names = {(r.cluster, r.user, r.name) for r in rows if r.user is not None and r.name is not None}
+    # every key this batch touches, locked at once in one order, before the statements that read the tables
+    _lock(conn, [_attempt_key(r.cluster, r.job_id, r.restart_count) for r in rows] + [_name_key(*k) for k in names])
+    note_failed_names(conn, [(r.cluster, r.user, r.name) for r in rows
+                             if r.user is not None and r.name is not None and r.state in FAILED_STATES])
+    hit = exists().where(IA.c.cluster == A.c.cluster, IA.c.job_id == A.c.job_id,
+                         IA.c.restart_count == A.c.restart_count)
+    failed = and_(A.c.user.is_not(None), A.c.name.is_not(None),
+                  exists().where(FN.c.cluster == A.c.cluster, FN.c.user == A.c.user, FN.c.name == A.c.name))
+    conn.execute(update(models.JobAttempt).where(A.c.id.in_(ids)).values(interrupted=hit, name_failed=failed))
 
 
 def _decision_inserted(_mapper: Mapper[Any], conn: Connection, d: models.ControllerDecision) -> None:
@@ -115,8 +118,7 @@ def _finding_inserted(_mapper: Mapper[Any], conn: Connection, f: models.Finding)
 
 
 def _attempt_inserted(_mapper: Mapper[Any], conn: Connection, a: models.JobAttempt) -> None:
-    flags = attempt_flags(conn, a.cluster, a.job_id, a.restart_count or 0, a.user, a.name, a.state)
-    conn.execute(update(models.JobAttempt).where(A.c.id == a.id).values(**flags))
+    flag_attempts(conn, [a.id])
 
 
 def listen() -> None:

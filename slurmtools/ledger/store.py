@@ -39,6 +39,13 @@ def _ts(value: object) -> datetime | None:
 
 
 Seen = dict[tuple[str, str], datetime]  # (cluster, node) -> latest time a batch mentioned it
+WRITTEN = "slurmtools.attempts_written"
+
+
+def _written(conn: Connection) -> list[int]:
+    """The ids of the attempts this batch inserted or merged (kept on the connection while store() runs)."""
+    ids: list[int] = conn.info.setdefault(WRITTEN, [])
+    return ids
 
 
 def _greatest(conn: Connection, a: object, b: object) -> Any:
@@ -199,7 +206,8 @@ def _merge_details(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
 
 
 def _attempt(conn: Connection, event: Event, seen: Seen) -> None:
-    """Merge an attempt: hooks see no submit time, sacct does; both describe one row."""
+    """Merge an attempt: hooks see no submit time, sacct does; both describe one row. The row's id goes to
+    batch's list (_written): its derived flags are set once per batch (derived.flag_attempts)."""
     A = models.JobAttempt
     T = A.__table__
     row = _row(A, event)
@@ -231,9 +239,10 @@ def _attempt(conn: Connection, event: Event, seen: Seen) -> None:
                 existing = cand
                 break
     if existing is None:
-        row.update(derived.attempt_flags(conn, event.cluster, row["job_id"], row["restart_count"], row.get("user"),
-                                         row.get("name"), row.get("state")))
-        conn.execute(_insert(conn, A).values(**row).on_conflict_do_nothing(index_elements=["idempotency_key"]))
+        new_id = conn.execute(_insert(conn, A).values(**row).on_conflict_do_nothing(index_elements=["idempotency_key"])
+                              .returning(T.c.id)).scalar()
+        if new_id is not None:
+            _written(conn).append(int(new_id))
     else:
         fixed = {"idempotency_key", "cluster", "job_id", "restart_count", "details", "source",
                  "interrupted", "name_failed"}
@@ -242,10 +251,8 @@ def _attempt(conn: Connection, event: Event, seen: Seen) -> None:
             merged["details"] = _merge_details(existing["details"] or {}, row["details"])
         if row.get("source"):
             merged["source"] = "+".join(sorted({*str(existing["source"]).split("+"), row["source"]}))
-        now = {**existing, **merged}    # the row as it will be: its flags follow its (user, name) and state
-        merged.update(derived.attempt_flags(conn, event.cluster, existing["job_id"], existing["restart_count"],
-                                            now["user"], now["name"], now["state"]))
         conn.execute(update(A).where(T.c.id == existing["id"]).values(**merged))
+        _written(conn).append(int(existing["id"]))     # its flags follow its (user, name) and state
     for name in (row.get("details") or {}).get("node_list", []) or []:
         _see(seen, event.cluster, name, event.time)
 
@@ -324,9 +331,11 @@ def store(conn: Connection, events: Iterable[Event]) -> None:
     for event in events:
         by_type.setdefault(event.type, []).append(event)
     seen: Seen = {}
+    conn.info[WRITTEN] = []
     for kind, handler in SINGLE.items():
         for event in by_type.get(kind, []):
             handler(conn, event, seen)
+    derived.flag_attempts(conn, conn.info.pop(WRITTEN))
     for kind, bulk in BULK.items():
         if by_type.get(kind):
             bulk(conn, by_type[kind], seen)
