@@ -60,6 +60,25 @@ def _insert(conn: Connection, model: type[models.Base]) -> Any:
         .on_conflict_do_nothing()
 
 
+def lock_batch(conn: Connection, events: list[Any]) -> None:
+    """Take, at the start of a shipped batch, the locks its attempts, findings and decisions will need, at once and
+    in one order: two batches then never hold some of them each while waiting for the other's (a deadlock, which
+    PostgreSQL would break by failing one; the shipper would retry it). A merged row's name that the event does not
+    carry is locked later, when it is known."""
+    keys: list[str] = []
+    for e in events:
+        d, job, restart = e.data, e.data.get("job_id"), e.data.get("restart_count")
+        if e.type == "attempt" and job is not None:
+            keys.append(_attempt_key(e.cluster, job, restart or 0))
+            if d.get("user") is not None and d.get("name") is not None:
+                keys.append(_name_key(e.cluster, d["user"], d["name"]))
+        elif job is not None and restart is not None and (
+                (e.type == "decision" and d.get("classification") == "node_fault")
+                or (e.type == "finding" and finding_interrupts(d.get("category"), d.get("severity"), d.get("trust")))):
+            keys.append(_attempt_key(e.cluster, job, restart))
+    _lock(conn, keys)
+
+
 def note_interrupted(conn: Connection, keys: list[tuple[str, int, int]]) -> None:
     """Attempts (cluster, job id, restart count) an infrastructure fault interrupted: noted, and flagged on the
     attempts already stored."""

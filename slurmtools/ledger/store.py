@@ -331,6 +331,7 @@ def store(conn: Connection, events: Iterable[Event]) -> None:
     for event in events:
         by_type.setdefault(event.type, []).append(event)
     seen: Seen = {}
+    derived.lock_batch(conn, [e for evs in by_type.values() for e in evs])
     conn.info[WRITTEN] = []
     for kind, handler in SINGLE.items():
         for event in by_type.get(kind, []):
