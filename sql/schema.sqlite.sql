@@ -52,6 +52,13 @@ CREATE INDEX ix_exclusions_end ON exclusions ("end");
 
 CREATE INDEX ix_exclusions_node ON exclusions (cluster, node, start);
 
+CREATE TABLE failed_job_names (
+	cluster VARCHAR(64) NOT NULL,
+	user VARCHAR(64) NOT NULL,
+	name VARCHAR(256) NOT NULL,
+	PRIMARY KEY (cluster, user, name)
+);
+
 CREATE TABLE gate_pass_counts (
 	id INTEGER NOT NULL,
 	cluster VARCHAR(64) NOT NULL,
@@ -84,6 +91,13 @@ CREATE TABLE gate_runs (
 CREATE INDEX ix_gate_runs_node_time ON gate_runs (cluster, node, time);
 
 CREATE INDEX ix_gate_runs_verdict ON gate_runs (verdict);
+
+CREATE TABLE interrupted_attempts (
+	cluster VARCHAR(64) NOT NULL,
+	job_id BIGINT NOT NULL,
+	restart_count INTEGER NOT NULL,
+	PRIMARY KEY (cluster, job_id, restart_count)
+);
 
 CREATE TABLE io_summaries (
 	id INTEGER NOT NULL,
@@ -292,6 +306,8 @@ CREATE TABLE job_attempts (
 	source VARCHAR(32) NOT NULL,
 	chain_id INTEGER,
 	details JSON NOT NULL,
+	interrupted BOOLEAN DEFAULT 0 NOT NULL,
+	name_failed BOOLEAN DEFAULT 0 NOT NULL,
 	PRIMARY KEY (id),
 	UNIQUE (cluster, job_id, restart_count, submit_time),
 	UNIQUE (idempotency_key),
@@ -337,6 +353,8 @@ CREATE TABLE findings (
 );
 
 CREATE INDEX ix_findings_category ON findings (category);
+
+CREATE INDEX ix_findings_investigate ON findings (cluster, time) WHERE action = 'investigate';
 
 CREATE INDEX ix_findings_job ON findings (cluster, job_id, restart_count);
 

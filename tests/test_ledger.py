@@ -318,3 +318,98 @@ def test_sacct_and_epilog_rows_of_one_run_meet_by_sluid(ledger_env: dict[str, st
         rows = s.scalars(select(models.JobAttempt).order_by(models.JobAttempt.id)).all()
         assert [(a.sluid, a.source, a.state) for a in rows] == [("s1J3QZ8KXW0Y2R", "epilog+sacct", "FAILED"),
                                                                 ("s1J3QZ9B4M7N0C", "epilog", None)]
+
+
+def _derived(eng):  # type: ignore[no-untyped-def]
+    """The ledger's derived report data (ledger/derived.py), as sorted tuples."""
+    with eng.connect() as conn:
+        return (sorted(conn.execute(select(models.InterruptedAttempt.cluster, models.InterruptedAttempt.job_id,
+                                           models.InterruptedAttempt.restart_count)).all()),
+                sorted(conn.execute(select(models.FailedJobName.cluster, models.FailedJobName.user,
+                                           models.FailedJobName.name)).all()),
+                sorted(conn.execute(select(models.JobAttempt.idempotency_key, models.JobAttempt.interrupted,
+                                           models.JobAttempt.name_failed)).all()))
+
+
+def _derived_events() -> list[Event]:
+    t = datetime(2026, 3, 1, tzinfo=UTC)
+
+    def att(key: str, job: int, restart: int, state: str | None, user: str | None = "ann", name: str | None = "train",
+            sub: int | None = 0, **extra: object) -> Event:
+        data = {"job_id": job, "restart_count": restart, "state": state, "user": user, "name": name,
+                "submit_time": (t + timedelta(hours=sub)).isoformat() if sub is not None else None,
+                "source": "sacct" if sub is not None else "epilog", **extra}
+        return Event("attempt", {k: v for k, v in data.items() if v is not None}, cluster="c", key=key)
+
+    def decision(key: str, job: int, restart: int, cls: str) -> Event:
+        return Event("decision", {"job_id": job, "restart_count": restart, "classification": cls,
+                                  "decision": "retry", "reason": "t", "status": "done"}, cluster="c", key=key)
+
+    return [
+        att("a1", 1, 0, "COMPLETED"), att("a2", 2, 0, "COMPLETED"), att("a3", 2, 1, "COMPLETED", sub=3),
+        att("a4", 3, 0, "COMPLETED", name="eval"), att("a5", 4, 0, "COMPLETED", user="bob", name="train"),
+        att("a6", 5, 0, "FAILED", sub=5),                      # marks (ann, train), before or after its peers
+        att("a7", 6, 0, "RUNNING", name="sweep", sub=None),    # epilog's row first ...
+        att("a8", 6, 0, "NODE_FAIL", name="sweep", sub=None),  # ... then its failure merged into it
+        att("a9", 7, 0, "COMPLETED", user=None, name=None),
+        finding(1, job_id=2, restart_count=1),                                  # interrupts (c, 2, 1)
+        finding(2, job_id=3, restart_count=0, trust="job"),                     # the job's own output: not
+        finding(3, job_id=4, restart_count=0, category="application"),          # not infrastructure
+        finding(4, job_id=4, restart_count=0, severity="warning"),              # not severe
+        finding(5, job_id=9, restart_count=0),                                  # an attempt never stored
+        decision("d1", 1, 0, "node_fault"), decision("d2", 5, 0, "app_fault"),
+    ]
+
+
+@pytest.mark.parametrize("order", ["forward", "reverse", "shuffled"])
+def test_derived_report_data_is_kept_in_any_order_and_matches_the_migration(ledger_env: dict[str, str],
+                                                                             order: str) -> None:
+    import random
+
+    from alembic import command
+
+    from slurmtools.ledger import store
+
+    events = [Event(e.type, e.data, cluster="c", key=e.key) for e in _derived_events()]
+    merged = [e for e in events if e.key in ("a7", "a8")]       # the merge keeps its order (RUNNING, then failed)
+    rest = [e for e in events if e.key not in ("a7", "a8")]
+    if order == "reverse":
+        rest.reverse()
+    elif order == "shuffled":
+        random.Random(7).shuffle(rest)
+    eng = engine(ledger_env)
+    schema.upgrade(eng)
+    for e in rest[:6] + merged[:1] + rest[6:] + merged[1:] + rest[:4]:   # one event at a time, some twice
+        with eng.begin() as conn:
+            store.store(conn, [e])
+    got = _derived(eng)
+    assert got[0] == [("c", 1, 0), ("c", 2, 1), ("c", 9, 0)]
+    assert got[1] == [("c", "ann", "sweep"), ("c", "ann", "train")]
+    flags = {k: (bool(i), bool(n)) for k, i, n in got[2]}
+    assert flags == {"a1": (True, True), "a2": (False, True), "a3": (True, True), "a4": (False, False),
+                     "a5": (False, False), "a6": (False, True), "a7": (False, True), "a9": (False, False)}
+    # an existing ledger: the same rows, filled by migration 0008 from the stored rows
+    with eng.begin() as conn:
+        command.downgrade(schema.alembic_config(conn), "0007")  # type: ignore[arg-type]
+    schema.upgrade(eng)
+    assert _derived(eng) == got
+
+
+def test_derived_report_data_from_orm_writes(ledger_env: dict[str, str]) -> None:
+    """The controller writes decisions through a Session: they flag their attempt too."""
+    eng = engine(ledger_env)
+    schema.upgrade(eng)
+    from slurmtools.ledger import store
+
+    with eng.begin() as conn:
+        store.store(conn, [Event("attempt", {"job_id": 11, "restart_count": 0, "state": "NODE_FAIL", "user": "u",
+                                             "name": "n", "source": "sacct"}, cluster="c", key="x1")])
+    with Session(eng) as s:
+        s.add(models.ControllerDecision(idempotency_key="d", cluster="c", job_id=11, restart_count=0,
+                                        classification="node_fault", decision="retry", reason="t", status="done"))
+        s.add(models.JobAttempt(idempotency_key="x2", cluster="c", job_id=12, restart_count=0, user="u", name="n",
+                                state="COMPLETED", source="sacct"))
+        s.commit()
+    got = _derived(eng)
+    assert got[0] == [("c", 11, 0)] and got[1] == [("c", "u", "n")]
+    assert got[2] == [("x1", True, True), ("x2", False, True)]

@@ -75,6 +75,9 @@ def network_fs_warning(url: str) -> str | None:
 def make_engine(url: str, *, echo: bool = False, readonly: bool = False) -> Engine:
     """An engine for the ledger URL. SQLite gets WAL, a 30 s busy timeout and BEGIN IMMEDIATE; READONLY (reports)
     opens an existing SQLite file read-only, so a long read never holds the write lock."""
+    from slurmtools.ledger import derived
+
+    derived.listen()    # rows written through the ORM keep the ledger's derived data too
     try:
         parsed = make_url(url)
     except Exception as exc:  # noqa: BLE001 - sqlalchemy raises several types for bad URLs

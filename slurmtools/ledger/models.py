@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     DateTime,
     Dialect,
     Float,
@@ -25,6 +26,8 @@ from sqlalchemy import (
     Text,
     TypeDecorator,
     UniqueConstraint,
+    false,
+    text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -143,6 +146,11 @@ class JobAttempt(Base):
     source: Mapped[str] = mapped_column(String(32))  # sacct, epilog, controller, ...
     chain_id: Mapped[int | None] = mapped_column(ForeignKey("retry_chains.id"), index=True)
     details: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    #: Kept by the ledger as rows are stored (ledger/derived.py): an InterruptedAttempt names this attempt; some
+    #: attempt of this (user, name) has failed (a FailedJobName). Read by the report (docs/performance.md).
+    #: (`info` derived: no event carries them; ledger/fields.py leaves them out.)
+    interrupted: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false(), info={"derived": True})
+    name_failed: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false(), info={"derived": True})
 
 
 class Finding(Base):
@@ -152,6 +160,9 @@ class Finding(Base):
     __table_args__ = (
         Index("ix_findings_node_time", "cluster", "node", "time"),
         Index("ix_findings_job", "cluster", "job_id", "restart_count"),
+        # the report's unrecognised messages: the fallback's findings only (a few), not a scan of every finding
+        Index("ix_findings_investigate", "cluster", "time", postgresql_where=text("action = 'investigate'"),
+              sqlite_where=text("action = 'investigate'")),
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     idempotency_key: Mapped[str] = _key()
@@ -351,6 +362,33 @@ class CheckpointEvent(Base):
     details: Mapped[dict[str, Any]] = mapped_column(default=dict)
 
 
+#: Finding categories and severities that mark an attempt as interrupted by the infrastructure (with a trust other
+#: than the job's own output): what `interrupted_attempts` keeps and the reports count as infrastructure failures.
+INFRA_CATEGORIES = ("hardware", "driver", "network", "filesystem")
+INFRA_SEVERITIES = ("error", "critical")
+
+
+class InterruptedAttempt(Base):
+    """An attempt that an infrastructure fault interrupted: a `node_fault` controller decision, or a finding of
+    INFRA_CATEGORIES and INFRA_SEVERITIES with a trust other than `job`, names it. Insert-only, kept as those rows
+    are stored (ledger/derived.py); migration 0008 filled it from the rows already there."""
+
+    __tablename__ = "interrupted_attempts"
+    cluster: Mapped[str] = mapped_column(String(64), primary_key=True)
+    job_id: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    restart_count: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+
+
+class FailedJobName(Base):
+    """A (user, job name) of which some attempt ended in a failed state (derived.FAILED_STATES): only such names
+    can hold a manual retry (a job resubmitted by hand after a failure). Insert-only, like InterruptedAttempt."""
+
+    __tablename__ = "failed_job_names"
+    cluster: Mapped[str] = mapped_column(String(64), primary_key=True)
+    user: Mapped[str] = mapped_column(String(64), primary_key=True)
+    name: Mapped[str] = mapped_column(String(256), primary_key=True)
+
+
 class PerfResult(Base):
     """One GPU's fail-slow probe (checks/perf.py): its figures, the readings while it ran, and the node's judgement
     at the time. Every probe result is recorded: the fleet's medians per model are computed from these."""
@@ -378,3 +416,4 @@ class PerfResult(Base):
     clocks_event_reasons: Mapped[int | None] = mapped_column(BigInteger)
     seconds: Mapped[float | None] = mapped_column(Float)
     details: Mapped[dict[str, Any]] = mapped_column(default=dict)
+

@@ -12,8 +12,8 @@ from typing import Any
 from sqlalchemy import Connection, Float, Integer, String, and_, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
+from slurmtools.ledger import derived, models
 from slurmtools.ledger import fields as kinds
-from slurmtools.ledger import models
 from slurmtools.ledger.spool import Event, finite_only
 from slurmtools.textsafe import clean, clean_any
 from slurmtools.timeutil import aware
@@ -39,6 +39,13 @@ def _ts(value: object) -> datetime | None:
 
 
 Seen = dict[tuple[str, str], datetime]  # (cluster, node) -> latest time a batch mentioned it
+WRITTEN = "slurmtools.attempts_written"
+
+
+def _written(conn: Connection) -> list[int]:
+    """The ids of the attempts this batch inserted or merged (kept on the connection while store() runs)."""
+    ids: list[int] = conn.info.setdefault(WRITTEN, [])
+    return ids
 
 
 def _greatest(conn: Connection, a: object, b: object) -> Any:
@@ -171,6 +178,20 @@ def _findings(conn: Connection, events: list[Event], seen: Seen) -> None:
             row["attempt_id"] = att_id
     conn.execute(_insert(conn, models.Finding).on_conflict_do_nothing(index_elements=["idempotency_key"]),
                  _full_rows(models.Finding, rows))
+    # the attempts these findings mark as interrupted (derived.py; the report's projected MTTF reads it)
+    derived.note_interrupted(conn, [(r["cluster"], r["job_id"], r["restart_count"]) for r in rows
+                                    if r.get("job_id") is not None and r.get("restart_count") is not None
+                                    and derived.finding_interrupts(r.get("category"), r.get("severity"),
+                                                                   r.get("trust"))])
+
+
+def _decisions(conn: Connection, events: list[Event], seen: Seen) -> None:
+    """Controller decisions; a `node_fault` one marks its attempt as interrupted."""
+    rows = _rows(models.ControllerDecision, events, seen)
+    conn.execute(_insert(conn, models.ControllerDecision).on_conflict_do_nothing(index_elements=["idempotency_key"]),
+                 _full_rows(models.ControllerDecision, rows))
+    derived.note_interrupted(conn, [(r["cluster"], r["job_id"], r["restart_count"]) for r in rows
+                                    if r.get("classification") == "node_fault" and r.get("restart_count") is not None])
 
 
 def _merge_details(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
@@ -185,7 +206,8 @@ def _merge_details(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
 
 
 def _attempt(conn: Connection, event: Event, seen: Seen) -> None:
-    """Merge an attempt: hooks see no submit time, sacct does; both describe one row."""
+    """Merge an attempt: hooks see no submit time, sacct does; both describe one row. The row's id goes to
+    batch's list (_written): its derived flags are set once per batch (derived.flag_attempts)."""
     A = models.JobAttempt
     T = A.__table__
     row = _row(A, event)
@@ -217,15 +239,20 @@ def _attempt(conn: Connection, event: Event, seen: Seen) -> None:
                 existing = cand
                 break
     if existing is None:
-        conn.execute(_insert(conn, A).values(**row).on_conflict_do_nothing(index_elements=["idempotency_key"]))
+        new_id = conn.execute(_insert(conn, A).values(**row).on_conflict_do_nothing(index_elements=["idempotency_key"])
+                              .returning(T.c.id)).scalar()
+        if new_id is not None:
+            _written(conn).append(int(new_id))
     else:
-        fixed = {"idempotency_key", "cluster", "job_id", "restart_count", "details", "source"}
+        fixed = {"idempotency_key", "cluster", "job_id", "restart_count", "details", "source",
+                 "interrupted", "name_failed"}
         merged = {k: v for k, v in row.items() if v is not None and k not in fixed}
         if row.get("details"):
             merged["details"] = _merge_details(existing["details"] or {}, row["details"])
         if row.get("source"):
             merged["source"] = "+".join(sorted({*str(existing["source"]).split("+"), row["source"]}))
         conn.execute(update(A).where(T.c.id == existing["id"]).values(**merged))
+        _written(conn).append(int(existing["id"]))     # its flags follow its (user, name) and state
     for name in (row.get("details") or {}).get("node_list", []) or []:
         _see(seen, event.cluster, name, event.time)
 
@@ -289,7 +316,7 @@ BULK: dict[str, Callable[[Connection, list[Event], Seen], None]] = {
     "node_state": _bulk(models.NodeStateChange),
     "node_event": _node_events,
     "exclusion": _bulk(models.Exclusion),
-    "decision": _bulk(models.ControllerDecision),
+    "decision": _decisions,
     "io": _bulk(models.IoSummary),
     "checkpoint": _bulk(models.CheckpointEvent),
     "perf": _bulk(models.PerfResult),
@@ -304,9 +331,12 @@ def store(conn: Connection, events: Iterable[Event]) -> None:
     for event in events:
         by_type.setdefault(event.type, []).append(event)
     seen: Seen = {}
+    derived.lock_batch(conn, [e for evs in by_type.values() for e in evs])
+    conn.info[WRITTEN] = []
     for kind, handler in SINGLE.items():
         for event in by_type.get(kind, []):
             handler(conn, event, seen)
+    derived.flag_attempts(conn, conn.info.pop(WRITTEN))
     for kind, bulk in BULK.items():
         if by_type.get(kind):
             bulk(conn, by_type[kind], seen)

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any, SupportsFloat
 
+from slurmtools.ledger import derived
 from slurmtools.reports.scope import Scope, Sql, iso, ratio
 
-FAILED_STATES = "('FAILED', 'NODE_FAIL', 'TIMEOUT', 'OUT_OF_MEMORY', 'BOOT_FAIL', 'DEADLINE')"
+FAILED_STATES = "(" + ", ".join(f"'{s}'" for s in derived.FAILED_STATES) + ")"
 
 
 def _attempts(sql: Sql, scope: Scope) -> str:
@@ -112,10 +113,13 @@ def _manual(sql: Sql, scope: Scope) -> str:
     """Jobs outside any retry chain, by (user, name), linked when a job follows a failed one within the window.
 
     Only (user, name) groups with a failed job can hold a link, so only they are ordered (about a fifth of the
-    jobs on the bench's ledger). Two ordered passes instead of five: the first keeps each submission's last
-    attempt (no later restart of the same job follows it), the second finds, with LAG and LEAD, the jobs that link
-    to the one before or are linked to by the one after; only those (a few per cent) are numbered into chains. A
-    job that neither links nor is linked to is a chain of one, which the report leaves out anyway."""
+    jobs on the bench's ledger): the ledger flags their attempts as it stores them (`name_failed`, ledger/derived.py:
+    a name with a failure at any time, a superset of those with one in the window, which changes nothing since a
+    group without a failed job links nothing). Two ordered passes instead of five: the first keeps each
+    submission's last attempt (no later restart of the same job follows it), the second finds, with LAG and LEAD,
+    the jobs that link to the one before or are linked to by the one after; only those (a few per cent) are
+    numbered into chains. A job that neither links nor is linked to is a chain of one, which the report leaves
+    out anyway."""
     ep = sql.epoch
     part = " AND a.partition = :partition" if scope.partition else ""
     failed = FAILED_STATES
@@ -131,11 +135,7 @@ def _manual(sql: Sql, scope: Scope) -> str:
                     WHERE a.cluster = :cluster AND a.chain_id IS NULL AND a."user" IS NOT NULL AND a.name IS NOT NULL
                       AND a.submit_time >= {sql.shift(':t0', '-:manual')} AND a.submit_time < :t1{part}
                       AND NOT EXISTS (SELECT 1 FROM members m WHERE m.job_id = a.job_id)
-                      AND (a."user", a.name) IN (SELECT b."user", b.name FROM job_attempts b
-                                                 WHERE b.cluster = :cluster AND b.chain_id IS NULL
-                                                   AND b.state IN {failed} AND b.end_time IS NOT NULL
-                                                   AND b.submit_time >= {sql.shift(':t0', '-:manual')}
-                                                   AND b.submit_time < :t1)
+                      AND a.name_failed
                     WINDOW w AS (PARTITION BY {aun} ORDER BY a.submit_time, a.job_id, a.restart_count)),
              j AS (SELECT "user", name, job_id, state, submit_time, start_time, end_time
                    FROM a1 WHERE nx_job IS NULL OR nx_job <> job_id OR nx_sub <> submit_time),

@@ -177,20 +177,13 @@ def projected(sql: Sql, scope: Scope, params: dict[str, Any]) -> dict[str, Any]:
     """Section 2: interruptions per GPU-hour of multi-node attempts -> projected MTTF by job size."""
     ep = sql.epoch
     part = " AND a.partition = :partition" if scope.partition else ""
-    # the attempts an infrastructure fault interrupted, collected once (a hash join, not two probes per attempt)
+    # an attempt an infrastructure fault interrupted (a node_fault decision or an infrastructure finding names it)
+    # is flagged by the ledger as it stores those rows (ledger/derived.py): one pass over the attempts, no join
     row = sql.one(f"""
-        WITH bad AS (SELECT d.job_id, d.restart_count FROM controller_decisions d
-                     WHERE d.cluster = :cluster AND d.classification = 'node_fault'
-                     UNION
-                     SELECT f.job_id, f.restart_count FROM findings f
-                     WHERE f.cluster = :cluster AND f.job_id IS NOT NULL AND f.restart_count IS NOT NULL
-                       AND f.category IN ('hardware', 'driver', 'network', 'filesystem')
-                       AND f.trust <> 'job' AND f.severity IN ('error', 'critical'))
         SELECT COUNT(*) AS n, SUM(h * node_count * :gpn) AS gpu_h, SUM(hit) AS hits FROM (
             SELECT a.node_count, ({ep('a.end_time')} - {ep('a.start_time')}) / 3600.0 AS h,
-                   CASE WHEN a.state = 'NODE_FAIL' OR b.job_id IS NOT NULL THEN 1 ELSE 0 END AS hit
+                   CASE WHEN a.state = 'NODE_FAIL' OR a.interrupted THEN 1 ELSE 0 END AS hit
             FROM job_attempts a
-            LEFT JOIN bad b ON b.job_id = a.job_id AND b.restart_count = a.restart_count
             WHERE a.cluster = :cluster AND a.end_time >= :t0 AND a.end_time < :t1 AND a.start_time IS NOT NULL
               AND a.end_time >= a.start_time AND a.node_count >= :multi{part}) t""", params)
     n, hits = int(row.get("n") or 0), int(row.get("hits") or 0)

@@ -11,10 +11,11 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, text
 from sqlalchemy.sql.elements import TextClause
 
-from slurmtools.ledger.models import UTCDateTime
+from slurmtools.ledger.models import INFRA_CATEGORIES, UTCDateTime
 
-#: Finding categories that make an incident an infrastructure failure.
-INFRA = ("hardware", "driver", "network", "filesystem")
+#: Finding categories that make an incident an infrastructure failure (the ledger's own list: the attempts it marks
+#: as interrupted use the same).
+INFRA = INFRA_CATEGORIES
 
 
 @dataclass

@@ -124,3 +124,127 @@ def test_import_sacct_matches_sacct(lab: Lab, slurm: CliSlurm, pg_ledger: dict[s
             assert a.cluster == "lab" and a.source == "sacct" and a.submit_time is not None
     eng.dispose()
     assert got == expected
+
+
+@pytest.mark.parametrize("order", ["forward", "reverse"])
+def test_derived_report_data_postgresql(pg_ledger: dict[str, str], order: str) -> None:
+    """The ledger's derived report data (ledger/derived.py) on PostgreSQL: the unit tests' scenario in two orders,
+    then migration 0008's backfill gives the same rows."""
+    from alembic import command
+
+    from slurmtools.ledger import schema, store
+    from slurmtools.ledger.spool import Event
+    from tests.test_ledger import _derived, _derived_events
+
+    eng = db.make_engine(pg_ledger["SLURMTOOLS_LEDGER_URL"])
+    try:
+        schema.upgrade(eng)
+        events = [Event(e.type, e.data, cluster="c", key=e.key) for e in _derived_events()]
+        if order == "reverse":
+            events = [e for e in reversed(events) if e.key not in ("a7", "a8")] + \
+                     [e for e in events if e.key in ("a7", "a8")]
+        for e in events + events[:5]:
+            with eng.begin() as conn:
+                store.store(conn, [e])
+        got = _derived(eng)
+        assert got[0] == [("c", 1, 0), ("c", 2, 1), ("c", 9, 0)]
+        assert got[1] == [("c", "ann", "sweep"), ("c", "ann", "train")]
+        with eng.begin() as conn:
+            command.downgrade(schema.alembic_config(conn), "0007")  # type: ignore[arg-type]
+        schema.upgrade(eng)
+        assert _derived(eng) == got
+    finally:
+        eng.dispose()
+
+
+@pytest.mark.parametrize("first", ["attempt", "note"])
+def test_derived_flag_with_two_concurrent_writers_postgresql(pg_ledger: dict[str, str], first: str) -> None:
+    """An attempt stored while a finding naming it is noted in another transaction: whichever commits first, the
+    attempt ends up flagged (the advisory lock orders them; without it, both miss the other's uncommitted row)."""
+    import threading
+    import time
+
+    from sqlalchemy import text
+
+    from slurmtools.ledger import derived, schema, store
+    from slurmtools.ledger.spool import Event
+
+    eng = db.make_engine(pg_ledger["SLURMTOOLS_LEDGER_URL"])
+    try:
+        schema.upgrade(eng)
+        att = Event("attempt", {"job_id": 1, "restart_count": 0, "state": "COMPLETED", "user": "u", "name": "n",
+                                "source": "sacct"}, cluster="c", key="a")
+        started = threading.Event()
+
+        def writer(mine: str) -> None:
+            with eng.begin() as conn:
+                if mine != first:
+                    started.wait(10)
+                if mine == "attempt":
+                    store.store(conn, [att])
+                else:
+                    derived.note_interrupted(conn, [("c", 1, 0)])
+                if mine == first:
+                    started.set()
+                    time.sleep(0.5)    # commits only after the other writer has begun its statements
+
+        threads = [threading.Thread(target=writer, args=(w,)) for w in ("attempt", "note")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        with eng.connect() as conn:
+            assert conn.execute(text("SELECT interrupted FROM job_attempts")).scalar_one() is True
+    finally:
+        eng.dispose()
+
+
+def test_derived_locks_of_crossing_batches_never_deadlock_postgresql(pg_ledger: dict[str, str]) -> None:
+    """Two batches shipped at once, each storing an attempt and a finding naming the other's attempt: every lock a
+    batch needs is taken at its start in one order (derived.lock_batch), so neither fails with a deadlock (without
+    it, most of 30 such pairs did) and every attempt ends flagged."""
+    import threading
+    import time
+
+    from sqlalchemy import text
+
+    from slurmtools.ledger import schema, store
+    from slurmtools.ledger.spool import Event
+
+    def att(j: int) -> Event:
+        return Event("attempt", {"job_id": j, "restart_count": 0, "state": "COMPLETED", "user": "u", "name": f"n{j}",
+                                 "source": "sacct"}, cluster="c", key=f"a{j}")
+
+    def fnd(j: int) -> Event:
+        return Event("finding", {"node": "g1", "job_id": j, "restart_count": 0, "source": "kernel", "kind": "xid",
+                                 "xid": 79, "category": "hardware", "severity": "critical", "action": "drain_node",
+                                 "trust": "kernel", "message": "x"}, cluster="c", key=f"f{j}")
+
+    eng = db.make_engine(pg_ledger["SLURMTOOLS_LEDGER_URL"])
+    errors: list[str] = []
+    try:
+        schema.upgrade(eng)
+        for i in range(30):
+            x, y = 2 * i + 1, 2 * i + 2
+            barrier = threading.Barrier(2)
+
+            def ship(evs: list[Event], barrier: threading.Barrier = barrier) -> None:
+                try:
+                    with eng.begin() as conn:
+                        barrier.wait()
+                        store.store(conn, evs)
+                        time.sleep(0.05)
+                except Exception as exc:  # noqa: BLE001 - collected and asserted below
+                    errors.append(type(exc.__cause__ or exc).__name__)
+
+            threads = [threading.Thread(target=ship, args=([att(x), fnd(y)],)),
+                       threading.Thread(target=ship, args=([att(y), fnd(x)],))]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join(30)
+        assert errors == []
+        with eng.connect() as conn:
+            assert conn.execute(text("SELECT count(*) FROM job_attempts WHERE interrupted")).scalar_one() == 60
+    finally:
+        eng.dispose()
