@@ -53,6 +53,11 @@ KERNEL_ENVELOPES = [
     ("Message         = {m}", None),
     # kube-eventer / kubectl describe's `Message:` with the event recorder's aggregation note
     ("Message:(combined from similar events): {m}", None),
+    # a JSON record cut by a paste or longer than the decoded size (MAX_JSON): its message field so far
+    ('{{"stream":"stderr","log":"{m}', None),
+    ('{{"log":"Jan 11 09:52:01 gpu017 kernel: {m}\\n","stream":"stdout","time":"2026-01-11T09:5', "gpu017"),
+    # FreeIPMI ipmi-sel's rows: `ID | Date | Time | Name | Type | Event`, the date as `Jan-11-2024`
+    ("1   | Jan-11-2024 | 09:52:01 | {m}", None),
     # a host name redacted before a paste (`n4.c1.***`) is still a host
     ("Sep 13 13:13:42 n4.c1.*** kernel: {m}", "n4.c1.***"),
 ]
@@ -129,6 +134,27 @@ def test_a_process_name_never_makes_a_kernel_finding_in_new_envelopes(envelope: 
     findings = diagnose(line.encode())
     assert {f.kind for f in findings if f.trust == "kernel"} <= own
     assert not [f for f in findings if is_node_fault(f, None)]
+
+
+def test_a_cut_journald_record_gives_nothing() -> None:
+    """A journald record that does not decode (logger's message padded past MAX_JSON) is never read as the kernel's:
+    which transport wrote it may be past the cut."""
+    pad = "x" * (70 << 10)
+    raw = '{"__CURSOR":"s=1","MESSAGE":"' + XID + pad + '","_TRANSPORT":"syslog","SYSLOG_IDENTIFIER":"NVRM"}'
+    assert not [f for f in diagnose(raw.encode()) if f.trust == "kernel" or is_node_fault(f, None)]
+
+
+@pytest.mark.parametrize("fmt", TASK_FIRST_FORMATS)
+def test_a_name_with_colour_escapes_is_still_a_name(fmt: str) -> None:
+    """Escapes are removed before parsing: a task named with SGR sequences around a tag is a shorter name, read
+    by the same rules as any task's (the kernel's record, as journald stores it unescaped)."""
+    for name in (f"{ESC}[mNVRM: Xid", f"{ESC}[0mmlx5_core", "\rEDAC MC0: 1 UE"):
+        message = fmt.format(name=name[:15])
+        raw = json.dumps({"_TRANSPORT": "kernel", "MESSAGE": message})
+        own = {"oom"} if "invoked oom-killer" in fmt or "page allocation failure" in fmt else set()
+        findings = diagnose(raw.encode())
+        assert {f.kind for f in findings if f.trust == "kernel"} <= own, (message, findings)
+        assert not [f for f in findings if is_node_fault(f, None)]
 
 
 def test_new_envelopes_are_bounded() -> None:

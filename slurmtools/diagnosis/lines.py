@@ -73,7 +73,7 @@ _LEVEL = r"(?:emerg|alert|crit|err|error|warn|warning|notice|info|debug)"
 #: Elements a stamp may be (anywhere in the envelope, also after `kernel:`).
 _STAMPS = (
     r"(?P<prio><\d{1,3}>)(?:1(?=[ \t]))?",
-    r"(?P<kmsg>\d{1,3}),\d{1,20},(?P<usec>\d{1,20}),[^;\s]{0,16};",
+    r"(?P<kmsg>\d{1,3}),\d{1,20},(?P<usec>\d{1,20}),[^;\s]{0,64};",
     r"\[[ \t]{0,20}(?P<mono>\d{1,10}\.\d{1,9})(?:,\d{1,2})?\]",
     r"\[[ \t]{0,20}[+-]\d{1,10}\.\d{1,9}\]",
     r"\[[ \t]{0,20}(?:(?P<mono3>\d{1,10}\.\d{1,9})[ \t]{1,20})?<[ \t]{0,20}\d{1,10}\.\d{1,9}>\]",   # dmesg -d
@@ -90,6 +90,8 @@ _DATES = (
     r"(?:INFO|WARNING|SEVERE|ERROR|FATAL|FAILURE)(?=[ \t])",
     rf"(?P<iso>\d{{4}}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d)?(?:[.,]\d{{1,9}})?)?(?:Z|[+-]\d\d:?\d\d)?{_ZONE}?)",
     rf"(?P<slash>(?:\d{{4}}/\d\d/\d\d|\d\d/\d\d/\d{{2,4}})(?:[ \t]+{_TIME}{_ZONE}?)?)",
+    # FreeIPMI ipmi-sel's `Jan-11-2024` (its SEL rows: `ID | Date | Time | Name | Type | Event`)
+    r"(?P<mdy>[A-Z][a-z]{2}-\d\d-\d{4})(?=[ \t])",
     rf"(?P<dt>(?:{_DATEWORD}[ \t]+){{0,4}}{_TIME}{_ZONE}{{0,3}})",
     r"(?P<glog>[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{1,9}[ \t]+\d{1,10} [\w.-]{1,64}:\d{1,6}\])",
     # client-go's event recorder (record/event.go: `Event(%#v): type: '%v' reason: '%v' %v`) and
@@ -217,6 +219,9 @@ def normalise(raw: str, number: int = 0, *, after_stamp: bool = False, structure
         decoded = _structured(head[:MAX_JSON], number)
         if decoded is not None:
             return decoded
+        cut = _cut_json(head)
+        if cut is not None:
+            return normalise(cut, number, structured=False)
     text = text[:MAX_LINE]
     stamp: str | None = None
     mono: float | None = None
@@ -249,7 +254,7 @@ def normalise(raw: str, number: int = 0, *, after_stamp: bool = False, structure
             if "\\x0" in text:
                 text = text[:pos] + _KMSG_ESCAPE.sub(" ", text[pos:])
                 end = len(text)
-        for key in ("iso", "dt", "bstamp", "slash", "glog", "epoch", "bgl", "lvstamp"):
+        for key in ("iso", "dt", "bstamp", "slash", "glog", "epoch", "bgl", "lvstamp", "mdy"):
             if groups.get(key):
                 stamp = groups[key].strip() if stamp is None or _is_mono(stamp, mono) else stamp
                 break
@@ -258,7 +263,7 @@ def normalise(raw: str, number: int = 0, *, after_stamp: bool = False, structure
         elif groups.get("pdsh") or groups.get("wall") or groups.get("loghub"):
             host = host or groups["pdsh"] or groups["wall"] or groups["loghub"]
         if state is _AT_START and any(groups.get(k) for k in ("mono", "mono3", "iso", "dt", "bstamp", "slash", "usec",
-                                                              "prio", "epoch", "bgl", "lvstamp")):
+                                                              "prio", "epoch", "bgl", "lvstamp", "mdy")):
             state = _STAMPED
     return Line(number, text[pos:].strip(), stamp, mono, host)
 
@@ -275,6 +280,29 @@ _FLUENT_HEAD = re.compile(r'\[\d{1,9}\][ \t]+[\w.*/-]{1,128}:[ \t]+\[\[?\d{1,20}
 _FLUENT_KEYS = ('"log"=>"', '"message"=>"', '"msg"=>"', '"MESSAGE"=>"')
 #: /dev/kmsg escapes a non-printable byte as `\xNN` (Documentation/ABI/testing/dev-kmsg): a tab or newline is a blank.
 _KMSG_ESCAPE = re.compile(r"\\x0[9a]")
+
+
+#: A JSON record that does not decode (cut by a paste, or longer than MAX_JSON): its message field's text so far.
+_JSON_KEY = re.compile(r'[{,][ \t]{0,8}"(?:MESSAGE|message|msg|log|line|short_message|full_message|_raw|Message)"'
+                       r'[ \t]{0,8}:[ \t]{0,8}"')
+_JOURNALD_MARKS = ('"__CURSOR"', '"_TRANSPORT"', '"SYSLOG_IDENTIFIER"', '"__REALTIME_TIMESTAMP"', '"_PID"')
+_JSON_TEXT = re.compile(r'(?:[^"\\]|\\.){0,4096}')
+
+
+def _cut_json(text: str) -> str | None:
+    """The message field of a JSON object that does not decode (its first 1 KiB names the field), or None."""
+    if any(mark in text for mark in _JOURNALD_MARKS):
+        return None       # a journald record that does not decode may be anyone's (logger's): it gives nothing
+    key = _JSON_KEY.search(text, 0, 1024)
+    if key is None:
+        return None
+    value = _JSON_TEXT.match(text, key.end())
+    raw = value.group() if value else ""
+    try:
+        inner = json.loads('"' + raw + '"')
+    except ValueError:
+        return None
+    return inner if isinstance(inner, str) else None
 
 
 def _json_field(text: str) -> str | None:
