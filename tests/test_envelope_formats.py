@@ -166,3 +166,18 @@ def test_new_envelopes_are_bounded() -> None:
                 "\r" * 100_000 + XID,
                 "[0] " * 10_000 + XID):
         assert len(normalise(raw).message) <= MAX_LINE
+
+
+@pytest.mark.parametrize("raw", [
+    '{"log":"\\ud800 ' + XID + '","host":"\\udc00"}',          # a whole JSON record with lone surrogates
+    '{"log":"\\ud800 ' + XID,                                  # a cut one
+    '        "MESSAGE" : "\\ud800' + XID + '",',                # a pretty-printed field
+])
+def test_a_lone_surrogate_in_json_is_no_traceback(raw: str) -> None:
+    """JSON's `\\ud800` decodes to a character no UTF-8 can hold: it is replaced, never raised on (RE2 and the ledger
+    encode the message)."""
+    line = normalise(raw)
+    line.message.encode()
+    (line.host or "").encode()
+    for f in diagnose(raw.encode()):
+        f.message.encode()

@@ -302,7 +302,14 @@ def _cut_json(text: str) -> str | None:
         inner = json.loads('"' + raw + '"')
     except ValueError:
         return None
-    return inner if isinstance(inner, str) else None
+    return _text(inner) if isinstance(inner, str) else None
+
+
+def _text(value: str) -> str:
+    """A decoded JSON string without lone surrogates (`"\\ud800"` decodes to one; no UTF-8 can hold it)."""
+    if value.isascii():
+        return value
+    return value.encode("utf-8", "replace").decode("utf-8")
 
 
 def _json_field(text: str) -> str | None:
@@ -324,7 +331,7 @@ def _json_field(text: str) -> str | None:
         value = json.loads(m.group("value"))
     except ValueError:
         return None
-    return value if isinstance(value, str) else None
+    return _text(value) if isinstance(value, str) else None
 
 
 #: rsyslog's escapes of a control character received in a message (`#011` a tab, `#012` a newline): blanks.
@@ -369,12 +376,13 @@ def _structured(text: str, number: int) -> Line | None:
         message = bytes(message[:MAX_LINE]).decode("utf-8", "replace")   # journald's non-UTF-8 MESSAGE
     if not isinstance(message, str):
         return None
-    host = next((obj[k] for k in _HOST_KEYS if isinstance(obj.get(k), str)), None)
+    message = _text(message)
+    host = next((_text(obj[k]) for k in _HOST_KEYS if isinstance(obj.get(k), str)), None)
     for outer, field in (("kubernetes", "host"), ("host", "name"), ("host", "hostname")):   # Fluent Bit, ECS
         value = obj.get(outer)
         if host is None and isinstance(value, dict) and isinstance(value.get(field), str):
-            host = value[field]
-    stamp = next((str(obj[k]) for k in _STAMP_KEYS if isinstance(obj.get(k), (str, int, float))), None)
+            host = _text(value[field])
+    stamp = next((_text(str(obj[k])) for k in _STAMP_KEYS if isinstance(obj.get(k), (str, int, float))), None)
     mono_raw = next((obj[k] for k in _MONO_KEYS if isinstance(obj.get(k), (str, int))), None)
     mono = None
     if (isinstance(mono_raw, int) and 0 <= mono_raw < 10**19) or (
