@@ -123,7 +123,8 @@ def scan(data: bytes, ctx: dict[str, Any] | None = None) -> tuple[list[Finding],
         number += count(b"\n", counted_to, start)
         counted_to = start
         close = find(b"] ", start + 1, start + 24) if data[start:start + 1] == b"[" else -1
-        if close > 0 and find(b"+", start + 1, close) < 0:   # `[  123.456789] message`: the commonest form
+        if close > 0 and find(b"+", start + 1, close) < 0 and find(b".", start + 1, close) > 0:
+            # `[  123.456789] message`: the commonest form (not a rank's `[0] ` or Fluent Bit's record index)
             key = data[close + 2:min(stop, close + 2 + MAX_LINE)]
             try:
                 mono = float(data[start + 1:close])

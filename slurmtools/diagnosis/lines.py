@@ -23,8 +23,18 @@ daemon's or anyone's, trust `syslog`), after `kernel:`, or at the first word tha
   list item, prompt or quote (`- `, `* `, `# `, `$ `, `1. `, `"`), the CFDR/loghub supercomputer logs' record head
   (`- 1131566461 2005.11.09 dn228 `, then syslog, or BlueGene/L's `2005-06-03-15.42.50.675872 LOC RAS KERNEL INFO`);
 - after a stamp only: a lower-case level word (`error: `, `warning: `; not `info:`);
-- MPI and launcher rank tags: `0: ` (srun --label), `[1,0]<stderr>:` (Open MPI), `[rank0]:`, `[default0]:`;
-- BMC SEL exports' `|` separators.
+- MPI and launcher rank tags: `0: ` (srun --label), `[1,0]<stderr>:` (Open MPI, PRRTE's `[prterun-h-1@1,0]`),
+  `[0]<stderr>:` (horovodrun), `[0] ` (MPICH/Intel MPI -prepend-rank), `[rank0]:`, `[default0]:`, Ray's `(pid=N)`;
+- Python loggers' headers: `ERROR:root:` (basicConfig), after a stamp `- NAME - ERROR - `, `[ERROR]`, a source
+  location `[file.py:12:func]`, Ray's `ERROR file.py:12 -- `, vLLM's `ERROR 01-11 09:52:01 `;
+- BMC SEL exports' `|` separators, ipmitool's hexadecimal record ids and `Pre-Init |0000000012|`; a report's message
+  field (`Description:`, `Message = `, `Message:(combined from similar events):`).
+
+ANSI colour and erase-line sequences (dmesg/grep --color=always) and a serial console's carriage returns are removed
+before anything else. One field line of pretty-printed JSON (journalctl -o json-pretty, dmesg --json, jq) and Fluent
+Bit's stdout records (`[0] TAG: [STAMP, {"log"=>"..."}]`) give their message field, parsed again; journalctl -o
+json-sse's `data: ` is skipped; an Elasticsearch hit's `_source` is the document. A /dev/kmsg record's `\x09` and
+`\x0a` escapes are blanks.
 
 After `kernel:` only stamps may follow (`kernel: [ 123.4] NVRM: ...`): nothing after the envelope's end is ever
 skipped, so text a job controls (a process name) can only be the start of the message, never hidden behind an
@@ -63,11 +73,12 @@ _LEVEL = r"(?:emerg|alert|crit|err|error|warn|warning|notice|info|debug)"
 #: Elements a stamp may be (anywhere in the envelope, also after `kernel:`).
 _STAMPS = (
     r"(?P<prio><\d{1,3}>)(?:1(?=[ \t]))?",
-    r"(?P<kmsg>\d{1,3}),\d{1,20},(?P<usec>\d{1,20}),[^;\s]{0,16};",
+    r"(?P<kmsg>\d{1,3}),\d{1,20},(?P<usec>\d{1,20}),[^;\s]{0,64};",
     r"\[[ \t]{0,20}(?P<mono>\d{1,10}\.\d{1,9})(?:,\d{1,2})?\]",
     r"\[[ \t]{0,20}[+-]\d{1,10}\.\d{1,9}\]",
     r"\[[ \t]{0,20}(?:(?P<mono3>\d{1,10}\.\d{1,9})[ \t]{1,20})?<[ \t]{0,20}\d{1,10}\.\d{1,9}>\]",   # dmesg -d
     r"\[[ \t]{0,8}[TC]\d{1,7}\]",
+    "\ufeff",                      # RFC 5424 6.4: a UTF-8 MSG begins with the byte order mark
 )
 #: Elements of an absolute stamp and the rest of the envelope (not after `kernel:`).
 _DATES = (
@@ -79,6 +90,8 @@ _DATES = (
     r"(?:INFO|WARNING|SEVERE|ERROR|FATAL|FAILURE)(?=[ \t])",
     rf"(?P<iso>\d{{4}}-\d\d-\d\d(?:[T ]\d\d:\d\d(?::\d\d)?(?:[.,]\d{{1,9}})?)?(?:Z|[+-]\d\d:?\d\d)?{_ZONE}?)",
     rf"(?P<slash>(?:\d{{4}}/\d\d/\d\d|\d\d/\d\d/\d{{2,4}})(?:[ \t]+{_TIME}{_ZONE}?)?)",
+    # FreeIPMI ipmi-sel's `Jan-11-2024` (its SEL rows: `ID | Date | Time | Name | Type | Event`)
+    r"(?P<mdy>[A-Z][a-z]{2}-\d\d-\d{4})(?=[ \t])",
     rf"(?P<dt>(?:{_DATEWORD}[ \t]+){{0,4}}{_TIME}{_ZONE}{{0,3}})",
     r"(?P<glog>[IWEF]\d{4} \d\d:\d\d:\d\d\.\d{1,9}[ \t]+\d{1,10} [\w.-]{1,64}:\d{1,6}\])",
     # client-go's event recorder (record/event.go: `Event(%#v): type: '%v' reason: '%v' %v`) and
@@ -92,14 +105,19 @@ _DATES = (
                                                                          # begin kernel messages: hung tasks, splats)
     r"(?:stdout|stderr)[ \t]+[FP](?=[ \t])",
     r"\[pod/[^\]\s]{1,253}\]",
-    r"\[\d{1,6},\d{1,6}\]<std(?:out|err)>:",
+    r"\[(?:[\w.-]{1,64}@)?\d{1,6}(?:,\d{1,6})?\]<std(?:out|err)>:",
+    # ipmitool sel list's pre-init stamp (`Pre-Init  |0000000012|`)
+    r"Pre-Init[ \t]*\|[ \t]*\d{1,10}[ \t]*",
+    # Python's logging.basicConfig default `%(levelname)s:%(name)s:` (no blank after the level's colon: the
+    # kernel's own `WARNING: CPU: 0 PID: ...` and `INFO: task ...` have one)
+    r"(?:CRITICAL|FATAL|ERROR|WARNING|WARN|INFO|DEBUG):[\w.<>-]{1,128}:",
     r"\[(?:rank|default)\d{1,6}\]:",
     r"\d{1,6}:(?=[ \t])",
     r"\|",
-    r"(?P<kernel>kernel)(?::|(?:[ \t]+(?:-|\d{1,10})){2}[ \t]+(?:-|\[[^\]\n]{0,500}\]))",
+    r"(?P<kernel>kernel)(?::|(?:[ \t]+(?:-|\d{1,10})){2}[ \t]+(?:-|(?:\[[^\]\n]{0,500}\]){1,8}))",
 )
 #: A host: only before `kernel` or a `NAME[PID]:` tag (which stays in the message), never after `kernel:`.
-_HOST = (rf"(?!{_FACILITY}\.{_LEVEL}[ \t])(?P<host>[\w.@-]{{1,64}}(?:/[\w.@-]{{1,64}})?)"
+_HOST = (rf"(?!{_FACILITY}\.{_LEVEL}[ \t])(?P<host>[\w.@*-]{{1,64}}(?:/[\w.@*-]{{1,64}})?)"
          rf"(?=[ \t]+(?:{_FACILITY}\.{_LEVEL}[ \t]+)?kernel(?::|[ \t]+-)"
          r"|[ \t]+[\w./-]{1,64}\[\d{1,10}\]: )")
 #: At the line's start only.
@@ -118,6 +136,16 @@ _START = (
     # rsyslog's wall message to logged-in users (omusrmsg): `Message from syslogd@HOST at Jan 11 09:52:01 ...`
     rf"Message from syslogd@(?P<wall>[\w.-]{{1,64}}) at (?:{_DATEWORD}[ \t]+){{0,4}}{_TIME}(?:[ \t]+\.\.\.)?",
     r"MESSAGE=",                                                          # journalctl -o verbose's field line
+    # a report's message field: racadm getsel's `Description:`, racadm lclog's `Message         = `, kube-eventer's
+    # `Message:(combined from similar events): `
+    r"(?:Message|Description)[ \t]{0,32}[:=](?:[ \t]*\(combined from similar events\):)?",
+    # ipmitool sel list's record id (`printf("%4x | ")`: hexadecimal)
+    r"[0-9a-fA-F]{1,6}[ \t]+\|",
+    # MPICH/Intel MPI's -prepend-rank / -l `[0] `; Ray's worker prefix `(pid=1234)`, `(Actor pid=1234, ip=10.0.0.1)`
+    r"\[\d{1,6}\](?=[ \t])",
+    r"\((?:[\w.:-]{1,64}[ \t]+)?pid=\d{1,10}(?:,[ \t]*ip=[\w.:-]{1,64})?(?:,[ \t]*node_id=\w{1,64})?\)",
+    # vLLM's logger: `ERROR 01-11 09:52:01 [file.py:12] ` (`%(levelname)s %(asctime)s`, date format `%m-%d %H:%M:%S`)
+    r"(?P<lvstamp>(?:CRITICAL|ERROR|WARNING|INFO|DEBUG)[ \t]+\d\d-\d\d[ \t]+\d\d:\d\d:\d\d(?:\.\d{1,6})?)",
     # `kubectl get events`: age, type, reason, object, then the message
     r"(?:\d+[smhd][\dsmhd]*|<unknown>)[ \t]+(?:Normal|Warning)[ \t]+[A-Za-z]\w{0,63}[ \t]+"
     r"(?:node|pod)/[\w.-]{1,253}[ \t]+",
@@ -139,7 +167,17 @@ def _compile(*parts: tuple[str, ...]) -> re.Pattern[str]:
 
 #: After a stamp only: a level word in lower case (`ras-mc-ctl --errors`' `1 2024-05-01 10:00:00 +0200 error: `, Go and
 #: Python loggers' `... warning: `); not `info:`, and never at a line's start, where it may begin a message.
-_LEVEL_AFTER_STAMP = (r"(?:emerg|alert|crit|critical|err|error|warn|warning|notice|debug):(?=[ \t])",)
+_PY_LEVEL = r"(?:CRITICAL|FATAL|ERROR|WARNING|WARN|INFO|DEBUG)"
+_LEVEL_AFTER_STAMP = (
+    r"(?:emerg|alert|crit|critical|err|error|warn|warning|notice|debug):(?=[ \t])",
+    # Python logging's `%(asctime)s - %(name)s - %(levelname)s - ` (the logging cookbook's format), `... - ERROR - `
+    rf"-[ \t]+(?:[\w.<>-]{{1,128}}[ \t]+-[ \t]+)?{_PY_LEVEL}[ \t]+-(?=[ \t])",
+    # DeepSpeed's and others' `[ERROR]`, a source location `[engine.py:12:step]` / `[worker.py:12]`
+    rf"\[{_PY_LEVEL}\]",
+    r"\[[\w./-]{1,128}\.(?:py|cc|cpp|cu|c|h|go|rs):\d{1,6}(?::\w{1,64})?\]",
+    # Ray's `%(asctime)s\t%(levelname)s %(filename)s:%(lineno)s -- `
+    rf"{_PY_LEVEL}[ \t]+[\w./-]{{1,128}}:\d{{1,6}}[ \t]+--(?=[ \t])",
+)
 _AT_START = _compile(_STAMPS, _DATES, _START, (_HOST,))
 _STAMPED = _compile(_STAMPS, _DATES, _LEVEL_AFTER_STAMP, (_HOST,))
 _IN_KERNEL = _compile(_STAMPS)
@@ -161,7 +199,17 @@ def normalise(raw: str, number: int = 0, *, after_stamp: bool = False, structure
     text = raw.rstrip("\r\n")
     if "#01" in text:
         text = _RSYSLOG_ESCAPE.sub(" ", text)
+    if "\x1b" in text:
+        text = _ANSI.sub("", text[:MAX_JSON])
+    if "\r" in text:                                 # a serial console's carriage returns
+        text = text.replace("\r", " ")
     head = text.lstrip()
+    if head[:1] in '"[' and structured and not after_stamp:
+        field = _json_field(head[:MAX_JSON])
+        if field is not None:
+            return normalise(field[:MAX_LINE], number, structured=False)
+    if head[:6] == "data: " and head[6:7] == "{":    # journalctl -o json-sse: `data: {...}`
+        head = head[6:]
     if head[:1] in "tl" and structured and not after_stamp:
         inner = _logfmt(head[:MAX_JSON])
         if inner is not None:
@@ -171,6 +219,9 @@ def normalise(raw: str, number: int = 0, *, after_stamp: bool = False, structure
         decoded = _structured(head[:MAX_JSON], number)
         if decoded is not None:
             return decoded
+        cut = _cut_json(head)
+        if cut is not None:
+            return normalise(cut, number, structured=False)
     text = text[:MAX_LINE]
     stamp: str | None = None
     mono: float | None = None
@@ -200,7 +251,10 @@ def normalise(raw: str, number: int = 0, *, after_stamp: bool = False, structure
         elif groups.get("usec"):
             mono = int(groups["usec"]) / 1e6
             stamp = stamp or f"{mono:.6f}"
-        for key in ("iso", "dt", "bstamp", "slash", "glog", "epoch", "bgl"):
+            if "\\x0" in text:
+                text = text[:pos] + _KMSG_ESCAPE.sub(" ", text[pos:])
+                end = len(text)
+        for key in ("iso", "dt", "bstamp", "slash", "glog", "epoch", "bgl", "lvstamp", "mdy"):
             if groups.get(key):
                 stamp = groups[key].strip() if stamp is None or _is_mono(stamp, mono) else stamp
                 break
@@ -209,9 +263,75 @@ def normalise(raw: str, number: int = 0, *, after_stamp: bool = False, structure
         elif groups.get("pdsh") or groups.get("wall") or groups.get("loghub"):
             host = host or groups["pdsh"] or groups["wall"] or groups["loghub"]
         if state is _AT_START and any(groups.get(k) for k in ("mono", "mono3", "iso", "dt", "bstamp", "slash", "usec",
-                                                              "prio", "epoch", "bgl")):
+                                                              "prio", "epoch", "bgl", "lvstamp", "mdy")):
             state = _STAMPED
     return Line(number, text[pos:].strip(), stamp, mono, host)
+
+
+#: ANSI SGR and erase-line sequences: dmesg --color=always, grep --color=always, journalctl's colours.
+_ANSI = re.compile(r"\x1b\[[0-9;]{0,32}[mK]")
+#: One field line of pretty-printed JSON (journalctl -o json-pretty's `"MESSAGE" : "...",`, dmesg --json's
+#: `"msg": "..."`, jq's output of a shipper's record).
+_JSON_FIELD = re.compile(r'"(?:MESSAGE|message|msg|log|line|short_message|full_message|_raw|Message)"[ \t]{0,8}:'
+                         r'[ \t]{0,8}(?P<value>"(?:[^"\\]|\\.){0,65536}")[ \t]{0,8},?[ \t]{0,8}$')
+#: Fluent Bit's stdout output (msgpack printed as `[0] TAG: [STAMP, {"log"=>"...", ...}]`, v2+ with
+#: `[[STAMP, {metadata}], {...}]`): the record's message field.
+_FLUENT_HEAD = re.compile(r'\[\d{1,9}\][ \t]+[\w.*/-]{1,128}:[ \t]+\[\[?\d{1,20}\.\d{1,9}[,\]]')
+_FLUENT_KEYS = ('"log"=>"', '"message"=>"', '"msg"=>"', '"MESSAGE"=>"')
+#: /dev/kmsg escapes a non-printable byte as `\xNN` (Documentation/ABI/testing/dev-kmsg): a tab or newline is a blank.
+_KMSG_ESCAPE = re.compile(r"\\x0[9a]")
+
+
+#: A JSON record that does not decode (cut by a paste, or longer than MAX_JSON): its message field's text so far.
+_JSON_KEY = re.compile(r'[{,][ \t]{0,8}"(?:MESSAGE|message|msg|log|line|short_message|full_message|_raw|Message)"'
+                       r'[ \t]{0,8}:[ \t]{0,8}"')
+_JOURNALD_MARKS = ('"__CURSOR"', '"_TRANSPORT"', '"SYSLOG_IDENTIFIER"', '"__REALTIME_TIMESTAMP"', '"_PID"')
+_JSON_TEXT = re.compile(r'(?:[^"\\]|\\.){0,4096}')
+
+
+def _cut_json(text: str) -> str | None:
+    """The message field of a JSON object that does not decode (its first 1 KiB names the field), or None."""
+    if any(mark in text for mark in _JOURNALD_MARKS):
+        return None       # a journald record that does not decode may be anyone's (logger's): it gives nothing
+    key = _JSON_KEY.search(text, 0, 1024)
+    if key is None:
+        return None
+    value = _JSON_TEXT.match(text, key.end())
+    raw = value.group() if value else ""
+    try:
+        inner = json.loads('"' + raw + '"')
+    except ValueError:
+        return None
+    return _text(inner) if isinstance(inner, str) else None
+
+
+def _text(value: str) -> str:
+    """A decoded JSON string without lone surrogates (`"\\ud800"` decodes to one; no UTF-8 can hold it)."""
+    if value.isascii():
+        return value
+    return value.encode("utf-8", "replace").decode("utf-8")
+
+
+def _json_field(text: str) -> str | None:
+    """The message of one pretty-printed JSON field line, or of a Fluent Bit stdout record; None otherwise."""
+    if text[:1] == "[":
+        if not _FLUENT_HEAD.match(text):
+            return None
+        for key in _FLUENT_KEYS:
+            start = text.find(key)
+            if start >= 0:
+                start += len(key)
+                stops = [i for i in (text.find('", "', start), text.find('"}', start)) if i >= 0]
+                return text[start:min(stops)] if stops else None
+        return None
+    m = _JSON_FIELD.match(text)
+    if m is None:
+        return None
+    try:
+        value = json.loads(m.group("value"))
+    except ValueError:
+        return None
+    return _text(value) if isinstance(value, str) else None
 
 
 #: rsyslog's escapes of a control character received in a message (`#011` a tab, `#012` a newline): blanks.
@@ -249,17 +369,20 @@ def _structured(text: str, number: int) -> Line | None:
         return None
     if not isinstance(obj, dict):
         return None
+    if isinstance(obj.get("_source"), dict) and not any(k in obj for k in _MESSAGE_KEYS):
+        obj = obj["_source"]                          # an Elasticsearch/OpenSearch hit: the document is `_source`
     message = next((obj[k] for k in _MESSAGE_KEYS if k in obj), None)
     if isinstance(message, list) and all(isinstance(b, int) and 0 <= b < 256 for b in message[:MAX_LINE]):
         message = bytes(message[:MAX_LINE]).decode("utf-8", "replace")   # journald's non-UTF-8 MESSAGE
     if not isinstance(message, str):
         return None
-    host = next((obj[k] for k in _HOST_KEYS if isinstance(obj.get(k), str)), None)
+    message = _text(message)
+    host = next((_text(obj[k]) for k in _HOST_KEYS if isinstance(obj.get(k), str)), None)
     for outer, field in (("kubernetes", "host"), ("host", "name"), ("host", "hostname")):   # Fluent Bit, ECS
         value = obj.get(outer)
         if host is None and isinstance(value, dict) and isinstance(value.get(field), str):
-            host = value[field]
-    stamp = next((str(obj[k]) for k in _STAMP_KEYS if isinstance(obj.get(k), (str, int, float))), None)
+            host = _text(value[field])
+    stamp = next((_text(str(obj[k])) for k in _STAMP_KEYS if isinstance(obj.get(k), (str, int, float))), None)
     mono_raw = next((obj[k] for k in _MONO_KEYS if isinstance(obj.get(k), (str, int))), None)
     mono = None
     if (isinstance(mono_raw, int) and 0 <= mono_raw < 10**19) or (
