@@ -32,7 +32,7 @@ CAPABILITIES = [
     ("detection, reports and metrics", [f"{IT}test_detect_lab.py", f"{IT}test_reports_lab.py"]),
     ("the Slurm interface's contract, every backend the lab has (CLI; pyslurm on 25.11)",
      [f"{IT}test_backend_conformance.py"]),
-    ("SLURM_JOB_SLUID as each run's key in the ledger (where sacct lists SLUID)",
+    ("SLURM_JOB_SLUID as each run's key in the ledger (where Slurm gives one: squeue lists SLUID)",
      [f"{IT}test_release_features_lab.py::test_each_run_is_keyed_by_its_sluid_where_slurm_gives_one"]),
     ("health-check settings detected as the release's manual documents them",
      [f"{IT}test_release_features_lab.py::test_health_check_settings_are_detected_as_the_release_documents_them"]),
