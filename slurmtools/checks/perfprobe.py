@@ -139,14 +139,14 @@ def _fma(drv: Driver, stream: Handle, start: Handle, end: Handle, sms: int, out:
             drv.cuEventSynchronize(end)     # the real driver answers CUDA_ERROR_NOT_READY before the end event
             return max(float(drv.cuEventElapsedTime(start, end)) / 1000, 1e-9)
 
-        # A first short launch (the module's lazy load, the clocks still idle) sizes a warm-up of a quarter of the
-        # budget, which sizes the timed launch: on a real H200 the probe's first FP32 figure after idle was 10 %
-        # low without it (51.7 instead of 57.5 TFLOPS), the other nine identical.
+        # A first short launch (the module's lazy load, the clocks still idle) sizes a warm-up of a fifth of the
+        # budget, which sizes the timed launch (the other four fifths): on a real H200 the probe's first FP32 figure
+        # after idle was 10 % low without it (51.7 instead of 57.5 TFLOPS), the other nine identical.
         first = 256
         took = launch(first)
-        iters = int(max(first, min(1 << 24, first * budget / 4 / took)))
+        iters = int(max(first, min(1 << 24, first * budget / 5 / took)))
         took = launch(iters)
-        iters = int(max(first, min(1 << 24, iters * budget / took)))
+        iters = int(max(first, min(1 << 24, iters * budget * 4 / 5 / took)))
         seconds = launch(iters)
         return 2.0 * FMAS_PER_ITER * iters * grid * BLOCK / seconds / 1e12
     finally:
