@@ -37,7 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from slurmtools.checks import cudadrv, perf, perfprobe
 
-H100 = {"d2d_gbps": 2975.0, "h2d_gbps": 54.8, "d2h_gbps": 55.1, "fp32_tflops": 57.1}
+#: The fleet's figures and model: the real H100's, unless --recorded sets a recorded GPU's (main).
+FIGURES = {"d2d_gbps": 2975.0, "h2d_gbps": 54.8, "d2h_gbps": 55.1, "fp32_tflops": 57.1}
 MODEL = "NVIDIA H100 80GB HBM3"
 KINDS = {"HBM (d2d)": ("d2d_gbps",), "PCIe (H2D+D2H)": ("h2d_gbps", "d2h_gbps"), "compute (FP32)": ("fp32_tflops",)}
 MARGIN = {"bandwidth": 0.10, "compute": 0.08}
@@ -48,7 +49,7 @@ def draw(rng: random.Random, n: int, spread: float, slow: tuple[str, ...], facto
     rows = []
     for i in range(n + 1):
         row: dict[str, Any] = {"model": MODEL, "gpu": i}
-        for metric, value in H100.items():
+        for metric, value in FIGURES.items():
             f = factor if (i == n and metric in slow) else 1.0
             row[metric] = value * f * (1.0 + rng.gauss(0.0, spread))
         rows.append(row)
@@ -58,19 +59,19 @@ def draw(rng: random.Random, n: int, spread: float, slow: tuple[str, ...], facto
 def through_probe(rows: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], float]:
     """Every GPU measured by perfprobe.measure over SimulatedDriver: the figures it returns, wall seconds."""
     devices = [{"pci_bus_id": f"0000:{i // 256:02x}:{i % 256:02x}.0", "sms": 132,
-                **{m: r[m] for m in H100}} for i, r in enumerate(rows)]
+                **{m: r[m] for m in FIGURES}} for i, r in enumerate(rows)]
     drv = cudadrv.SimulatedDriver(devices)
     t0 = time.perf_counter()
     out = []
     for i, r in enumerate(rows):
         figs = perfprobe.measure(drv, i, perfprobe.Limits())
-        out.append({"model": MODEL, "gpu": r["gpu"], **{m: figs[m] for m in H100}})
+        out.append({"model": MODEL, "gpu": r["gpu"], **{m: figs[m] for m in FIGURES}})
     return out, time.perf_counter() - t0
 
 
 def flagged(rows: list[dict[str, Any]]) -> set[int]:
     fleet = perf.baseline(rows)[MODEL]
-    ref = {m: fleet[m] for m in H100}
+    ref = {m: fleet[m] for m in FIGURES}
     return {r["gpu"] for r in rows if perf.shortfalls(r, ref, MARGIN)}
 
 
@@ -85,7 +86,7 @@ def row_for(n: int, trials: int, spread: float, kind: str, slow: float, seed: in
             rows = draw(rng, n, spread, KINDS[kind], 1.0 - slow)
             if t == 0 and not probe_check:
                 measured, wall = through_probe(rows)
-                worst = max(abs(m[k] / r[k] - 1) for m, r in zip(measured, rows, strict=True) for k in H100)
+                worst = max(abs(m[k] / r[k] - 1) for m, r in zip(measured, rows, strict=True) for k in FIGURES)
                 probe_check = {"worst_relative_error": worst, "wall_s_per_gpu": wall / len(rows),
                                "same_flags": flagged(measured) == flagged(rows)}
             rounds.append(flagged(rows))
@@ -109,13 +110,13 @@ def recorded(path: str) -> tuple[str, dict[str, float], float]:
 
     data = json.loads(Path(path).read_text())
     runs = [r["gpus"]["0"] for r in data["probe"]["runs"]]
-    figures = {m: statistics.median(float(r[m]) for r in runs) for m in H100}
-    spread = max(statistics.stdev(float(r[m]) for r in runs) / figures[m] for m in H100)
+    figures = {m: statistics.median(float(r[m]) for r in runs) for m in FIGURES}
+    spread = max(statistics.stdev(float(r[m]) for r in runs) / figures[m] for m in FIGURES)
     return str(data["devices"][0]["name"]), figures, spread
 
 
 def main(argv: list[str] | None = None) -> int:
-    global MODEL
+    global MODEL     # the fleet's model, with FIGURES: what every row draws
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nodes", type=int, default=64, help="nodes of 8 GPUs (64: 512 healthy GPUs)")
     ap.add_argument("--trials", type=int, default=200)
@@ -127,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     spreads = args.spreads or [0.003, 0.01, 0.02]
     if args.recorded:
         MODEL, figures, measured = recorded(args.recorded)
-        H100.update(figures)      # the figures every row draws from
+        FIGURES.update(figures)
         spreads = args.spreads or [round(measured, 5), 0.01, 0.02]
         print(f"{MODEL} as recorded in {args.recorded}: " + ", ".join(f"{k} {v:g}" for k, v in figures.items())
               + f"; measured spread {measured * 100:.3f} %")

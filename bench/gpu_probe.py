@@ -74,7 +74,7 @@ def probe_runs(system: sysmod.System, runs: int) -> dict[str, Any]:
         t0 = time.monotonic()
         figures = perf.probe_all(system, drv, targets, limits)
         rows.append({"wall_s": round(time.monotonic() - t0, 3),
-                     "gpus": {str(i): {k: v for k, v in f.items()} for i, f in figures.items()}})
+                     "gpus": {str(i): dict(f) for i, f in figures.items()}})
     summary: dict[str, Any] = {}
     for i in targets:
         per: dict[str, Any] = {}

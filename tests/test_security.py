@@ -23,6 +23,7 @@ from slurmtools.diagnosis.faults import is_node_fault
 from slurmtools.diagnosis.findings import NODE_TRUST
 from slurmtools.ledger.spool import Event, Spool, SpoolError
 
+from .fakes import JsonHandler, serving
 from .test_epilog import lab_like  # noqa: F401 - a fixture
 
 NOBODY = 65534
@@ -1173,27 +1174,12 @@ class _Hostile:
 
 @pytest.fixture()
 def hostile_prom() -> Any:
-    import http.server
-    import threading
-    import urllib.parse
-
-    class Handler(http.server.BaseHTTPRequestHandler):
+    class Handler(JsonHandler):
         def do_GET(self) -> None:
-            q = {k: v[0] for k, v in urllib.parse.parse_qs(urllib.parse.urlparse(self.path).query).items()}
-            data = _Hostile.body(q) if callable(_Hostile.body) else _Hostile.body
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            self.reply(200, _Hostile.body(self.query()) if callable(_Hostile.body) else _Hostile.body)
 
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}"
-    srv.shutdown()
+    with serving(Handler) as url:
+        yield url
 
 
 def _matrix(series: str) -> bytes:
