@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -102,3 +104,38 @@ def test_faults_that_leave_the_hardware_alone(tmp_path: Path) -> None:
         out = faults.FAULTS[fault](node, "n1")                  # type: ignore[arg-type]
         assert "hardware" not in out or out["hardware"] is False
     assert node.snap() == before
+
+
+class _Forking(Node):
+    """A node whose job script forks a child right after the kill's scan of /proc (CI's race: the script's `sleep`
+    started between the scan and the kill, survived, and kept the job running for minutes). The fault scans once to
+    name the job's pid in its kernel line, then the kill scans: the child appears just after that second scan."""
+
+    def __init__(self, tmp: Path) -> None:
+        super().__init__(tmp)
+        self.script = subprocess.Popen(["sleep", "300"])
+        self.child: subprocess.Popen[bytes] | None = None
+        self.scans = 0
+
+    def job_pids_on(self, node: str) -> list[tuple[int, str]]:
+        self.scans += 1
+        procs = [self.script] + ([self.child] if self.child else [])
+        found = [(p.pid, "42") for p in procs if p.poll() is None]
+        if self.child is None and self.scans == 2:
+            self.child = subprocess.Popen(["sleep", "300"])   # forked just after this scan
+        return found
+
+
+def test_a_lost_gpu_kills_a_child_forked_between_the_scan_and_the_kill(tmp_path: Path) -> None:
+    node = _Forking(tmp_path)
+    try:
+        out = faults.FAULTS["xid79"](node, "n1")                    # type: ignore[arg-type]
+        assert node.child is not None
+        assert node.script.wait(timeout=5) == -signal.SIGKILL
+        assert node.child.wait(timeout=5) == -signal.SIGKILL
+        assert sorted(out["killed_pids"]) == sorted([node.script.pid, node.child.pid])  # type: ignore[arg-type]
+    finally:
+        for p in (node.script, node.child):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait()

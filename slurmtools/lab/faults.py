@@ -29,19 +29,42 @@ class Target(Protocol):
 
 
 def _kill_jobs_on(lab: Target, node: str, only_one: bool = False) -> tuple[list[str], list[int]]:
-    """SIGKILL the processes of the jobs running on a lab node (all of them, or the biggest one)."""
+    """SIGKILL the processes of the jobs running on a lab node (all of them, or the biggest one).
+
+    All of them: each process found is stopped first and the node scanned again until a scan finds no new one, so a
+    child forked between the scan and the kill (a job script starting its `sleep`) dies too; a lost GPU leaves no
+    survivor (a survivor kept CI's job running for minutes after its fault)."""
     found = list(lab.job_pids_on(node))
     jobs = sorted({job for _, job in found})
-    if only_one and found:
-        found = [max(found, key=lambda pj: _rss(pj[0]))]
+    if only_one:
+        targets = [max(found, key=lambda pj: _rss(pj[0]))[0]] if found else []
+    else:
+        targets = _stop_all(lab, node, found)
     killed = []
-    for pid, _ in found:
+    for pid in targets:
         try:
             os.kill(pid, signal.SIGKILL)
             killed.append(pid)
         except ProcessLookupError:
             pass
     return jobs, killed
+
+
+def _stop_all(lab: Target, node: str, found: list[tuple[int, str]], rounds: int = 50) -> list[int]:
+    """SIGSTOP the processes found, rescanning until no new one appears (a stopped process forks no more)."""
+    stopped: list[int] = []
+    for _ in range(rounds):
+        new = [pid for pid, _ in found if pid not in stopped]
+        if not new:
+            break
+        for pid in new:
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except ProcessLookupError:
+                continue
+            stopped.append(pid)
+        found = list(lab.job_pids_on(node))
+    return stopped
 
 
 def _rss(pid: int) -> int:
