@@ -143,7 +143,10 @@ def render(runs: list[dict]) -> str:
             "run's duplicate (docs/ledger.md). Detected by its presence in the hook's environment; 22.05 and 24.11 "
             "give none, and their events and keys are as before. `ledger import-sacct` asks sacct for SLUID where "
             "`sacct --helpformat` lists it (`CliSlurm.sacct_has`), so sacct's row of a run meets its epilogs' row "
-            "by it. Not used yet: squeue's SLUID, in the controller.",
+            "by it. The controller acts only on the run that ended: EpilogSlurmctld's queue item keeps the run's "
+            "SLUID, squeue's JSON gives each job's (`step_id.sluid`; the pyslurm backend asks `squeue -o \"%A %s\"`, "
+            "its Job has none), and a job that is not past that run yet carries another SLUID is another job under "
+            "a reused id: never requeued, updated or released for that decision (`controller/base.run_of`).",
             "- **HealthCheckNodeState=START_ONLY** (25.11, 26.05; 26.05 also has REBOOT_ONLY): the health check "
             "runs only as slurmd starts (src/slurmd/slurmd/slurmd.c), and may not be combined with other states "
             "(src/common/read_config.c: fatal). 22.05 and 24.11 log \"Invalid HealthCheckNodeState value ... "

@@ -179,6 +179,14 @@ def test_queue_item_from_a_real_epilog_slurmctld_environment(tmp_path: Path) -> 
     assert queue.pending(str(tmp_path / "q")) == []
 
 
+@pytest.mark.parametrize(("given", "kept"), [("sA1B2C3D4E5F6G", True), ("s123", False), ("$(reboot)", False),
+                                             ("", False)])
+def test_queue_item_keeps_the_runs_sluid_only_in_its_form(given: str, kept: bool) -> None:
+    env = {**reference_env("epilog_slurmctld-gpujob-exit3-ctld.env"), "SLURM_JOB_SLUID": given}
+    item = queue.item_from_env(env, "lab")
+    assert item.get("sluid") == (given if kept else None)
+
+
 def test_queue_rejects_a_bad_env_and_quarantines_a_bad_file(tmp_path: Path) -> None:
     with pytest.raises(queue.QueueError, match="SLURM_JOB_ID"):
         queue.item_from_env({}, "lab")
@@ -194,7 +202,7 @@ def controller(w: dict[str, Any], **kw: Any) -> Controller:
 
 def ended(w: dict[str, Any], job_id: int = 7, restart: int = 0, nodes: str = "n[1-2]", comment: str = "",
           exit_raw: int = 9, epilogs: tuple[str, ...] = ("n1", "n2"), xid_on: str | None = "n2",
-          enqueued: float | None = None) -> None:
+          enqueued: float | None = None, sluid: str | None = None) -> None:
     """What the hooks leave behind: each node's epilog attempt (+ an XID 79 finding), the queue item."""
     cfg = w["cfg"]
     events = [Event("attempt", {"job_id": job_id, "restart_count": restart, "nodes": nodes, "source": "epilog",
@@ -209,6 +217,8 @@ def ended(w: dict[str, Any], job_id: int = 7, restart: int = 0, nodes: str = "n[
     api.flush(cfg)
     item = {"job_id": job_id, "restart_count": restart, "exit_raw": exit_raw, "nodes": nodes, "comment": comment,
             "user": "alice", "enqueued": enqueued if enqueued is not None else datetime.now(UTC).timestamp()}
+    if sluid is not None:
+        item["sluid"] = sluid
     queue.enqueue(cfg.controller.queue_dir, item)
 
 
@@ -943,3 +953,26 @@ def test_a_controller_that_was_down_past_min_job_age_still_resubmits(world: dict
         assert report["submissions"] == [] and submits(world) == []
         assert d["decision"] == "no_retry" and "not submitted through `slurmtools sbatch`" in d["reason"]
         assert Path(drop, "7.json").exists() == (accounted_user is None)   # kept a while in case it shows up
+
+
+@pytest.mark.parametrize("theirs", ["s0000000000002", None])
+def test_a_reused_job_id_is_never_requeued_for_another_runs_failure(world: dict[str, Any], theirs: str | None) -> None:
+    """25.11+: the run that ended (its SLURM_JOB_SLUID) is not the run slurmctld shows under that job id and restart
+    count (squeue's step_id.sluid): another job took the id. Left alone. Without squeue's SLUID (older releases,
+    pyslurm), the job id and restart count decide as before: requeued."""
+    slurm = world["slurm"]
+    slurm.add_job(7, comment="slurmtools=retry:2")
+    slurm.jobs_by_id[7] = dataclasses.replace(slurm.job(7), sluid=theirs)
+    ended(world, comment="slurmtools=retry:2", sluid="s0000000000001")
+    controller(world).once()
+    acted = [c for c in slurm.calls if c[0] in ("requeue", "update", "release")]
+    assert (acted == []) == (theirs is not None)
+
+
+def test_the_same_run_by_sluid_is_requeued(world: dict[str, Any]) -> None:
+    slurm = world["slurm"]
+    slurm.add_job(7, comment="slurmtools=retry:2")
+    slurm.jobs_by_id[7] = dataclasses.replace(slurm.job(7), sluid="s0000000000001")
+    ended(world, comment="slurmtools=retry:2", sluid="s0000000000001")
+    assert controller(world).once()["decisions"][0]["status"] == "done"
+    assert slurm.actions() == [("requeue", 7, True), ("update", 7, ("n2",), "now+2"), ("release", 7)]

@@ -163,3 +163,14 @@ def test_epoch_zero_is_unset_in_both_json_generations() -> None:
 
     assert epoch(0) is None and epoch({"set": True, "number": 0}) is None and epoch({"set": False}) is None
     assert epoch({"set": True, "number": 1700000000}).year == 2023  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("job", "sluid"), [
+    ({"step_id": {"sluid": "s0A1B2C3D4E5F6", "job_id": 5, "step_id": "batch"}}, "s0A1B2C3D4E5F6"),   # 25.11+
+    ({"step_id": {"sluid": "garbage"}}, None),
+    ({"step_id": {"sluid": ""}}, None),
+    ({"step_id": "5.batch"}, None),
+    ({}, None),                                                                                      # 22.05-24.11
+])
+def test_squeue_json_gives_the_runs_sluid_where_the_release_has_one(job: dict[str, object], sluid: str | None) -> None:
+    assert parse.job_from_json({"job_id": 5, "job_state": "RUNNING", **job}).sluid == sluid

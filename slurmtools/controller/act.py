@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from slurmtools.controller import state
-from slurmtools.controller.base import CD, COMPLETING_WAIT_S, Context, failed_try, is_held, summary, utcnow
+from slurmtools.controller.base import CD, COMPLETING_WAIT_S, Context, failed_try, is_held, run_of, summary, utcnow
 from slurmtools.controller.resubmit import Resubmitter
 from slurmtools.ledger import models
 from slurmtools.slurm import SlurmError, expand
@@ -37,7 +37,7 @@ class Actor:
         limit = int(ctx.cfg.controller.verify_attempts)
         alert = None
         try:
-            job = ctx.job(d.job_id, fresh=True)
+            job = run_of(ctx.job(d.job_id, fresh=True), (details.item or {}).get("sluid"), d.restart_count)
             if job is None and d.t_requeued is None and details.evacuate is None and not \
                     self.resubmitter.cannot_resubmit(s.get(models.RetryChain, d.chain_id) if d.chain_id else None):
                 details.act_tries, details.resubmit = tries - 1, state.Resubmit()   # purged since the decision

@@ -42,6 +42,23 @@ def is_held(job: JobInfo) -> bool:
     return job.state == "PENDING" and "held" in job.state_reason.lower()
 
 
+def run_of(job: JobInfo | None, sluid: object, restart: int) -> JobInfo | None:
+    """JOB if it may be the job whose run RESTART (with SLUID, from EpilogSlurmctld) ended, else None.
+
+    Where Slurm gives both SLUIDs (25.11+: the queue item's SLURM_JOB_SLUID, squeue's `step_id.sluid`), a job that
+    is not past that run (restart count not above it) yet carries another SLUID is another job under a reused job
+    id: never requeued, updated or released for this decision; the decision reads it as gone. Without either
+    SLUID (older releases; the pyslurm backend, whose Job exposes none) the job id and restart count decide, as
+    they always did."""
+    if job is None or not isinstance(sluid, str) or not sluid or job.sluid is None:
+        return job
+    if job.restart_count <= restart and job.sluid != sluid:
+        log.warning("controller: job %s in slurmctld is run %s, not the run %s that ended (a reused job id): "
+                    "left alone", job.job_id, job.sluid, sluid)
+        return None
+    return job
+
+
 class Context:
     """The controller's shared inputs: CFG, the Slurm client, the ledger engine, the rules, the random source
     (backoff jitter), and slurmctld's job table, read once per pass."""

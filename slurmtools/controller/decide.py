@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from slurmtools import drain
 from slurmtools.controller import exclusions, policy, state
 from slurmtools.controller.act import Actor
-from slurmtools.controller.base import CD, Context, summary, utcnow
+from slurmtools.controller.base import CD, Context, run_of, summary, utcnow
 from slurmtools.controller.evacuate import Evacuator
 from slurmtools.controller.resubmit import Resubmitter
 from slurmtools.diagnosis.faults import superseded
@@ -102,7 +102,7 @@ class Decider:
             if set(nodes) - view.epilogs.get((job_id, restart), set()) and view is shared:
                 view = self.prefetch([item])     # asked again, with its findings: one may have arrived since
             missing = sorted(set(nodes) - view.epilogs.get((job_id, restart), set()))
-            job = ctx.job(job_id)
+            job = run_of(ctx.job(job_id), item.get("sluid"), restart)
             completing = job is not None and job.restart_count == restart and job.state == "COMPLETING"
             if (missing or completing) and waited < float(self.cfg.controller.evidence_wait):
                 return {"waiting": True, "job_id": job_id, "restart_count": restart, "missing_epilogs": missing,

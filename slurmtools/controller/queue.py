@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from slurmtools.fsutil import check_trusted, read_safely, trusted_dir, write_atomic
+from slurmtools.jobstate import is_sluid
 
 VERSION = 1
 
@@ -47,7 +48,14 @@ def item_from_env(env: Mapping[str, str], cluster: str) -> dict[str, Any]:
         "partition": env.get("SLURM_JOB_PARTITION") or "",
         "array_job_id": _int(env, "SLURM_ARRAY_JOB_ID"),
         "enqueued": time.time(),
+        **_sluid(env),
     }
+
+
+def _sluid(env: Mapping[str, str]) -> dict[str, str]:
+    """The run's SLURM_JOB_SLUID (25.11+) where it is one: the controller acts only on that run (controller/act.py)."""
+    value = (env.get("SLURM_JOB_SLUID") or "").strip()
+    return {"sluid": value} if is_sluid(value) else {}
 
 
 def file_name(item: Mapping[str, Any]) -> str:

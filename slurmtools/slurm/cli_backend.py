@@ -55,6 +55,7 @@ class CliSlurm:
         self.bin_dir = bin_dir
         self._release: tuple[int, int] | None = None
         self._sacct_fields: frozenset[str] | None = None
+        self._squeue_fields: frozenset[str] | None = None
         self.timeout = timeout
         self.calls: list[list[str]] = []  # every command run, for audits and tests
 
@@ -149,6 +150,16 @@ class CliSlurm:
         if self._sacct_fields is None:
             self._sacct_fields = frozenset(self.run("sacct", "--helpformat").split())
         return field in self._sacct_fields
+
+    def squeue_has(self, field: str) -> bool:
+        """FIELD is one of the running squeue's `-O` fields (`squeue --helpFormat`, read once; 22.05's squeue has
+        no such option: none)."""
+        if self._squeue_fields is None:
+            try:
+                self._squeue_fields = frozenset(self.run("squeue", "--helpFormat").split())
+            except SlurmError:
+                self._squeue_fields = frozenset()
+        return field in self._squeue_fields
 
     def job_history(self, *, since: datetime | None = None,
                     job_ids: Sequence[int] | None = None) -> list[JobRecord]:

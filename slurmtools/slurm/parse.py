@@ -158,7 +158,16 @@ def job_from_json(job: dict[str, Any]) -> JobInfo:
         stderr=job.get("standard_error") or "",
         array_job_id=_int_or_none(job.get("array_job_id")) or None,
         array_task_id=_int_or_none(job.get("array_task_id")),
+        sluid=_sluid_of(job),
     )
+
+
+def _sluid_of(job: dict[str, Any]) -> str | None:
+    """The run's SLUID: 25.11+ put it in the job's `step_id` object (data_parser v0.0.44's SLURM_STEP_ID); older
+    releases have no such object, or no such key. Anything not in SLUID form is no SLUID."""
+    step = job.get("step_id")
+    value = step.get("sluid") if isinstance(step, dict) else None
+    return value if isinstance(value, str) and is_sluid(value) else None
 
 
 def parse_squeue_json(text: str) -> list[JobInfo]:

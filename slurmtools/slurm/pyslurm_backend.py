@@ -10,8 +10,10 @@ this process import it.
 What goes through pyslurm: version, nodes, drain, resume, job, jobs, requeue (and requeue-hold), release,
 update_job, cancel, signal. What stays on the CLI (documented fallbacks, the same on every release: docs/
 slurm-access.md): `submit` (sbatch's option parsing, `--parsable`, and dropping to the submitting user before exec
-have no pyslurm equivalent with the same behaviour), `job_history` and `node_events` (slurmdbd's records: pyslurm's
-db API reads them, but its JobFilter/Events do not give sacct's `--duplicates` attempts that the ledger keys on).
+have no pyslurm equivalent with the same behaviour), each run's SLUID on releases that have one (pyslurm 25.11's
+Job has no attribute for it: one `squeue -o "%A %s"` per read of jobs), `job_history` and `node_events`
+(slurmdbd's records: pyslurm's db API reads them, but its JobFilter/Events do not give sacct's `--duplicates`
+attempts that the ledger keys on).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+from slurmtools.jobstate import is_sluid
 from slurmtools.slurm import parse
 from slurmtools.slurm.cli_backend import CliSlurm
 from slurmtools.slurm.types import ExitStatus, JobInfo, NodeInfo, SlurmError
@@ -234,10 +237,25 @@ class PyslurmSlurm(CliSlurm):
         codes = {j.job_id: j.state_reason for j in CliSlurm.jobs(self) if j.job_id in described}
         return [replace(j, state_reason=codes[j.job_id]) if j.job_id in codes else j for j in jobs]
 
+    def _sluids(self, jobs: list[JobInfo], job_id: int | None = None) -> list[JobInfo]:
+        """Each run's SLUID (25.11+): pyslurm 25.11's Job does not expose it (its slurm.h declarations have the
+        field, its Job class no attribute), so where the running squeue lists SLUID it comes from one light
+        `squeue -o "%A %s"` (job id, SLUID: the CLI fallback docs/slurm-access.md names). The controller compares
+        it with the run that ended (controller/base.run_of)."""
+        if not jobs or not self.squeue_has("SLUID"):
+            return jobs
+        which = ["-j", str(int(job_id))] if job_id is not None else []
+        found: dict[int, str] = {}
+        for line in self.run("squeue", "-h", "--states=all", *which, "-o", "%A %s").splitlines():
+            parts = line.split()
+            if len(parts) == 2 and parts[0].isdigit() and is_sluid(parts[1]):
+                found[int(parts[0])] = parts[1]
+        return [replace(j, sluid=found.get(j.job_id)) for j in jobs]
+
     def jobs(self, *, user: str | None = None, nodes: Sequence[str] | None = None) -> list[JobInfo]:
         ps = self._pyslurm()
         loaded: Any = self._rpc("Jobs.load", ps.Jobs.load)
-        jobs = self._reason_codes([self._job(job) for job in loaded.values()])
+        jobs = self._sluids(self._reason_codes([self._job(job) for job in loaded.values()]))
         if user is not None:
             jobs = [j for j in jobs if j.user == user]
         if nodes is not None:
@@ -255,7 +273,7 @@ class PyslurmSlurm(CliSlurm):
                     or "Invalid job id" in str(exc):
                 return None
             raise PyslurmError("Job.load", exc) from None
-        return self._reason_codes([self._job(job)])[0]
+        return self._sluids(self._reason_codes([self._job(job)]), int(job_id))[0]
 
     # --------------------------------------------------------------------- actions
     def drain(self, nodes: Sequence[str], reason: str) -> None:

@@ -142,6 +142,7 @@ class JobInfo:
     stderr: str = ""         # as Slurm gives it (empty: with stdout)
     array_job_id: int | None = None
     array_task_id: int | None = None
+    sluid: str | None = None  # this run's SLUID where squeue gives one (25.11+: step_id.sluid); new at each requeue
 
     @property
     def finished(self) -> bool:

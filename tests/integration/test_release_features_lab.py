@@ -60,11 +60,11 @@ def test_each_run_is_keyed_by_its_sluid_where_slurm_gives_one(lab: Lab, slurm: C
                            "--wrap", "echo 'NCCL WARN NET/IB : Got completion from peer 10.0.0.2<51234> with error 12, "
                                      "opcode 0'; sleep 300"])
     jobs.append(job_id)
-    wait_job(slurm, job_id, lambda j: j.state == "RUNNING", "running")
+    first = wait_job(slurm, job_id, lambda j: j.state == "RUNNING", "running").sluid   # squeue's step_id.sluid
     slurm.requeue(job_id, hold=True)
     wait_job(slurm, job_id, lambda j: j.state == "PENDING" and j.restart_count >= 1, "requeued, held")
     slurm.release(job_id)
-    wait_job(slurm, job_id, lambda j: j.state == "RUNNING", "running again", timeout=120)
+    second = wait_job(slurm, job_id, lambda j: j.state == "RUNNING", "running again", timeout=120).sluid
     slurm.cancel(job_id)
     wait_job(slurm, job_id, lambda j: j.finished, "finished")
     runs = wait_until("both runs' attempts with their SLUIDs in the ledger", lambda: (lambda rows: rows if len(
@@ -77,6 +77,11 @@ def test_each_run_is_keyed_by_its_sluid_where_slurm_gives_one(lab: Lab, slurm: C
                          text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert set(sluids) <= {line.strip() for line in out.stdout.splitlines()}, (sluids, out.stdout)
+    # what the controller compares (controller/base.run_of): squeue's SLUID of each run is the one its epilogs got,
+    # and EpilogSlurmctld's queue item carries the run's (a run it may act on: the one that ended)
+    assert [first, second] == sluids, (first, second, runs)
+    items = [json.loads(p.read_text()) for p in (lab.root / "controller").glob(f"{job_id}.*.json")]
+    assert items and all(i.get("sluid") in sluids for i in items), (items, sluids)
     eng = db.make_engine(lab.ledger_url)
     try:
         with Session(eng) as s:
