@@ -170,13 +170,21 @@ def render(runs: list[dict]) -> str:
             "failed epilog (which slurmctld drains: `drain_nodes(..., \"Epilog error\")`) runs again at once "
             "elsewhere. `_drain_node` (src/slurmctld/node_mgr.c) keeps the reason of a node already drained, so an "
             "epilog that exited 1 only after slurmtools' own drain took effect would keep the reason protocol; one "
-            "whose drain the rails refused must still exit 0 (Slurm's drain would bypass them). slurmtools does "
-            "not use it yet: the controller's recovery by failure class (controller/policy.py: a node fault is "
-            "retried with the implicated nodes excluded, a transient fault retried excluding none, an application "
-            "fault only for a job that asked for `retry_on = any`) stays `scontrol requeuehold` + ExcNodeList + "
-            "release on every release, whose epilog always exits 0; building it also needs the job's "
-            "`EXPEDITED_REQUEUE` flag in both backends' job records and the held user-error job's fate decided "
-            "(issue 35).", ""]
+            "whose drain the rails refused must still exit 0 (Slurm's drain would bypass them). **Not adopted, by "
+            "decision.** (1) It is a submit-time flag only: `scontrol update` cannot set it (src/scontrol/"
+            "update_job.c reads `Requeue=` as a number), so every managed job would need it from the wrapper or the "
+            "job_submit plugin, and the cluster `enable_expedited_requeue`. (2) Its signal for a node fault is an "
+            "epilog exiting non-zero, on which slurmctld drains the node itself (\"Epilog error\"), outside the "
+            "rails every drain of ours goes through (reason prefix, observe mode, circuit breaker). (3) A job it "
+            "holds (epilogs all 0: a transient fault or a user error) waits at priority 0 for someone to release "
+            "or cancel it, which is the controller's decision anyway. The controller gives the three paths by "
+            "failure class on every release (controller/policy.py): a transient fault (an XID NVIDIA files under "
+            "RESTART_APP, an NCCL error) is retried at once on any nodes, the same ones included; a node fault "
+            "is retried with the implicated nodes excluded; an application fault is not retried unless the job "
+            "asked for `retry_on = any`. Its requeue is as fast as an expedited one: `requeuehold`, then "
+            "`StartTime=now+2` and `release`, which skips the requeue's BeginTime (cred_expire + 1 s); from the "
+            "failed attempt's end to the next start 2.0 s on the lab (bench/recovery_latency.py, "
+            "docs/performance.md).", ""]
     return "\n".join(out)
 
 
