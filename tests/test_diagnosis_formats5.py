@@ -1,0 +1,196 @@
+"""More printers of the weak families (ib, nfs, pcie, gpu_init/gsp, fabric manager, thermal, disk), from format strings.
+
+Every fault line below is a format string of the public source named in the comment above it, with its conversions
+filled in by hand (device names, numbers, hosts): no line is copied from a log or from the field corpus. Each family
+has benign twins (the same printer's healthy or informational lines) that must stay below warning, and the lines a job,
+a daemon or a tool prints are checked for their trust: such a line never drains a node.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from slurmtools.diagnosis import diagnose
+from slurmtools.diagnosis.faults import is_node_fault
+
+SEVERE = {"warning", "error", "critical"}
+
+FAULTS = [
+    # ---- systemd's `systemctl status` of a failed unit (src/systemctl/systemctl-show.c: "%s%s%s %s" glyph and id, then
+    # " - %s" the description; the glyph is the cross mark for a failed unit since systemd 250)
+    ("× nvidia-fabricmanager.service - NVIDIA fabric manager service", "fabric_manager", "error"),
+    ("× nv-fabricmanager.service - FabricManager service", "fabric_manager", "error"),
+    ("× openibd.service - openibd - configure Mellanox devices", "ib", "error"),
+    ("× opensm.service - Starts the OpenSM InfiniBand fabric Subnet Manager", "ib", "error"),
+    ("× rdma-load-modules@infiniband.service - Load RDMA modules from /etc/rdma/modules/infiniband.conf", "ib",
+     "error"),
+    ("× rpc-statd.service - NFS status monitor for NFSv2/3 locking.", "nfs", "error"),
+    ("× nfs-client.target - NFS client services", "nfs", "error"),
+    ("× lnet.service - lnet management", "nfs", "error"),
+    ("× beegfs-client.service - Start BeeGFS Client", "nfs", "error"),
+    ("× nvidia-persistenced.service - NVIDIA Persistence Daemon", "gpu_init", "error"),
+    # ---- temperatures: sonic-platform-daemons sonic-xcvrd ("%s: temperature status change from %s to %s", the states
+    # "normal", "temperature high warning", "temperature high alarm", "temperature low ..."); ethtool sfpdiag.c and
+    # sff-common.c ("\t%-41s : %s", "Module temperature high alarm", On/Off); Facebook OpenBMC's sensord ("ASSERT: %s
+    # threshold - raised - FRU: %d, num: 0x%X curr_val: %.2f %s, thresh_val: %.2f %s, snr: %-16s")
+    ("Ethernet16: temperature status change from normal to temperature high alarm", "thermal", "warning"),
+    ("NOTICE pmon#xcvrd: Ethernet248: temperature status change from temperature high warning to temperature low alarm",
+     "thermal", "warning"),
+    ("\tModule temperature high warning           : On", "thermal", "warning"),
+    ("ASSERT: Upper Non Critical threshold - raised - FRU: 2, num: 0x1A curr_val: 88.00 C, thresh_val: 85.00 C, "
+     "snr: SOC_TEMP", "thermal", "warning"),
+    # ---- GSP and its firmware: linux drivers/base/firmware_loader/main.c "Direct firmware load for %s failed with
+    # error %d", fallback.c "firmware: failed to load %s (%d)"; open-gpu-kernel-modules kernel_gsp_frts_tu102.c
+    # s_vbiosPatchInterfaceData() "too few interface entires found for FWSEC cmd 0x%x", "failed to find required
+    # interface entry for FWSEC cmd 0x%x"
+    ("nvidia 0000:3b:00.0: Direct firmware load for nvidia/570.86.15/gsp_tu10x.bin failed with error -2", "gsp",
+     "error"),
+    ("nouveau 0000:01:00.0: firmware: failed to load nvidia/ga102/gsp/gsp-535.113.01.bin (-2)", "gsp", "error"),
+    ("NVRM: GPU1 s_vbiosPatchInterfaceData: too few interface entires found for FWSEC cmd 0x5", "gsp", "error"),
+    ("NVRM: s_vbiosPatchInterfaceData: failed to find required interface entry for FWSEC cmd 0x5", "gsp", "error"),
+    # ---- the driver's API mismatch report, its continuation lines: open-gpu-kernel-modules kernel-open/nvidia/nv.c
+    ("NVRM: this kernel module has the version 570.86.15.  Please", "gpu_init", "error"),
+    ("NVRM: make sure that this kernel module and all NVIDIA driver", "gpu_init", "error"),
+    ("NVRM: components have the same version.", "gpu_init", "error"),
+    ("NVRM: has the version 550.54.15, but this kernel module has", "gpu_init", "error"),
+    # ---- NFS root, NFS over RDMA, ESHUTDOWN, BeeGFS and XtreemFS clients
+    # linux fs/nfs/nfsroot.c: "Root-NFS: No NFS server available, giving up.", "Root-NFS: Unable to get mountd port
+    # number from server, using default", "Root-NFS: Server returned error %d while mounting %s"; init/do_mounts.c
+    # "VFS: Unable to mount root fs via NFS, trying floppy."
+    ("Root-NFS: Unable to get mountd port number from server, using default", "nfs", "error"),
+    ("Root-NFS: Server returned error -110 while mounting /export/roots/node17", "nfs", "error"),
+    ("VFS: Unable to mount root fs via NFS, trying floppy.", "nfs", "error"),
+    # linux net/sunrpc/xprtrdma/verbs.c: "rpcrdma: ib_alloc_pd() returned %d", "rpcrdma: Device %s does not support
+    # memreg mode %d", "rpcrdma: can't reconnect on different device!", "rpcrdma: connection to %s:%s closed (%d)"
+    ("rpcrdma: ib_alloc_pd() returned -12", "nfs", "warning"),
+    ("rpcrdma: Device mlx5_1 does not support memreg mode 6", "nfs", "warning"),
+    ("rpcrdma: can't reconnect on different device!", "nfs", "warning"),
+    ("rpcrdma: connection to 192.168.7.3:20049 closed (-103)", "nfs", "warning"),
+    # glibc strerror(ESHUTDOWN) in a job's file operation (an evicted Lustre client)
+    ("cp: cannot create regular file '/lustre/proj/out.h5': Cannot send after transport endpoint shutdown", "nfs",
+     "warning"),
+    # BeeGFS common/src/common/net/message/ ... MessagingTk ("[Messaging (RPC)] >> Communication error: %s; Peer: %s",
+    # "Retrying communication with node: %s") behind its LogContext header "(%d) %s %s [%s] >> "; XtreemFS's client
+    # ("The client encountered a communication error sending a request to the server: %s. Error: %s")
+    ("(3) Feb 02 11:12:13 Worker3 [Messaging (RPC)] >> Communication error: Send timed out to: beegfs-meta mds02 "
+     "[ID: 2]; Peer: 10.1.0.2:8005", "nfs", "warning"),
+    ("(2) Feb 02 11:12:13 Worker3 [Messaging (RPC)] >> Retrying communication with node: beegfs-meta mds02 [ID: 2]",
+     "nfs", "warning"),
+    ("The client encountered a communication error sending a request to the server: mrc.lab:32636. Error: "
+     "Connection refused", "nfs", "warning"),
+    # ---- RDMA drivers: linux drivers/infiniband/ulp/ipoib/ipoib_ib.c "timing out; %d sends %d receives not completed";
+    # drivers/infiniband/hw/irdma irdma_request_reset() "Requesting a reset"; drivers/infiniband/hw/bnxt_re qplib_rcfw.c
+    # "QPLIB: cmdq[%#x]=%#x timedout (%d)msec", "QPLIB: FW STALL Detected. cmdq[%#x]=%#x waited (%d > %d) msec
+    # active %d"
+    ("ib1: timing out; 12 sends 3 receives not completed", "ib", "warning"),
+    ("irdma 0000:4b:00.1 irdma1: Requesting a reset", "ib", "warning"),
+    ("infiniband bnxt_re1: QPLIB: bnxt_re_is_fw_stalled: FW STALL Detected. cmdq[0xe]=0x8c waited (40000 > 20000) "
+     "msec active 1", "ib", "warning"),
+    # ---- UCX without its header: uct/ib/base/ib_device.c "IB Async event on %s: %s" (ibv_event_type_str() "... on QPN
+    # 0x%x", "... on port %d"), uct/ib/ud/base/ud_ep.c "UD endpoint %p to %s: unhandled timeout error", ib_mlx5_log.c's
+    # "%s QP 0x%x wqe[%d]: %s"
+    ("IB Async event on mlx5_3: local work queue catastrophic error on QPN 0x2f1", "ib", "error"),
+    ("IB Async event on mlx5_bond_0: port error on port 1", "ib", "error"),
+    ("UD endpoint 0x7f3e2c001230 to gpu17:28811: unhandled timeout error", "ib", "error"),
+    ("RC QP 0x9c1 wqe[4012]: RDMA_WRITE s-e [rva 0x7f0000 rkey 0x1234] [va 0x7f1000 len 65536 lkey 0x5678]", "ib",
+     "error"),
+    # rdma-core libibverbs/init.c: "libibverbs: Warning: RLIMIT_MEMLOCK is %llu bytes.\n    This will severely limit
+    # memory registrations.\n"; libibverbs/memory.c "libibverbs: Warning: fork()-safety requested but init failed"
+    ("libibverbs: Warning: RLIMIT_MEMLOCK is 8388608 bytes.", "ib", "warning"),
+    ("    This will severely limit memory registrations.", "ib", "warning"),
+    ("libibverbs: Warning: fork()-safety requested but init failed", "ib", "warning"),
+    # ---- PCIe: DCGM dcgmlib/dcgm_errors.h DCGM_FR_PCIE_REPLAY_VIOLATION_MSG "Detected %ld %s for GPU %u" and
+    # DCGM_FR_PCIE_REPLAY_THRESHOLD_VIOLATION_MSG "Detected %ld %s for GPU %u which is above the threshold %ld";
+    # linux drivers/pci/hotplug/pciehp_ctrl.c "Slot(%s): No link"
+    ("Detected 57 PCIe replay errors for GPU 6", "pcie", "warning"),
+    ("Detected 2048 PCIe replay errors for GPU 1 which is above the threshold 1000", "pcie", "warning"),
+    ("pcieport 0000:80:03.1: pciehp: Slot(5-1): No link", "pcie", "error"),
+    # ---- disk: linux drivers/nvme/host/pci.c nvme_warn_reset(): 'Try "nvme_core.default_ps_max_latency_us=0
+    # pcie_aspm=off pcie_port_pm=off" and report a bug'; fs/ext4/super.c ext4_load_journal() and ext4_get_dev_journal()
+    ('nvme nvme3: Try "nvme_core.default_ps_max_latency_us=0 pcie_aspm=off pcie_port_pm=off" and report a bug', "disk",
+     "warning"),
+    ("EXT4-fs (nvme0n1p2): filesystem has both journal inode and journal device!", "disk", "error"),
+    ("EXT4-fs (md127): journal UUID does not match", "disk", "error"),
+    ("EXT4-fs (sdb2): external journal has bad superblock", "disk", "error"),
+    ("EXT3-fs: error: write access unavailable, cannot proceed", "disk", "error"),
+]
+
+
+@pytest.mark.parametrize("line, kind, severity", FAULTS, ids=lambda v: str(v)[:50])
+def test_a_printers_format_string_is_found(line: str, kind: str, severity: str) -> None:
+    findings = diagnose(line.encode())
+    assert findings, line
+    assert (findings[0].kind, findings[0].severity) == (kind, severity)
+    assert not findings[0].details.get("unrecognised"), "a rule names this family, not the fallback"
+
+
+BENIGN_TWINS = [
+    # systemctl status of a running unit (the bullet glyph) and of an inactive one
+    "● nvidia-fabricmanager.service - NVIDIA fabric manager service",
+    "○ nvidia-persistenced.service - NVIDIA Persistence Daemon",
+    "● openibd.service - openibd - configure Mellanox devices",
+    # xcvrd's state going back to normal; ethtool -m with the alarm off; sensord's deassert
+    "Ethernet16: temperature status change from temperature high alarm to normal",
+    "\tModule temperature high alarm             : Off",
+    "DEASSERT: Upper Critical threshold - settled - FRU: 2, num: 0x1A curr_val: 70.00 C, thresh_val: 85.00 C, "
+    "snr: SOC_TEMP",
+    # an ASSERT on a sensor that is no temperature (a fan) is not thermal's
+    "ASSERT: Lower Critical threshold - raised - FRU: 1, num: 0x60 curr_val: 500.00 RPM, thresh_val: 800.00 RPM, "
+    "snr: FAN0_SPEED",
+    # the firmware loader's note for another driver's optional file
+    "iwlwifi 0000:00:14.3: Direct firmware load for iwlwifi-so-a0-gf-a0-72.ucode failed with error -2",
+    # s_vbiosPatchInterfaceData's warning that it copies anyway
+    "NVRM: s_vbiosPatchInterfaceData: insufficient cmd buffer for FWSEC interface",
+    # NFS root at work, NFS/RDMA's connection established (verbs.c pr_info)
+    "Root-NFS: Mounting /export/roots/node17 on server 10.0.0.1 as root",
+    "rpcrdma: connection to 192.168.7.3:20049 on mlx5_0, memreg 'FRWR', 128 credits, 16 responders",
+    # BeeGFS's connection set up
+    "(3) Feb 02 11:12:13 Worker3 [NodeConn (acquire stream)] >> Connected: beegfs-meta@10.1.0.2:8005 (protocol: RDMA)",
+    # a healthy async event (ibv_event_type_str "communication established") and the UCX info line
+    "IB Async event on mlx5_0: communication established on QPN 0x12",
+    # DCGM_FR_PCIE_REPLAY_VIOLATION_MSG's format with no replay counted
+    "Detected 0 PCIe replay errors for GPU 0",
+    # pciehp's healthy presence and link lines
+    "pcieport 0000:80:03.1: pciehp: Slot(5-1): Card present",
+    "pcieport 0000:80:03.1: pciehp: Slot(5-1): Link Up",
+    # ext4 mounting and loading its journal at info level
+    "EXT4-fs (nvme0n1p2): mounted filesystem 3c1f2e7a-1b2c-4d5e-8f90-123456789abc r/w with ordered data mode. "
+    "Quota mode: none.",
+    "EXT4-fs (sda1): write access will be enabled during recovery",
+]
+
+
+@pytest.mark.parametrize("line", BENIGN_TWINS, ids=lambda v: str(v)[:50])
+def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
+    findings = diagnose(line.encode())
+    assert not [f for f in findings if f.severity in SEVERE], [(f.kind, f.severity, f.details) for f in findings]
+
+
+@pytest.mark.parametrize("line", [
+    "× nvidia-fabricmanager.service - NVIDIA fabric manager service",
+    "Ethernet16: temperature status change from normal to temperature high alarm",
+    "cp: cannot create regular file '/lustre/proj/out.h5': Cannot send after transport endpoint shutdown",
+    "IB Async event on mlx5_3: local work queue catastrophic error on QPN 0x2f1",
+    "libibverbs: Warning: RLIMIT_MEMLOCK is 8388608 bytes.",
+    "Detected 57 PCIe replay errors for GPU 6",
+    "(3) Feb 02 11:12:13 Worker3 [Messaging (RPC)] >> Communication error: Send timed out to: beegfs-meta mds02",
+    # a job's process that names itself like a kernel subsystem, writing the kernel's words: still no node fault
+    "Jan 11 09:52:01 gpu12 ib0[4242]: ib0: timing out; 12 sends 3 receives not completed",
+    "Jan 11 09:52:01 gpu12 python[4242]: Root-NFS: No NFS server available, giving up.",
+])
+def test_text_a_job_a_daemon_or_a_tool_prints_never_drains(line: str) -> None:
+    findings = diagnose(line.encode())
+    assert all(f.trust in ("job", "syslog") for f in findings), [(f.details.get("rule"), f.trust) for f in findings]
+    assert not any(is_node_fault(f, None) for f in findings)
+
+
+@pytest.mark.parametrize("line", [
+    "Root-NFS: No NFS server available, giving up.",
+    "ib1: timing out; 12 sends 3 receives not completed",
+    "NVRM: s_vbiosPatchInterfaceData: too few interface entires found for FWSEC cmd 0x5",
+    "pcieport 0000:80:03.1: pciehp: Slot(5-1): No link",
+    "EXT4-fs (md127): journal UUID does not match",
+])
+def test_the_kernels_own_lines_are_trust_kernel(line: str) -> None:
+    findings = diagnose(line.encode())
+    assert findings and findings[0].trust == "kernel"
