@@ -113,6 +113,48 @@ FAULTS = [
     ("EXT4-fs (md127): journal UUID does not match", "disk", "error"),
     ("EXT4-fs (sdb2): external journal has bad superblock", "disk", "error"),
     ("EXT3-fs: error: write access unavailable, cannot proceed", "disk", "error"),
+    # ---- fabric manager health as DCGM reports it: modules/health/DcgmHealthWatch.cpp ("Fabric Manager training has
+    # not started.", "Fabric Manager training in progress.", "Fabric Manager status is unrecognized."), dcgm_errors.h
+    # DCGM_FR_FABRIC_PROBE_STATE_MSG "GPU %u: Fabric State is %s (%lld)." and DCGM_FR_IMEX_UNHEALTHY_MSG "IMEX %s status
+    # is %s (%s)"
+    ("Fabric Manager training has not started.", "fabric_manager", "warning"),
+    ("Fabric Manager status is unrecognized.", "fabric_manager", "warning"),
+    ("GPU 5: Fabric State is In Progress (2).", "fabric_manager", "warning"),
+    ("IMEX daemon status is UNAVAILABLE (connection refused)", "fabric_manager", "warning"),
+    # ---- the NFS client and Lustre: fs/nfs/inode.c nfs_update_inode() "fsid %s: expected fileid 0x%Lx, got 0x%Lx";
+    # the NFSv4 idmapper note "NFS: v4 server %s does not accept raw uid/gids. Reenabling the idmapper."; libcfs's
+    # rate limiter "Skipped %d previous similar message%s" (info: the repeats of the message before it)
+    ("fsid 0:61: expected fileid 0x2a00c1, got 0x2a00f7", "nfs", "warning"),
+    ("NFS: v4 server nas02.lab does not accept raw uid/gids. Reenabling the idmapper.", "nfs", "info"),
+    ("Lustre: Skipped 17 previous similar messages", "nfs", "info"),
+    ("LNet: 4021:0:(o2iblnd_cb.c:3397:kiblnd_check_conns()) Skipped 1 previous similar message", "nfs", "info"),
+    # ---- IPoIB and mlx5 without error words: drivers/infiniband/ulp/ipoib/ipoib_ib.c "packet len %u (> %u) too long
+    # to send, dropping"; mlx5/core/pagealloc.c "FW did not return all pages. giving up...", "FW pages counter is %d
+    # after reclaiming all pages"; fw_reset.c "reset reload flow aborted, PCI reads still not working" and the sync
+    # reset's steps ("Sync Reset now. Device is going to reset.", info); health.c "health revived" (info)
+    ("ib0: packet len 4092 (> 2044) too long to send, dropping", "ib", "warning"),
+    ("mlx5_core 0000:c1:00.1: mlx5_reclaim_startup_pages:812:(pid 2211): FW did not return all pages. giving up...",
+     "ib", "warning"),
+    ("mlx5_core 0000:c1:00.1: mlx5_reclaim_startup_pages:830:(pid 2211): FW pages counter is 128 after reclaiming all "
+     "pages", "ib", "warning"),
+    ("mlx5_core 0000:c1:00.1: mlx5_fw_reset_complete_reload:233:(pid 97): reset reload flow aborted, PCI reads still "
+     "not working", "ib", "warning"),
+    ("mlx5_core 0000:c1:00.1: mlx5_sync_reset_unload_event:700:(pid 97): Sync Reset Unload. Function is forced down.",
+     "ib", "info"),
+    ("mlx5_core 0000:c1:00.1: mlx5_health_try_recover:349:(pid 97): health revived", "ib", "info"),
+    # ---- the NVIDIA driver refusing a GPU: kernel-open/nvidia/nv.c NV_DEV_PRINTF "No interrupts of any type are
+    # available. Cannot use this GPU.", "Tried to get IRQ %d, but another driver", "Device is currently unavailable",
+    # "open() not permitted for excluded %s"; nv-pci.c "NVRM: ignoring the legacy GPU %04x:%02x:%02x.%x"
+    ("NVRM: GPU 0000:c3:00.0: No interrupts of any type are available. Cannot use this GPU.", "gpu_init", "error"),
+    ("NVRM: GPU 0000:c3:00.0: Tried to get IRQ 138, but another driver", "gpu_init", "error"),
+    ("NVRM: GPU 0000:c3:00.0: Device is currently unavailable", "gpu_init", "error"),
+    ("NVRM: GPU 0000:c3:00.0: open() not permitted for excluded GPU", "gpu_init", "error"),
+    ("NVRM: ignoring the legacy GPU 0000:c3:00.0", "gpu_init", "error"),
+    # ---- Open MPI's fabric help texts (help-mpi-btl-openib.txt, help-mpi-btl-openib-cpc-base.txt, help-mtl-ofi.txt):
+    # printed by healthy runs on hosts without the fabric too, so info
+    ("WARNING: It appears that your OpenFabrics subsystem is configured to only", "ib", "info"),
+    ("No OpenFabrics connection schemes reported that they were able to be", "ib", "info"),
+    ("Open MPI failed an OFI Libfabric library call (fi_getinfo).  This is highly", "ib", "info"),
 ]
 
 
@@ -157,6 +199,13 @@ BENIGN_TWINS = [
     "EXT4-fs (nvme0n1p2): mounted filesystem 3c1f2e7a-1b2c-4d5e-8f90-123456789abc r/w with ordered data mode. "
     "Quota mode: none.",
     "EXT4-fs (sda1): write access will be enabled during recovery",
+    # DCGM's fabric watch and probe state when the fabric is trained
+    "GPU 5: Fabric State is Completed (3).",
+    "IMEX daemon status is UP (READY)",
+    # NVRM's own healthy device notes
+    "NVRM: GPU 0000:c3:00.0: UnbindLock acquired",
+    # mlx5's firmware reset drop-mode acknowledgement (mlx5_core_info)
+    "mlx5_core 0000:c1:00.1: mlx5_sync_reset_unload_flow:620:(pid 97): Sync Reset Drop mode ack",
 ]
 
 
@@ -194,3 +243,25 @@ def test_text_a_job_a_daemon_or_a_tool_prints_never_drains(line: str) -> None:
 def test_the_kernels_own_lines_are_trust_kernel(line: str) -> None:
     findings = diagnose(line.encode())
     assert findings and findings[0].trust == "kernel"
+
+
+def test_hyperscan_takes_every_keyword_in_pieces_and_a_utf8_literal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The packaged keywords (over Hyperscan's 16,000-character pattern limit as one alternation, and holding systemd's
+    "×") compile, and Hyperscan passes the same lines as the Python path."""
+    from slurmtools.diagnosis import prefilter, rules
+
+    pieces = prefilter._alternations([b"a" * 3000] * 7)
+    assert len(pieces) > 1 and all(len(p) <= prefilter.HS_PATTERN_CHUNK for p in pieces)
+    assert b"|".join(pieces) == b"|".join([b"a" * 3000] * 7)
+    assert prefilter._hs_literal("× ".encode()) == b"\\xc3\\x97\\ "
+    data = "\n".join(["noise line"] * 50 + ["× nvidia-fabricmanager.service - NVIDIA fabric manager service",
+                                            "ib0: timing out; 5 sends 0 receives not completed", "more noise"]).encode()
+    pf = prefilter.Prefilter(rules.ruleset().keywords)
+    monkeypatch.setattr(prefilter, "HYPERSCAN_MIN_BYTES", None)
+    monkeypatch.setattr(prefilter, "GREP_MIN_BYTES", 1 << 40)
+    python = list(pf.spans(data))
+    monkeypatch.setattr(prefilter, "HYPERSCAN_MIN_BYTES", 0)
+    fast = prefilter.Prefilter(rules.ruleset().keywords)
+    assert list(fast.spans(data)) == python
+    assert fast._hs not in (None, False), "the packaged keywords compile into one Hyperscan database"
+    assert [n for n, _, _ in python] == [51, 52]
