@@ -78,6 +78,16 @@ FAULTS = [
      "nfs", "warning"),
     ("The client encountered a communication error sending a request to the server: mrc.lab:32636. Error: "
      "Connection refused", "nfs", "warning"),
+    # autofs modules/mount_nfs.c "nfs: mount failure %s on %s" and mount_generic.c "failed to mount %s (type %s) on %s"
+    # (MODPREFIX "mount(nfs): ", "mount(generic): "), under automount's syslog tag; the mount helper under mount[PID];
+    # lustre utils/mount_lustre.c's hints after a failed mount ("Is the MGS specification correct?", "Is the
+    # filesystem name correct?", "Are the lustre modules loaded?", "This filesystem needs at least 1 OST")
+    ("Mar 02 04:05:06 cn12 automount[881]: mount(nfs): nfs: mount failure nas1:/vol/proj on /proj/x", "nfs", "warning"),
+    ("automount[881]: mount(generic): failed to mount /dev/sdb1 (type xfs) on /scratch/local", "nfs", "warning"),
+    ("mount[4410]: mount.nfs4: access denied by server while mounting nas1:/vol/proj", "nfs", "warning"),
+    ("Is the filesystem name correct?", "nfs", "warning"),
+    ("Are the lustre modules loaded?", "nfs", "warning"),
+    ("This filesystem needs at least 1 OST", "nfs", "warning"),
     # ---- RDMA drivers: linux drivers/infiniband/ulp/ipoib/ipoib_ib.c "timing out; %d sends %d receives not completed";
     # drivers/infiniband/hw/irdma irdma_request_reset() "Requesting a reset"; drivers/infiniband/hw/bnxt_re qplib_rcfw.c
     # "QPLIB: cmdq[%#x]=%#x timedout (%d)msec", "QPLIB: FW STALL Detected. cmdq[%#x]=%#x waited (%d > %d) msec
@@ -105,6 +115,9 @@ FAULTS = [
     ("Detected 57 PCIe replay errors for GPU 6", "pcie", "warning"),
     ("Detected 2048 PCIe replay errors for GPU 1 which is above the threshold 1000", "pcie", "warning"),
     ("pcieport 0000:80:03.1: pciehp: Slot(5-1): No link", "pcie", "error"),
+    # the 4.x pciehp_ctrl.c: ctrl_info "slot(%s): Link Down event", ctrl_err "Cannot add device at %04x:%02x:00"
+    ("pciehp 0000:80:03.1:pcie04: slot(5-1): Link Down event", "pcie", "error"),
+    ("pciehp 0000:80:03.1:pcie04: Cannot add device at 0000:81:00", "pcie", "error"),
     # ---- disk: linux drivers/nvme/host/pci.c nvme_warn_reset(): 'Try "nvme_core.default_ps_max_latency_us=0
     # pcie_aspm=off pcie_port_pm=off" and report a bug'; fs/ext4/super.c ext4_load_journal() and ext4_get_dev_journal()
     ('nvme nvme3: Try "nvme_core.default_ps_max_latency_us=0 pcie_aspm=off pcie_port_pm=off" and report a bug', "disk",
@@ -195,10 +208,13 @@ BENIGN_TWINS = [
     # pciehp's healthy presence and link lines
     "pcieport 0000:80:03.1: pciehp: Slot(5-1): Card present",
     "pcieport 0000:80:03.1: pciehp: Slot(5-1): Link Up",
+    "pciehp 0000:80:03.1:pcie04: slot(5-1): Link Up event",
     # ext4 mounting and loading its journal at info level
     "EXT4-fs (nvme0n1p2): mounted filesystem 3c1f2e7a-1b2c-4d5e-8f90-123456789abc r/w with ordered data mode. "
     "Quota mode: none.",
     "EXT4-fs (sda1): write access will be enabled during recovery",
+    # autofs's successful mount (MODPREFIX "mounted %s on %s") and a map lookup that simply found nothing
+    "automount[881]: mount(nfs): mounted nas1:/vol/proj on /proj/x",
     # DCGM's fabric watch and probe state when the fabric is trained
     "GPU 5: Fabric State is Completed (3).",
     "IMEX daemon status is UP (READY)",
