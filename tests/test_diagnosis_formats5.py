@@ -126,6 +126,15 @@ FAULTS = [
     ("EXT4-fs (md127): journal UUID does not match", "disk", "error"),
     ("EXT4-fs (sdb2): external journal has bad superblock", "disk", "error"),
     ("EXT3-fs: error: write access unavailable, cannot proceed", "disk", "error"),
+    # fs/jbd2/journal.c jbd2_log_wait_commit(): "journal commit I/O error"; drivers/nvme/host/constants.c
+    # nvme_statuses[] behind nvme_log_error()'s "%s: %s(0x%x) @ LBA %llu, %u blocks, %s (sct 0x%x / sc 0x%x) %s%s"
+    # (media and data integrity errors, sct 0x2); nvme-cli's smart-log "percentage_used : %u%%", smartctl's
+    # "Percentage Used: %u%%"
+    ("journal commit I/O error", "disk", "error"),
+    ("nvme2n1: Write(0x1) @ LBA 977105024, 256 blocks, Write Fault (sct 0x2 / sc 0x80) DNR", "disk", "warning"),
+    ("nvme2n1: Compare(0x5) @ LBA 128, 8 blocks, Compare Failure (sct 0x2 / sc 0x85) ", "disk", "warning"),
+    ("percentage_used                         : 131%", "disk", "warning"),
+    ("Percentage Used:                    101%", "disk", "warning"),
     # ---- fabric manager health as DCGM reports it: modules/health/DcgmHealthWatch.cpp ("Fabric Manager training has
     # not started.", "Fabric Manager training in progress.", "Fabric Manager status is unrecognized."), dcgm_errors.h
     # DCGM_FR_FABRIC_PROBE_STATE_MSG "GPU %u: Fabric State is %s (%lld)." and DCGM_FR_IMEX_UNHEALTHY_MSG "IMEX %s status
@@ -213,6 +222,9 @@ BENIGN_TWINS = [
     "EXT4-fs (nvme0n1p2): mounted filesystem 3c1f2e7a-1b2c-4d5e-8f90-123456789abc r/w with ordered data mode. "
     "Quota mode: none.",
     "EXT4-fs (sda1): write access will be enabled during recovery",
+    # a drive well within its endurance
+    "percentage_used                         : 3%",
+    "Percentage Used:                    100%",
     # autofs's successful mount (MODPREFIX "mounted %s on %s") and a map lookup that simply found nothing
     "automount[881]: mount(nfs): mounted nas1:/vol/proj on /proj/x",
     # DCGM's fabric watch and probe state when the fabric is trained
