@@ -135,6 +135,23 @@ FAULTS = [
     ("nvme2n1: Compare(0x5) @ LBA 128, 8 blocks, Compare Failure (sct 0x2 / sc 0x85) ", "disk", "warning"),
     ("percentage_used                         : 131%", "disk", "warning"),
     ("Percentage Used:                    101%", "disk", "warning"),
+    # ---- BMC event logs, from the vendors' message catalogs: Dell's PCI messages ("A %s error was detected on a
+    # component at bus %d device %d function %d.", "A bus time-out was detected on a component at slot %d."), HPE iLO's
+    # IML ("Uncorrectable PCI Express Error (Embedded device, Bus %d, Device %d, Function %d, Error status 0x%08x)",
+    # "PCI Bus Error (Slot %d, Bus %d, Device %d, Function %d)", "Temperature Status Changed to Critical (Temperature
+    # Sensor %d, Location %s, Temperature %dC)"), Lenovo XCC ("Sensor %s has transitioned to critical from a less severe
+    # state."), Dell's drive messages ("Fault detected on drive %d in disk drive bay %d.", "Predictive failure reported
+    # for drive %d in disk drive bay %d.")
+    ("A fatal error was detected on a component at bus 134 device 0 function 0.", "aer", "warning"),
+    ("A bus time-out was detected on a component at slot 4.", "aer", "warning"),
+    ("Uncorrectable PCI Express Error (Embedded device, Bus 23, Device 0, Function 1, Error status 0x00000020)", "aer",
+     "warning"),
+    ("PCI Bus Error (Slot 3, Bus 64, Device 0, Function 0)", "aer", "warning"),
+    ("Temperature Status Changed to Critical (Temperature Sensor 11, Location Memory, Temperature 91C)", "thermal",
+     "warning"),
+    ("Sensor PCH Temp has transitioned to non-recoverable from a less severe state.", "thermal", "warning"),
+    ("Predictive failure reported for drive 2 in disk drive bay 1.", "disk", "warning"),
+    ("Fault detected on drive 5 in disk drive bay 0.", "disk", "warning"),
     # ---- fabric manager health as DCGM reports it: modules/health/DcgmHealthWatch.cpp ("Fabric Manager training has
     # not started.", "Fabric Manager training in progress.", "Fabric Manager status is unrecognized."), dcgm_errors.h
     # DCGM_FR_FABRIC_PROBE_STATE_MSG "GPU %u: Fabric State is %s (%lld)." and DCGM_FR_IMEX_UNHEALTHY_MSG "IMEX %s status
@@ -227,6 +244,10 @@ BENIGN_TWINS = [
     "Percentage Used:                    100%",
     # autofs's successful mount (MODPREFIX "mounted %s on %s") and a map lookup that simply found nothing
     "automount[881]: mount(nfs): mounted nas1:/vol/proj on /proj/x",
+    # the BMCs' healthy or non-thermal events: HPE's temperature back to OK, a fan sensor's transition, a drive inserted
+    "Temperature Status Changed to OK (Temperature Sensor 2, Location CPU, Temperature 60C)",
+    "Sensor Fan 3 Tach has transitioned to critical from a less severe state.",
+    "Drive 0 is installed in disk drive bay 1.",
     # DCGM's fabric watch and probe state when the fabric is trained
     "GPU 5: Fabric State is Completed (3).",
     "IMEX daemon status is UP (READY)",
