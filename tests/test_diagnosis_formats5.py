@@ -189,6 +189,17 @@ FAULTS = [
     ("NVRM: GPU 0000:c3:00.0: Device is currently unavailable", "gpu_init", "error"),
     ("NVRM: GPU 0000:c3:00.0: open() not permitted for excluded GPU", "gpu_init", "error"),
     ("NVRM: ignoring the legacy GPU 0000:c3:00.0", "gpu_init", "error"),
+    # older nv-pci.c's wrapping of the request_mem_region report: "NVRM: such as rivatv is loaded and claims ownership
+    # of the device's registers."
+    ("NVRM: such as rivatv is loaded and claims ownership of the device's registers.", "gpu_init", "error"),
+    # libnvidia-container: "nvidia-container-cli: %s error: %s" (quoted in a runtime's error); the device plugin's
+    # "failed to initialize NVML: %v" with go-nvml's return names
+    ("docker: Error response from daemon: failed to create task for container: ... nvidia-container-cli: mount error: "
+     "file creation failed: /var/lib/docker/overlay2/x/merged/usr/bin/nvidia-smi: file exists: unknown.", "gpu_init",
+     "error"),
+    ("nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.8, please update your driver to a newer "
+     "version, or use an earlier cuda container: unknown", "gpu_init", "error"),
+    ("I0311 10:00:00.000000 1 factory.go:44] failed to initialize NVML: ERROR_DRIVER_NOT_LOADED", "gpu_init", "error"),
     # ---- Open MPI's fabric help texts (help-mpi-btl-openib.txt, help-mpi-btl-openib-cpc-base.txt, help-mtl-ofi.txt):
     # printed by healthy runs on hosts without the fabric too, so info
     ("WARNING: It appears that your OpenFabrics subsystem is configured to only", "ib", "info"),
