@@ -152,6 +152,22 @@ FAULTS = [
     ("Sensor PCH Temp has transitioned to non-recoverable from a less severe state.", "thermal", "warning"),
     ("Predictive failure reported for drive 2 in disk drive bay 1.", "disk", "warning"),
     ("Fault detected on drive 5 in disk drive bay 0.", "disk", "warning"),
+    # ---- NCCL's last error as PyTorch quotes it after "Last error:" (no NCCL header): include/checks.h "Cuda failure
+    # '%s'", include/alloc.h "Failed to CUDA calloc async %ld bytes", misc/shmutils.cc "Error while %s shared memory
+    # segment %s (size %ld)", misc/socket.cc "socketProgress: Connection closed by remote peer %s", proxy.cc "Proxy Call
+    # to rank %d failed (%s)"; PyTorch ProcessGroupNCCL.cpp's dump on a timeout ("First PG on this rank to signal
+    # dumping."), c10d's "Ranks %s failed to pass monitoredBarrier in %d ms"; NCCL's INFO trace of an abort (init.cc
+    # "comm %p rank %d nranks %d cudaDev %d busId %lx - Abort COMPLETE", info)
+    ("Cuda failure 2 'out of memory'", "nccl", "error"),
+    ("[rank5]: Failed to CUDA calloc async 4096 bytes", "nccl", "error"),
+    ("Error while attaching to shared memory segment /dev/shm/nccl-3kf2Q1 (size 4194656)", "nccl", "error"),
+    ("socketProgress: Connection closed by remote peer gpu17.cluster<48122>", "nccl", "error"),
+    ("Proxy Call to rank 12 failed (Connect)", "nccl", "error"),
+    ("[rank1]:[E1107 02:03:04.5 ProcessGroupNCCL.cpp:1540] [PG 0 (default_pg) Rank 1] First PG on this rank to signal "
+     "dumping.", "nccl", "error"),
+    ("RuntimeError: [Rank 0]: Ranks 3, 7 failed to pass monitoredBarrier in 600000 ms", "nccl", "error"),
+    ("gpu17:8812:8812 [2] NCCL INFO comm 0x7f3a2c000b80 rank 2 nranks 16 cudaDev 2 busId 41000 - Abort COMPLETE",
+     "nccl", "info"),
     # ---- fabric manager health as DCGM reports it: modules/health/DcgmHealthWatch.cpp ("Fabric Manager training has
     # not started.", "Fabric Manager training in progress.", "Fabric Manager status is unrecognized."), dcgm_errors.h
     # DCGM_FR_FABRIC_PROBE_STATE_MSG "GPU %u: Fabric State is %s (%lld)." and DCGM_FR_IMEX_UNHEALTHY_MSG "IMEX %s status
@@ -259,6 +275,10 @@ BENIGN_TWINS = [
     "Temperature Status Changed to OK (Temperature Sensor 2, Location CPU, Temperature 60C)",
     "Sensor Fan 3 Tach has transitioned to critical from a less severe state.",
     "Drive 0 is installed in disk drive bay 1.",
+    # NCCL's healthy teardown (init.cc "- Destroy COMPLETE") and PyTorch's exit warning at W level
+    "gpu17:8812:8812 [2] NCCL INFO comm 0x7f3a2c000b80 rank 2 nranks 16 cudaDev 2 busId 41000 - Destroy COMPLETE",
+    "[rank0]:[W1107 02:03:04.5 ProcessGroupNCCL.cpp:1250] Warning: WARNING: process group has NOT been destroyed "
+    "before we destruct ProcessGroupNCCL.",
     # DCGM's fabric watch and probe state when the fabric is trained
     "GPU 5: Fabric State is Completed (3).",
     "IMEX daemon status is UP (READY)",
