@@ -115,6 +115,10 @@ FAULTS = [
     ("Detected 57 PCIe replay errors for GPU 6", "pcie", "warning"),
     ("Detected 2048 PCIe replay errors for GPU 1 which is above the threshold 1000", "pcie", "warning"),
     ("pcieport 0000:80:03.1: pciehp: Slot(5-1): No link", "pcie", "error"),
+    # mstflint mlxlink_commander.cpp's PCIe page: "Link Speed Active (Enabled)" (pcieSpeedStr(active) + " (enabled)"),
+    # "Link Width Active (Enabled)" ("%dX (%dX)")
+    ("Link Speed Active (Enabled)     : 8G-Gen 3 (16G-Gen 4)", "pcie", "warning"),
+    ("Link Width Active (Enabled)     : 8X (16X)", "pcie", "warning"),
     # the 4.x pciehp_ctrl.c: ctrl_info "slot(%s): Link Down event", ctrl_err "Cannot add device at %04x:%02x:00"
     ("pciehp 0000:80:03.1:pcie04: slot(5-1): Link Down event", "pcie", "error"),
     ("pciehp 0000:80:03.1:pcie04: Cannot add device at 0000:81:00", "pcie", "error"),
@@ -262,6 +266,10 @@ BENIGN_TWINS = [
     "pcieport 0000:80:03.1: pciehp: Slot(5-1): Card present",
     "pcieport 0000:80:03.1: pciehp: Slot(5-1): Link Up",
     "pciehp 0000:80:03.1:pcie04: slot(5-1): Link Up event",
+    # mlxlink on a link at what it enables (or faster than a lower enabled speed)
+    "Link Speed Active (Enabled)     : 16G-Gen 4 (16G-Gen 4)",
+    "Link Width Active (Enabled)     : 16X (16X)",
+    "Link Speed Active (Enabled)     : 16G-Gen 4 (8G-Gen 3)",
     # ext4 mounting and loading its journal at info level
     "EXT4-fs (nvme0n1p2): mounted filesystem 3c1f2e7a-1b2c-4d5e-8f90-123456789abc r/w with ordered data mode. "
     "Quota mode: none.",
