@@ -104,6 +104,12 @@ FAULTS = [
     ("UD endpoint 0x7f3e2c001230 to gpu17:28811: unhandled timeout error", "ib", "error"),
     ("RC QP 0x9c1 wqe[4012]: RDMA_WRITE s-e [rva 0x7f0000 rkey 0x1234] [va 0x7f1000 len 65536 lkey 0x5678]", "ib",
      "error"),
+    # linux drivers/net/bonding/bond_main.c: "%s: link status definitely down for interface %s, disabling it" (with
+    # and without the "bonding: " prefix), "now running without any active interface!"; opensm osm_state_mgr.c "SM
+    # port is down" after osm_log's header
+    ("bonding: bond1: link status definitely down for interface ib0, disabling it", "ib", "warning"),
+    ("bond1: now running without any active interface!", "ib", "warning"),
+    ("Mar 02 04:05:06 812345 [7F3A2C00] 0x02 -> SM port is down", "ib", "warning"),
     # rdma-core libibverbs/init.c: "libibverbs: Warning: RLIMIT_MEMLOCK is %llu bytes.\n    This will severely limit
     # memory registrations.\n"; libibverbs/memory.c "libibverbs: Warning: fork()-safety requested but init failed"
     ("libibverbs: Warning: RLIMIT_MEMLOCK is 8388608 bytes.", "ib", "warning"),
@@ -287,6 +293,10 @@ BENIGN_TWINS = [
     "gpu17:8812:8812 [2] NCCL INFO comm 0x7f3a2c000b80 rank 2 nranks 16 cudaDev 2 busId 41000 - Destroy COMPLETE",
     "[rank0]:[W1107 02:03:04.5 ProcessGroupNCCL.cpp:1250] Warning: WARNING: process group has NOT been destroyed "
     "before we destruct ProcessGroupNCCL.",
+    # the bond's link back, opensm's port up
+    "bond1: link status definitely up for interface ib0, 100000 Mbps full duplex",
+    "bond1: active interface up!",
+    "Mar 02 04:05:06 812345 [7F3A2C00] 0x02 -> SM port is up",
     # DCGM's fabric watch and probe state when the fabric is trained
     "GPU 5: Fabric State is Completed (3).",
     "IMEX daemon status is UP (READY)",
