@@ -104,6 +104,11 @@ FAULTS = [
     ("UD endpoint 0x7f3e2c001230 to gpu17:28811: unhandled timeout error", "ib", "error"),
     ("RC QP 0x9c1 wqe[4012]: RDMA_WRITE s-e [rva 0x7f0000 rkey 0x1234] [va 0x7f1000 len 65536 lkey 0x5678]", "ib",
      "error"),
+    # linux drivers/infiniband/hw/mthca/mthca_catas.c "Catastrophic error detected: %s" and "  buf[%02x]: %08x",
+    # mthca_eq.c "CQ overrun on CQN %06x"; drivers/net/ethernet/mellanox/mlx4/catas.c's buffer dump
+    ("ib_mthca 0000:81:00.0: Catastrophic error detected: uplink bus error", "ib", "error"),
+    ("mlx4_core 0000:81:00.0:   buf[0a]: 00ff0013", "ib", "error"),
+    ("ib_mthca 0000:81:00.0: CQ overrun on CQN 0000a4", "ib", "error"),
     # linux drivers/net/bonding/bond_main.c: "%s: link status definitely down for interface %s, disabling it" (with
     # and without the "bonding: " prefix), "now running without any active interface!"; opensm osm_state_mgr.c "SM
     # port is down" after osm_log's header
