@@ -88,6 +88,14 @@ FAULTS = [
     ("Is the filesystem name correct?", "nfs", "warning"),
     ("Are the lustre modules loaded?", "nfs", "warning"),
     ("This filesystem needs at least 1 OST", "nfs", "warning"),
+    # IBM Storage Scale mmfs.log (date, "[I]"/"[N]"/"[X]"): "Command: err %d: %s", "Expel %s request from %s.
+    # Expelling: %s", "Cluster Manager connection broke. Probing cluster %s", "Quorum loss. Probing cluster %s", "The
+    # mmfs daemon is shutting down abnormally."
+    ("2025-02-03_04:05:06.789-0500: [I] Command: err 19: mount fs1", "nfs", "warning"),
+    ("2025-02-03_04:05:06.789-0500: [I] Expel 10.2.0.17 (c1n17) request from 10.2.0.1 (mgr1). Expelling: 10.2.0.17 "
+     "(c1n17)", "nfs", "warning"),
+    ("2025-02-03_04:05:06.789-0500: [I] Quorum loss. Probing cluster scale.lab", "nfs", "warning"),
+    ("2025-02-03_04:05:06.789-0500: [X] The mmfs daemon is shutting down abnormally.", "nfs", "warning"),
     # ---- RDMA drivers: linux drivers/infiniband/ulp/ipoib/ipoib_ib.c "timing out; %d sends %d receives not completed";
     # drivers/infiniband/hw/irdma irdma_request_reset() "Requesting a reset"; drivers/infiniband/hw/bnxt_re qplib_rcfw.c
     # "QPLIB: cmdq[%#x]=%#x timedout (%d)msec", "QPLIB: FW STALL Detected. cmdq[%#x]=%#x waited (%d > %d) msec
@@ -302,6 +310,9 @@ BENIGN_TWINS = [
     "bond1: link status definitely up for interface ib0, 100000 Mbps full duplex",
     "bond1: active interface up!",
     "Mar 02 04:05:06 812345 [7F3A2C00] 0x02 -> SM port is up",
+    # GPFS's healthy notes: a connection made, a group leader, a command that succeeded
+    "2025-02-03_04:05:06.789-0500: [I] Connected to 10.2.0.1 mgr1 <c0n1>",
+    "2025-02-03_04:05:06.789-0500: [I] Command: successful mount fs1",
     # DCGM's fabric watch and probe state when the fabric is trained
     "GPU 5: Fabric State is Completed (3).",
     "IMEX daemon status is UP (READY)",
