@@ -149,6 +149,19 @@ FAULTS = [
     ("EXT4-fs (md127): journal UUID does not match", "disk", "error"),
     ("EXT4-fs (sdb2): external journal has bad superblock", "disk", "error"),
     ("EXT3-fs: error: write access unavailable, cannot proceed", "disk", "error"),
+    # multipathd main.c ("%s: mark as failed", "checker failed path %s in map %s", "%s: remaining active paths: %d"),
+    # tur.c "tur checker reports path is down"; md raid1.c/raid5.c ("md/raid1:%s: %pg: rescheduling sector %llu",
+    # "md/raid:%s: Too many read errors, failing device %pg."), mpt3sas_base.c "SAS host is non-operational !!!!";
+    # LVM2 "WARNING: Device for PV %s not found or rejected by a filter.", "Couldn't find device with uuid %s."
+    ("multipathd[881]: sdk: mark as failed", "disk", "warning"),
+    ("multipathd[881]: checker failed path 65:160 in map mpathc", "disk", "warning"),
+    ("multipathd[881]: mpathc: remaining active paths: 1", "disk", "warning"),
+    ("multipathd[881]: mpathc: sdk - tur checker reports path is down", "disk", "warning"),
+    ("md/raid1:md127: nvme1n1p3: rescheduling sector 88123", "disk", "error"),
+    ("md/raid:md5: Too many read errors, failing device sdf1.", "disk", "error"),
+    ("mpt3sas_cm1: SAS host is non-operational !!!!", "disk", "error"),
+    ("  WARNING: Device for PV Qx8v1c-0000-aaaa not found or rejected by a filter.", "disk", "warning"),
+    ("  Couldn't find device with uuid Qx8v1c-0000-aaaa.", "disk", "warning"),
     # fs/jbd2/journal.c jbd2_log_wait_commit(): "journal commit I/O error"; drivers/nvme/host/constants.c
     # nvme_statuses[] behind nvme_log_error()'s "%s: %s(0x%x) @ LBA %llu, %u blocks, %s (sct 0x%x / sc 0x%x) %s%s"
     # (media and data integrity errors, sct 0x2); nvme-cli's smart-log "percentage_used : %u%%", smartctl's
@@ -313,6 +326,9 @@ BENIGN_TWINS = [
     # GPFS's healthy notes: a connection made, a group leader, a command that succeeded
     "2025-02-03_04:05:06.789-0500: [I] Connected to 10.2.0.1 mgr1 <c0n1>",
     "2025-02-03_04:05:06.789-0500: [I] Command: successful mount fs1",
+    # multipathd's path coming back, md's finished recovery
+    "multipathd[881]: mpathc: sdk - tur checker reports path is up",
+    "md127: recovery done.",
     # DCGM's fabric watch and probe state when the fabric is trained
     "GPU 5: Fabric State is Completed (3).",
     "IMEX daemon status is UP (READY)",
