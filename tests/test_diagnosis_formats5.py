@@ -219,6 +219,15 @@ FAULTS = [
     ("NFS: v4 server nas02.lab does not accept raw uid/gids. Reenabling the idmapper.", "nfs", "info"),
     ("Lustre: Skipped 17 previous similar messages", "nfs", "info"),
     ("LNet: 4021:0:(o2iblnd_cb.c:3397:kiblnd_check_conns()) Skipped 1 previous similar message", "nfs", "info"),
+    # net/sunrpc/auth_gss/auth_gss.c "RPC: AUTH_GSS upcall timed out.\nPlease check user daemon is running.\n" (the
+    # second line); lustre ptlrpc/import.c "%s: tried all connections, increasing latency to %ds" and "Reactivating
+    # import" (info); ptlrpc/service.c "Service thread pid %u completed after %lu.%02lus. This indicates the system was
+    # overloaded (...)"
+    ("Please check user daemon is running.", "nfs", "warning"),
+    ("Lustre: work-MDT0001-mdc-ffff9a2b40c8e000: tried all connections, increasing latency to 23s", "nfs", "warning"),
+    ("LNet: Service thread pid 40312 completed after 251.07s. This indicates the system was overloaded (too many "
+     "service threads, or there were not enough hardware resources).", "nfs", "warning"),
+    ("Lustre: work-MDT0001-mdc-ffff9a2b40c8e000: Reactivating import", "nfs", "info"),
     # ---- IPoIB and mlx5 without error words: drivers/infiniband/ulp/ipoib/ipoib_ib.c "packet len %u (> %u) too long
     # to send, dropping"; mlx5/core/pagealloc.c "FW did not return all pages. giving up...", "FW pages counter is %d
     # after reclaiming all pages"; fw_reset.c "reset reload flow aborted, PCI reads still not working" and the sync
