@@ -123,6 +123,10 @@ FAULTS = [
     ("bonding: bond1: link status definitely down for interface ib0, disabling it", "ib", "warning"),
     ("bond1: now running without any active interface!", "ib", "warning"),
     ("Mar 02 04:05:06 812345 [7F3A2C00] 0x02 -> SM port is down", "ib", "warning"),
+    # UCX's ucs_log header with WARN and a message no rule names (ucp_ep.c "ep %p: lane %d (%s) was disconnected",
+    # rc_iface.c "%s QP 0x%x was destroyed with %d outstanding operations"): info
+    ("[1700000000.000001] [gpu03:4411 :0]     ucp_ep.c:1210 UCX  WARN  ep 0x7f12: lane 1 (rc_mlx5/mlx5_1:1) was "
+     "disconnected", "ib", "info"),
     # rdma-core libibverbs/init.c: "libibverbs: Warning: RLIMIT_MEMLOCK is %llu bytes.\n    This will severely limit
     # memory registrations.\n"; libibverbs/memory.c "libibverbs: Warning: fork()-safety requested but init failed"
     ("libibverbs: Warning: RLIMIT_MEMLOCK is 8388608 bytes.", "ib", "warning"),
