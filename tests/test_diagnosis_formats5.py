@@ -65,7 +65,7 @@ FAULTS = [
     ("rpcrdma: ib_alloc_pd() returned -12", "nfs", "warning"),
     ("rpcrdma: Device mlx5_1 does not support memreg mode 6", "nfs", "warning"),
     ("rpcrdma: can't reconnect on different device!", "nfs", "warning"),
-    ("rpcrdma: connection to 192.168.7.3:20049 closed (-103)", "nfs", "warning"),
+    ("rpcrdma: connection to 192.168.7.3:20049 closed (-103)", "nfs", "info"),
     # glibc strerror(ESHUTDOWN) in a job's file operation (an evicted Lustre client)
     ("cp: cannot create regular file '/lustre/proj/out.h5': Cannot send after transport endpoint shutdown", "nfs",
      "warning"),
@@ -129,9 +129,9 @@ FAULTS = [
      "disconnected", "ib", "info"),
     # rdma-core libibverbs/init.c: "libibverbs: Warning: RLIMIT_MEMLOCK is %llu bytes.\n    This will severely limit
     # memory registrations.\n"; libibverbs/memory.c "libibverbs: Warning: fork()-safety requested but init failed"
-    ("libibverbs: Warning: RLIMIT_MEMLOCK is 8388608 bytes.", "ib", "warning"),
-    ("    This will severely limit memory registrations.", "ib", "warning"),
-    ("libibverbs: Warning: fork()-safety requested but init failed", "ib", "warning"),
+    ("libibverbs: Warning: RLIMIT_MEMLOCK is 8388608 bytes.", "ib", "info"),
+    ("    This will severely limit memory registrations.", "ib", "info"),
+    ("libibverbs: Warning: fork()-safety requested but init failed", "ib", "info"),
     # ---- PCIe: DCGM dcgmlib/dcgm_errors.h DCGM_FR_PCIE_REPLAY_VIOLATION_MSG "Detected %ld %s for GPU %u" and
     # DCGM_FR_PCIE_REPLAY_THRESHOLD_VIOLATION_MSG "Detected %ld %s for GPU %u which is above the threshold %ld";
     # linux drivers/pci/hotplug/pciehp_ctrl.c "Slot(%s): No link"
