@@ -127,6 +127,8 @@ FAULTS = [
     # rc_iface.c "%s QP 0x%x was destroyed with %d outstanding operations"): info
     ("[1700000000.000001] [gpu03:4411 :0]     ucp_ep.c:1210 UCX  WARN  ep 0x7f12: lane 1 (rc_mlx5/mlx5_1:1) was "
      "disconnected", "ib", "info"),
+    # mlxlink_commander.cpp's troubleshooting page: "Status Message" with the port's PHY status
+    ("Status Message                  : Cable is unplugged", "ib", "warning"),
     # rdma-core libibverbs/init.c: "libibverbs: Warning: RLIMIT_MEMLOCK is %llu bytes.\n    This will severely limit
     # memory registrations.\n"; libibverbs/memory.c "libibverbs: Warning: fork()-safety requested but init failed"
     ("libibverbs: Warning: RLIMIT_MEMLOCK is 8388608 bytes.", "ib", "info"),
@@ -342,6 +344,8 @@ BENIGN_TWINS = [
     # multipathd's path coming back, md's finished recovery
     "multipathd[881]: mpathc: sdk - tur checker reports path is up",
     "md127: recovery done.",
+    # mlxlink's healthy port
+    "Status Message                  : No issue was observed.",
     # DCGM's fabric watch and probe state when the fabric is trained
     "GPU 5: Fabric State is Completed (3).",
     "IMEX daemon status is UP (READY)",
