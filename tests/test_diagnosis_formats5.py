@@ -210,6 +210,9 @@ FAULTS = [
     ("RuntimeError: [Rank 0]: Ranks 3, 7 failed to pass monitoredBarrier in 600000 ms", "nccl", "error"),
     ("gpu17:8812:8812 [2] NCCL INFO comm 0x7f3a2c000b80 rank 2 nranks 16 cudaDev 2 busId 41000 - Abort COMPLETE",
      "nccl", "info"),
+    # nccl-tests src/common.h TESTCHECK " .. %s pid %d: Test failure %s:%d" and the older " .. %s: Test failure %s:%d"
+    (" .. dgx07 pid 55102: Test failure common.cu:1063", "nccl", "error"),
+    ("dgx07: Test failure all_reduce.cu:103", "nccl", "error"),
     # ---- fabric manager health as DCGM reports it: modules/health/DcgmHealthWatch.cpp ("Fabric Manager training has
     # not started.", "Fabric Manager training in progress.", "Fabric Manager status is unrecognized."), dcgm_errors.h
     # DCGM_FR_FABRIC_PROBE_STATE_MSG "GPU %u: Fabric State is %s (%lld)." and DCGM_FR_IMEX_UNHEALTHY_MSG "IMEX %s status
