@@ -136,16 +136,45 @@ class Prefilter:
             except ImportError:
                 return None
             # each a line's rest to its newline: one report per candidate line, at its end
-            keywords = b"(?:" + b"|".join(re.escape(k) for k in sorted(set(self.keywords))) + rb")[^\n]*\n"
-            words = b"(?:" + b"|".join(re.escape(w) for w in _WORDS) + rb")[^\n]*\n"
+            # the keywords' alternation in pieces of at most HS_PATTERN_CHUNK bytes (Hyperscan refuses a pattern over
+            # 16,000 characters), all with id 0; the words' with id 1
+            expressions = [b"(?:" + chunk + rb")[^\n]*\n"
+                           for chunk in _alternations([_hs_literal(k) for k in sorted(set(self.keywords))])]
+            expressions.append(b"(?:" + b"|".join(_hs_literal(w) for w in _WORDS) + rb")[^\n]*\n")
+            ids = [0] * (len(expressions) - 1) + [1]
+            flags = [0] * (len(expressions) - 1) + [hyperscan.HS_FLAG_CASELESS]
             db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
             try:
-                db.compile(expressions=[keywords, words], ids=[0, 1], elements=2,
-                           flags=[0, hyperscan.HS_FLAG_CASELESS])
+                db.compile(expressions=expressions, ids=ids, elements=len(expressions), flags=flags)
             except hyperscan.error:
                 return None
             self._hs = db
         return self._hs or None
+
+
+HS_PATTERN_CHUNK = 8000
+
+
+def _alternations(patterns: list[bytes]) -> list[bytes]:
+    """PATTERNS joined by "|" into pieces of at most HS_PATTERN_CHUNK bytes (a longer pattern is a piece alone)."""
+    pieces: list[bytes] = []
+    current: list[bytes] = []
+    size = 0
+    for pattern in patterns:
+        if current and size + 1 + len(pattern) > HS_PATTERN_CHUNK:
+            pieces.append(b"|".join(current))
+            current, size = [], 0
+        current.append(pattern)
+        size += len(pattern) + 1
+    if current:
+        pieces.append(b"|".join(current))
+    return pieces
+
+
+def _hs_literal(literal: bytes) -> bytes:
+    """LITERAL as a Hyperscan pattern: re.escape, with a non-ASCII byte (a UTF-8 keyword such as systemd's "×") written
+    as \\xHH, which Hyperscan's parser takes where it refuses a backslash before a raw high byte."""
+    return b"".join(b"\\x%02x" % byte if byte >= 0x80 else re.escape(bytes((byte,))) for byte in literal)
 
 
 def _line_starts(data: bytes, literals: tuple[bytes, ...], find: Callable[..., int],
