@@ -76,8 +76,10 @@ def test_the_split_is_by_source_and_deterministic() -> None:
 #: branch rules4, the test half scored once at its end); then the corpus grew by round4.tsv (172 rows, 121 sources, a
 #: collector who wrote no rules) and the test half measured 90.6 % (605 of 668), round4's own test rows 93.0 %.
 #: Branch env32 (the envelope parser only, from the formats' specifications) measured 90.7 % (606 of 668) once at its
-#: end: the floor stays 0.90 (rounded down).
-TEST_HALF_FLOOR = 0.90
+#: end: the floor stays 0.90 (rounded down). Branch rules5 (53 rules from the weak families' printers: IB drivers and
+#: UCX, NFS/Lustre/GPFS clients, PCIe hotplug, disks, NCCL as PyTorch quotes it), scored once at its end: 91.0 % (608
+#: of 668), the rules half 98.7 %: the floor is 0.91.
+TEST_HALF_FLOOR = 0.91
 #: Benign test-half lines that raise a warning: 0 until round3, whose benign rows brought 1 (in a dmesg envelope;
 #: which line is not looked at, the test half being scored only). Never raise this.
 TEST_HALF_FALSE_ALARMS = 1
