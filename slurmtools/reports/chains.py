@@ -157,8 +157,8 @@ def _manual(sql: Sql, scope: Scope) -> str:
                COUNT(*) OVER (PARTITION BY {un}, seq) AS jobs FROM n"""
 
 
-def retries(sql: Sql, scope: Scope, params: dict[str, Any]) -> dict[str, Any]:
-    """Section 6: automatic vs manual retries."""
+def automatic(sql: Sql, params: dict[str, Any]) -> dict[str, Any]:
+    """Section 6, automatic retries: the controller's chains (st_chain_attempts, `prepare`)."""
     auto_chains = """
         SELECT t.chain_id, COUNT(*) AS attempts, MAX(c.status) AS status
         FROM st_chain_attempts t JOIN retry_chains c ON c.id = t.chain_id
@@ -169,24 +169,34 @@ def retries(sql: Sql, scope: Scope, params: dict[str, Any]) -> dict[str, Any]:
     auto_iv = sql.stats("""SELECT t.s - t.prev_e AS v FROM st_chain_attempts t
                             JOIN retry_chains c ON c.id = t.chain_id
                             WHERE t.prev_e IS NOT NULL AND c.status IN ('completed', 'failed', 'ended')""", params)
+    return _block(auto, auto_iv)
+
+
+def manual(sql: Sql, scope: Scope, params: dict[str, Any]) -> dict[str, Any]:
+    """Section 6, manual retries: a user resubmitting the same job by hand. Needs no other temporary table, so a
+    report may compute it on a connection of its own (reports/build.py)."""
     sql.temp("st_manual", f"SELECT * FROM ({_manual(sql, scope)}) q WHERE jobs >= 2", params)   # read twice below
     man = "SELECT * FROM st_manual"
-    manual = sql.one(f"""SELECT COUNT(*) AS n, SUM(CASE WHEN state = 'COMPLETED' THEN 1 ELSE 0 END) AS ok,
-                                AVG(jobs) AS mean_attempts, MAX(jobs) AS max_attempts
-                         FROM ({man}) q WHERE from_last = 1 AND e IS NOT NULL""", params)
-    man_iv = sql.stats(f"SELECT s - prev_e AS v FROM ({man}) q WHERE link = 1 AND s IS NOT NULL", params)
+    row = sql.one(f"""SELECT COUNT(*) AS n, SUM(CASE WHEN state = 'COMPLETED' THEN 1 ELSE 0 END) AS ok,
+                             AVG(jobs) AS mean_attempts, MAX(jobs) AS max_attempts
+                      FROM ({man}) q WHERE from_last = 1 AND e IS NOT NULL""", params)
+    iv = sql.stats(f"SELECT s - prev_e AS v FROM ({man}) q WHERE link = 1 AND s IS NOT NULL", params)
+    return _block(row, iv)
 
-    def block(row: dict[str, Any], iv: dict[str, Any]) -> dict[str, Any]:
-        n = int(row.get("n") or 0)
-        return {"chains": n, "succeeded": int(row.get("ok") or 0), "success_rate": _r(ratio(row.get("ok"), n), 4),
-                "mean_attempts": _r(row.get("mean_attempts"), 3),
-                "max_attempts": int(row["max_attempts"]) if row.get("max_attempts") is not None else None,
-                "retry_interval_s": {"n": iv["n"], "median": _r(iv["median"], 1), "p25": _r(iv["p25"], 1),
-                                     "p75": _r(iv["p75"], 1),
-                                     "iqr": _r(iv["p75"] - iv["p25"], 1) if iv["n"] else None}}
 
-    return {"automatic": block(auto, auto_iv), "manual": block(manual, man_iv),
-            "manual_window_s": scope.manual_window_s}
+def retries(scope: Scope, auto: dict[str, Any], man: dict[str, Any]) -> dict[str, Any]:
+    """Section 6: automatic (`automatic`) vs manual (`manual`) retries."""
+    return {"automatic": auto, "manual": man, "manual_window_s": scope.manual_window_s}
+
+
+def _block(row: dict[str, Any], iv: dict[str, Any]) -> dict[str, Any]:
+    n = int(row.get("n") or 0)
+    return {"chains": n, "succeeded": int(row.get("ok") or 0), "success_rate": _r(ratio(row.get("ok"), n), 4),
+            "mean_attempts": _r(row.get("mean_attempts"), 3),
+            "max_attempts": int(row["max_attempts"]) if row.get("max_attempts") is not None else None,
+            "retry_interval_s": {"n": iv["n"], "median": _r(iv["median"], 1), "p25": _r(iv["p25"], 1),
+                                 "p75": _r(iv["p75"], 1),
+                                 "iqr": _r(iv["p75"] - iv["p25"], 1) if iv["n"] else None}}
 
 
 def _r(value: SupportsFloat | None, digits: int) -> Any:

@@ -21,12 +21,19 @@ CONFIDENCE = 0.95
 CATEGORY_PARAMS = {f"pfx_{c}": c for c in INFRA}
 
 
-def prepare(sql: Sql, scope: Scope, prefix: str) -> dict[str, Any]:
-    """Create the temporary tables st_periods and st_incidents on this connection. Returns the parameters."""
+def report_params(scope: Scope, prefix: str) -> dict[str, Any]:
+    """The parameters every section's statements take: the scope's, and the drain reasons' prefixes."""
     params = scope.params()
     for key, cat in CATEGORY_PARAMS.items():
         params[key] = f"{prefix} {cat}:"
     params["pfx_lemon"], params["prefix"] = f"{prefix} lemon:", prefix
+    return params
+
+
+def prepare(sql: Sql, scope: Scope, prefix: str) -> dict[str, Any]:
+    """Create the temporary tables st_periods, st_incidents and st_failures on this connection. Returns the
+    parameters (`report_params`)."""
+    params = report_params(scope, prefix)
 
     def starts(col: str, key: str) -> str:   # a prefix test both dialects plan the same way
         return f"substr({col}, 1, {len(params[key])}) = :{key}"
