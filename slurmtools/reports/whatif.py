@@ -50,11 +50,8 @@ def prepare(sql: Sql, params: dict[str, Any]) -> None:
     checkpoint time and the time the next attempt started."""
     ep = sql.epoch
     sql.temp("st_whatif", f"""
-        WITH t AS (
-            SELECT t.*, c.status,
-                   MAX(COALESCE(t.node_count, 1)) OVER (PARTITION BY t.chain_id) AS size,
-                   LEAD(t.s) OVER (PARTITION BY t.chain_id ORDER BY t.s, t.job_id, t.restart_count) AS next_s
-            FROM st_chain_attempts t JOIN retry_chains c ON c.id = t.chain_id
+        WITH t AS (   -- the chain's size and its next attempt's start: computed with st_chain_attempts' order
+            SELECT t.*, c.status FROM st_chain_attempts t JOIN retry_chains c ON c.id = t.chain_id
             WHERE c.status IN ('completed', 'failed', 'ended')),
         ck AS (
             SELECT t.chain_id, t.job_id, t.restart_count, SUM(k.seconds) AS ckpt, COUNT(*) AS saves,
