@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from slurmtools.ledger.models import infra_finding_where
 from slurmtools.reports.model import poisson_interval
 from slurmtools.reports.scope import INFRA, Scope, Sql, iso, ratio
 
@@ -84,8 +85,7 @@ def prepare(sql: Sql, scope: Scope, prefix: str) -> dict[str, Any]:
                      WHERE fi.cluster = :cluster AND fi.node = i.node
                        AND fi.time >= {sql.shift('i.start_t', '-:lookback')}
                        AND fi.time <= {sql.shift('i.start_t', '60')}
-                       AND fi.category IN ('hardware', 'driver', 'network', 'filesystem')
-                       AND fi.trust <> 'job' AND fi.severity IN ('error', 'critical')
+                       AND {infra_finding_where('fi')}
                      ORDER BY fi.time, fi.id LIMIT 1) AS finding_id
         FROM i
     """, params, analyze=("finding_id",))   # st_failures then looks up the few incidents' findings by id
