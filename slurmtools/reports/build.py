@@ -217,7 +217,8 @@ def _export(conn: Connection) -> str:
 def _parallel(engine: Engine, first: Sql, lanes: list[Callable[[Sql], None]], others: int, snapshot: str,
               options: dict[str, Any]) -> None:
     """Run LANES on FIRST's connection and OTHERS more, each importing SNAPSHOT; every connection takes the next
-    lane until none is left. The other connections import the snapshot here, while FIRST's transaction is open."""
+    lane until none is left. The other connections import the snapshot here, while FIRST's transaction is open; where
+    no more can be opened, the lanes run on those that could."""
     todo: queue.SimpleQueue[Callable[[Sql], None]] = queue.SimpleQueue()
     for lane in lanes:
         todo.put(lane)
@@ -239,7 +240,10 @@ def _parallel(engine: Engine, first: Sql, lanes: list[Callable[[Sql], None]], ot
     try:
         workers = [first]
         for _ in range(others):
-            conn = engine.connect().execution_options(**options)
+            try:
+                conn = engine.connect().execution_options(**options)
+            except Exception:  # noqa: BLE001 - no spare connection (the server's or the pool's limit): fewer lanes
+                break          # at once, the same report
             opened.append(conn)
             conn.exec_driver_sql(f"SET TRANSACTION SNAPSHOT '{snapshot}'")   # the transaction's first statement
             sql = Sql(conn)

@@ -258,7 +258,7 @@ def test_report_sections_on_parallel_connections_postgresql(pg_ledger: dict[str,
     reads some of them) are in none of the connections' sections, and in the next report."""
     from datetime import timedelta
 
-    from sqlalchemy import event
+    from sqlalchemy import create_engine, event
 
     from slurmtools.ledger import ship
     from slurmtools.reports.build import build_report
@@ -291,6 +291,12 @@ def test_report_sections_on_parallel_connections_postgresql(pg_ledger: dict[str,
         base = same(build_report(lite, scope(), charts=True))
         for n in (1, 2, 3, 4):
             assert same(build_report(eng, scope(), charts=True, connections=n)) == base, n
+        # a pool with no spare connection (as a server at max_connections): the lanes run on the one there is
+        one = create_engine(url, pool_size=1, max_overflow=0, pool_timeout=0.5)
+        try:
+            assert same(build_report(one, scope(), charts=True, connections=4)) == base
+        finally:
+            one.dispose()
         event.listen(eng, "after_cursor_execute", commit_late)
         assert same(build_report(eng, scope(), charts=True, connections=4)) == base
         event.remove(eng, "after_cursor_execute", commit_late)
