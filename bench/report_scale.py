@@ -7,9 +7,11 @@ executemany in one transaction; then the report is built (every section, the HTM
     python bench/report_scale.py --url postgresql+psycopg://postgres@127.0.0.1:55432/report_bench
     python bench/report_scale.py --url sqlite:////var/tmp/report_bench.db
     python bench/report_scale.py --url ... --explain     # also EXPLAIN ANALYZE of the incident query (PostgreSQL)
+    python bench/report_scale.py --url ... --no-fill --connections 2 --json-out /tmp/r2.json   # sections in parallel
 
-On PostgreSQL running on this machine it also prints the CPU seconds of the report (its backend + this client):
-on a shared machine the wall time measures the neighbours too.
+On PostgreSQL running on this machine it also prints the CPU seconds of the report (its backends + this client):
+on a shared machine the wall time measures the neighbours too. With --connections N the report runs its sections on
+N connections that share one snapshot: the wall time drops, the CPU (all N backends counted) does not.
 """
 
 from __future__ import annotations
@@ -25,10 +27,10 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Engine, event, text
+from sqlalchemy import Engine, create_engine, event, text
 
 from slurmtools.ledger import db, models, schema
-from slurmtools.reports.build import build_report
+from slurmtools.reports.build import MAX_CONNECTIONS, build_report
 from slurmtools.reports.scope import Scope
 
 CLUSTER = "big"
@@ -186,12 +188,21 @@ def fill(engine: Engine, scale: float) -> dict[str, float]:
     took["upgrade"] = time.monotonic() - t0
     if engine.dialect.name == "postgresql":
         # the migration's UPDATE of the flags leaves a dead copy of a third of job_attempts' rows; compacted, the
-        # table is what the ledger's write path gives (the flags written with each row)
+        # table is what the ledger's write path gives (the flags written with each row). Then VACUUM ANALYZE: the
+        # statistics, and the visibility map that autovacuum keeps for an insert-only table written over weeks
+        # (an index-only scan, such as the incidents' probe of ix_findings_infra, reads the table without it)
         with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
             conn.exec_driver_sql("VACUUM FULL job_attempts")
-    with engine.begin() as conn:
-        conn.execute(text("ANALYZE"))
+            conn.exec_driver_sql("VACUUM ANALYZE")
+    else:
+        with engine.begin() as conn:
+            conn.execute(text("ANALYZE"))
     return took
+
+
+def _serial_plans(dbapi_conn: Any, _record: Any) -> None:
+    dbapi_conn.execute("SET max_parallel_workers_per_gather = 0")
+    dbapi_conn.commit()
 
 
 def _lite(v: Any) -> Any:
@@ -200,12 +211,25 @@ def _lite(v: Any) -> Any:
     return v
 
 
-def _backend(engine: Engine) -> int | None:
-    """The PostgreSQL backend the next report will use (the pool gives back its one connection); None on SQLite."""
+def _backends(engine: Engine, connections: int) -> list[int] | None:
+    """The PostgreSQL backends the next report will use: the pool's, after CONNECTIONS of them were opened at once
+    (the pool keeps them); None on SQLite."""
     if engine.dialect.name != "postgresql":
         return None
-    with engine.connect() as conn:
-        return int(conn.exec_driver_sql("SELECT pg_backend_pid()").scalar_one())
+    held = [engine.connect() for _ in range(connections)]
+    try:
+        return sorted(int(c.exec_driver_sql("SELECT pg_backend_pid()").scalar_one()) for c in held)
+    finally:
+        for c in held:
+            c.close()
+
+
+def _servers_cpu(pids: list[int] | None) -> float | None:
+    """The CPU seconds of the backends PIDS so far; None when one of them is not on this machine (or gone)."""
+    if pids is None:
+        return None
+    each = [_server_cpu(p) for p in pids]
+    return None if None in each else sum(c for c in each if c is not None)
 
 
 def _server_cpu(pid: int | None) -> float | None:
@@ -224,22 +248,31 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--no-fill", action="store_true", help="reuse the data of an earlier run")
     ap.add_argument("--explain", action="store_true")
+    ap.add_argument("--connections", type=int, default=1,
+                    help="connections the report may use (PostgreSQL: sections in parallel on one snapshot)")
+    ap.add_argument("--json-out", metavar="FILE",
+                    help="write the last report's JSON less its timings and generation time (to diff two versions)")
     args = ap.parse_args()
     engine = db.make_engine(args.url)
     if engine.dialect.name == "postgresql":
-        # cpu_s counts the report's one backend: a parallel plan's workers would spend CPU it does not see
-        event.listen(engine, "connect", lambda dbapi_conn, _rec: dbapi_conn.execute(
-            "SET max_parallel_workers_per_gather = 0"))
+        # the report's engine keeps as many connections as it may use (make_engine's pool keeps 2 and closes the
+        # others after each use), so that cpu_s can read the same backends before and after a report
+        engine = create_engine(args.url, pool_pre_ping=True, pool_size=MAX_CONNECTIONS, max_overflow=0)
+        # cpu_s counts the report's backends: a parallel plan's workers would spend CPU it does not see (committed:
+        # a SET in a transaction that is rolled back is undone)
+        event.listen(engine, "connect", _serial_plans)
     schema.upgrade(engine)
     fill_s = {} if args.no_fill else fill(engine, args.scale)
     scope = Scope(CLUSTER, START, START + timedelta(days=DAYS), nodes=len(NODES), gpus_per_node=8)
     times, cpu, last = [], [], {}
     for _ in range(args.runs):
-        pid = _backend(engine)
-        c0, r0, t0 = _server_cpu(pid), resource.getrusage(resource.RUSAGE_SELF), time.monotonic()
-        last = build_report(engine, scope, charts=True)
+        pids = _backends(engine, args.connections)
+        c0, r0, t0 = _servers_cpu(pids), resource.getrusage(resource.RUSAGE_SELF), time.monotonic()
+        last = build_report(engine, scope, charts=True, connections=args.connections)
         times.append(time.monotonic() - t0)
-        r1, c1 = resource.getrusage(resource.RUSAGE_SELF), _server_cpu(pid) if _backend(engine) == pid else None
+        r1, c1 = resource.getrusage(resource.RUSAGE_SELF), _servers_cpu(pids)
+        if _backends(engine, args.connections) != pids:   # a backend was replaced: its CPU is not all counted
+            c1 = None
         client = r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime
         cpu.append(None if c0 is None or c1 is None else c1 - c0 + client)
     out = {"database": engine.dialect.name, "scale": args.scale, "fill_s": {k: round(v, 1) for k, v in fill_s.items()},
@@ -255,6 +288,13 @@ def main() -> int:
            "whatif_sizes": len(last.get("whatif", {}).get("sizes", [])),
            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
     print(json.dumps(out, indent=2))
+    if args.json_out:
+        from slurmtools.textsafe import dumps
+
+        same = {**last, "report": {k: v for k, v in last["report"].items()
+                                   if k not in ("seconds", "timings_s", "generated")}}
+        with open(args.json_out, "w", encoding="utf-8") as fh:
+            fh.write(dumps(same, indent=2) + "\n")
     if args.explain and engine.dialect.name == "postgresql":
         with engine.connect() as conn:
             plan = conn.execute(text("EXPLAIN (ANALYZE, BUFFERS) SELECT COUNT(*) FROM findings f WHERE f.cluster = :c "

@@ -406,6 +406,7 @@ class Reports(Table):
     lookback: float
     manual_retry_window: float
     multi_node_min: int
+    connections: int
 
 
 class Advise(Table):

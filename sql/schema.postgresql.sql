@@ -354,6 +354,8 @@ CREATE TABLE findings (
 
 CREATE INDEX ix_findings_category ON findings (category);
 
+CREATE INDEX ix_findings_infra ON findings (cluster, node, time, id) WHERE category IN ('hardware', 'driver', 'network', 'filesystem') AND trust <> 'job' AND severity IN ('error', 'critical');
+
 CREATE INDEX ix_findings_investigate ON findings (cluster, time) WHERE action = 'investigate';
 
 CREATE INDEX ix_findings_job ON findings (cluster, job_id, restart_count);

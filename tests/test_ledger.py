@@ -413,3 +413,25 @@ def test_derived_report_data_from_orm_writes(ledger_env: dict[str, str]) -> None
     got = _derived(eng)
     assert got[0] == [("c", 11, 0)] and got[1] == [("c", "u", "n")]
     assert got[2] == [("x1", True, True), ("x2", False, True)]
+
+
+def test_findings_infra_index_serves_the_incidents_probe(tmp_path: Path) -> None:
+    """Migration 0009's partial index states the models' predicate (frozen in the migration), and the report's probe
+    for an incident's first infrastructure finding on its node reads it in order: no sort, no other index
+    (SQLite's plan here; PostgreSQL's on the 1M-finding bench, docs/performance.md)."""
+    from alembic import command
+
+    eng = db.make_engine(f"sqlite:///{tmp_path}/i.db")
+    schema.upgrade(eng)
+    with eng.begin() as conn:
+        command.downgrade(schema.alembic_config(conn), "0008")  # type: ignore[arg-type]
+        assert conn.exec_driver_sql("SELECT sql FROM sqlite_master WHERE name = 'ix_findings_infra'").first() is None
+    schema.upgrade(eng)
+    with eng.connect() as conn:
+        made = conn.exec_driver_sql("SELECT sql FROM sqlite_master WHERE name = 'ix_findings_infra'").scalar_one()
+        assert made.endswith(f"WHERE {models.infra_finding_where()}"), made
+        plan = [str(r[-1]) for r in conn.exec_driver_sql(
+            "EXPLAIN QUERY PLAN SELECT fi.id FROM findings fi WHERE fi.cluster = 'c' AND fi.node = 'g1' "
+            "AND fi.time >= '2026-01-01' AND fi.time <= '2026-01-02' "
+            f"AND {models.infra_finding_where('fi')} ORDER BY fi.time, fi.id LIMIT 1")]
+    assert any("ix_findings_infra" in p for p in plan) and not any("TEMP B-TREE" in p for p in plan), plan

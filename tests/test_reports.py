@@ -18,7 +18,7 @@ from slurmtools.ledger import ship
 from slurmtools.ledger.db import make_engine
 from slurmtools.ledger.imports import trace_events
 from slurmtools.reports import render
-from slurmtools.reports.build import ReportError, build_report
+from slurmtools.reports.build import SECTIONS, ReportError, build_report
 from slurmtools.reports.html import render_html
 from slurmtools.reports.scope import Scope
 
@@ -188,6 +188,21 @@ def test_infinitehbd_trace_matches_an_independent_computation(tmp_path: Path) ->
     assert r["failures"]["mtbf_node_hours"] == pytest.approx(expect["mtbf_node_hours"], rel=1e-6)
 
 
+def test_each_section_alone_is_the_whole_reports(report: dict[str, Any], tmp_path: Path) -> None:
+    """A section asked alone runs only its lane and the lanes it waits for (the what-if waits for section 2 and the
+    incidents' lemons; the manual retries are a lane of their own): each gives what the whole report gives. SQLite
+    runs one connection whatever is asked; PostgreSQL's parallel lanes: tests/integration/test_ledger_pg.py."""
+    engine = make_engine(f"sqlite:///{tmp_path}/alone.db")
+    fill(engine)
+    for name in SECTIONS:
+        alone = build_report(engine, scope(), sections=(name,), connections=3)
+        assert list(alone)[2:4] == [name, "empty"] and alone[name] == report[name], name
+    pair = build_report(engine, scope(), sections=("whatif", "goodput", "retries"), charts=True)
+    assert pair["charts"] == report["charts"] and pair["retries"] == report["retries"]
+    with pytest.raises(ReportError, match="connections must be 1 to 4"):
+        build_report(engine, scope(), connections=5)
+
+
 def test_cli_report_formats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     url = f"sqlite:///{tmp_path}/l.db"
     fill(make_engine(url))
@@ -209,8 +224,10 @@ def test_cli_report_formats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     html = tmp_path / "r.html"
     res = runner.invoke(main, [*base, "--format", "html", "-o", str(html)])
     assert res.exit_code == 0 and html.read_text().count("<svg") == 6
+    same = json.loads(runner.invoke(main, [*base, "--json", "--connections", "4"]).output)
+    assert {k: v for k, v in same.items() if k != "report"} == {k: v for k, v in data.items() if k != "report"}
     for bad, msg in ((["--format", "html"], "give -o FILE"), (["--section", "nope"], "unknown section"),
-                     (["--since", "yesterday"], "not a time")):
+                     (["--since", "yesterday"], "not a time"), (["--connections", "5"], "not in the range")):
         res = runner.invoke(main, [*base, *bad])
         assert res.exit_code == 2 and msg in res.output and "Traceback" not in res.output
     res = runner.invoke(main, ["report", "--since", "1d", "--until", "2d"])
@@ -359,6 +376,8 @@ def test_whatif_worked_by_hand(tmp_path: Path) -> None:
     assert (adv["checkpoint_cost_s"], adv["restart_cost_s"]) == (30.0, 600.0)
     assert adv["mtti_s"] == pytest.approx(mtti.value, abs=0.1) and adv["interval_s"] == pytest.approx(
         want.interval_s, abs=0.1) and adv["goodput"] == pytest.approx(want.goodput, abs=1e-4)
+    # the fleet's failure gaps were read for the shape (whatif.inputs: saves recorded), here too few to fit one
+    assert r["whatif"]["failure_shape"] == adv["failure_shape"] == 1.0
     # every figure says what it assumes; the text and CSV show the section
     assert set(r["whatif"]["assumes"]) == {"today", "advised", "recovery_at_target", "lemons_excluded"}
     text = render.text(r)

@@ -30,8 +30,12 @@ FORMATS = ("text", "json", "csv", "html")
 @click.option("--nodes", type=click.IntRange(min=1), help="Nodes in the fleet (default: reports.nodes, else the "
                                                           "nodes the ledger knows).")
 @click.option("--gpus-per-node", type=click.IntRange(min=1), help="GPUs per node (default: reports.gpus_per_node).")
+@click.option("--connections", type=click.IntRange(1, 4),
+              help="PostgreSQL: connections the sections run on at once, on one snapshot (default: "
+                   "reports.connections; 1: one after the other).")
 def report_cmd(since: str, until: str, cluster: str | None, partition: str | None, fmt: str, as_json: bool,
-               output: Path | None, sections: tuple[str, ...], nodes: int | None, gpus_per_node: int | None) -> None:
+               output: Path | None, sections: tuple[str, ...], nodes: int | None, gpus_per_node: int | None,
+               connections: int | None) -> None:
     """Failures and MTBF, projected MTTF by job size, MTTR, goodput per retry chain, exclusion concentration,
     automatic vs manual retries and detection quality, from the ledger (docs/reports.md)."""
     from slurmtools.ledger import api
@@ -70,7 +74,8 @@ def report_cmd(since: str, until: str, cluster: str | None, partition: str | Non
     try:
         engine = make_engine(cfg.ledger.url, readonly=True)   # a long read never holds SQLite's write lock
         data = build_report(engine, scope, prefix=cfg.reason_prefix,
-                            sections=tuple(sections) or SECTIONS, charts=fmt == "html")
+                            sections=tuple(sections) or SECTIONS, charts=fmt == "html",
+                            connections=connections or cfg.reports.connections)
     except (LedgerError, ReportError) as exc:
         fail(str(exc), 1)
     finally:

@@ -153,6 +153,21 @@ class JobAttempt(Base):
     name_failed: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false(), info={"derived": True})
 
 
+#: Finding categories and severities that mark an attempt as interrupted by the infrastructure (with a trust other
+#: than the job's own output): what `interrupted_attempts` keeps and the reports count as infrastructure failures.
+INFRA_CATEGORIES = ("hardware", "driver", "network", "filesystem")
+INFRA_SEVERITIES = ("error", "critical")
+
+
+def infra_finding_where(alias: str = "") -> str:
+    """SQL: a finding of INFRA_CATEGORIES and INFRA_SEVERITIES with a trust other than `job` (ALIAS: the table's
+    alias in the query). The predicate of `ix_findings_infra`: a query that states it (the report's incidents) can
+    read that index."""
+    p = f"{alias}." if alias else ""
+    cats, sevs = (", ".join(f"'{v}'" for v in vs) for vs in (INFRA_CATEGORIES, INFRA_SEVERITIES))
+    return f"{p}category IN ({cats}) AND {p}trust <> 'job' AND {p}severity IN ({sevs})"
+
+
 class Finding(Base):
     """One diagnosed fault or observation: a kernel line, an NVML reading, a job exit, an admin note."""
 
@@ -163,6 +178,10 @@ class Finding(Base):
         # the report's unrecognised messages: the fallback's findings only (a few), not a scan of every finding
         Index("ix_findings_investigate", "cluster", "time", postgresql_where=text("action = 'investigate'"),
               sqlite_where=text("action = 'investigate'")),
+        # the report's incidents: each incident's first infrastructure finding on its node (a probe per incident) is
+        # the first entry of this index in its range, without a sort or reading the table (migration 0009)
+        Index("ix_findings_infra", "cluster", "node", "time", "id", postgresql_where=text(infra_finding_where()),
+              sqlite_where=text(infra_finding_where())),
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     idempotency_key: Mapped[str] = _key()
@@ -360,12 +379,6 @@ class CheckpointEvent(Base):
     utilisation: Mapped[float | None] = mapped_column(Float)     # of the filesystem's nominal bandwidth
     mountpoint: Mapped[str | None] = mapped_column(Text)
     details: Mapped[dict[str, Any]] = mapped_column(default=dict)
-
-
-#: Finding categories and severities that mark an attempt as interrupted by the infrastructure (with a trust other
-#: than the job's own output): what `interrupted_attempts` keeps and the reports count as infrastructure failures.
-INFRA_CATEGORIES = ("hardware", "driver", "network", "filesystem")
-INFRA_SEVERITIES = ("error", "critical")
 
 
 class InterruptedAttempt(Base):

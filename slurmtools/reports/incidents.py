@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from slurmtools.ledger.models import infra_finding_where
 from slurmtools.reports.model import poisson_interval
 from slurmtools.reports.scope import INFRA, Scope, Sql, iso, ratio
 
@@ -21,12 +22,19 @@ CONFIDENCE = 0.95
 CATEGORY_PARAMS = {f"pfx_{c}": c for c in INFRA}
 
 
-def prepare(sql: Sql, scope: Scope, prefix: str) -> dict[str, Any]:
-    """Create the temporary tables st_periods and st_incidents on this connection. Returns the parameters."""
+def report_params(scope: Scope, prefix: str) -> dict[str, Any]:
+    """The parameters every section's statements take: the scope's, and the drain reasons' prefixes."""
     params = scope.params()
     for key, cat in CATEGORY_PARAMS.items():
         params[key] = f"{prefix} {cat}:"
     params["pfx_lemon"], params["prefix"] = f"{prefix} lemon:", prefix
+    return params
+
+
+def prepare(sql: Sql, scope: Scope, prefix: str) -> dict[str, Any]:
+    """Create the temporary tables st_periods, st_incidents and st_failures on this connection. Returns the
+    parameters (`report_params`)."""
+    params = report_params(scope, prefix)
 
     def starts(col: str, key: str) -> str:   # a prefix test both dialects plan the same way
         return f"substr({col}, 1, {len(params[key])}) = :{key}"
@@ -77,8 +85,7 @@ def prepare(sql: Sql, scope: Scope, prefix: str) -> dict[str, Any]:
                      WHERE fi.cluster = :cluster AND fi.node = i.node
                        AND fi.time >= {sql.shift('i.start_t', '-:lookback')}
                        AND fi.time <= {sql.shift('i.start_t', '60')}
-                       AND fi.category IN ('hardware', 'driver', 'network', 'filesystem')
-                       AND fi.trust <> 'job' AND fi.severity IN ('error', 'critical')
+                       AND {infra_finding_where('fi')}
                      ORDER BY fi.time, fi.id LIMIT 1) AS finding_id
         FROM i
     """, params, analyze=("finding_id",))   # st_failures then looks up the few incidents' findings by id

@@ -3,12 +3,14 @@ since the last checkpoint, recovery, checkpoint overhead) and the goodput had (a
 checkpoint interval, (b) every recovery taken the configured target time, (c) the top lemon nodes been excluded a
 week before their lemon exclusion began. Each figure carries the assumption it rests on (docs/reports.md).
 
-Reads st_chain_attempts (chains.prepare) and st_failures (incidents.prepare)."""
+Reads st_chain_attempts (chains.prepare); what it needs from st_failures (incidents.prepare), the top lemon nodes
+and the fleet's failure gaps, is read by `inputs` first, which a report may run on another connection."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from slurmtools.reports import model
@@ -48,11 +50,8 @@ def prepare(sql: Sql, params: dict[str, Any]) -> None:
     checkpoint time and the time the next attempt started."""
     ep = sql.epoch
     sql.temp("st_whatif", f"""
-        WITH t AS (
-            SELECT t.*, c.status,
-                   MAX(COALESCE(t.node_count, 1)) OVER (PARTITION BY t.chain_id) AS size,
-                   LEAD(t.s) OVER (PARTITION BY t.chain_id ORDER BY t.s, t.job_id, t.restart_count) AS next_s
-            FROM st_chain_attempts t JOIN retry_chains c ON c.id = t.chain_id
+        WITH t AS (   -- the chain's size and its next attempt's start: computed with st_chain_attempts' order
+            SELECT t.*, c.status FROM st_chain_attempts t JOIN retry_chains c ON c.id = t.chain_id
             WHERE c.status IN ('completed', 'failed', 'ended')),
         ck AS (
             SELECT t.chain_id, t.job_id, t.restart_count, SUM(k.seconds) AS ckpt, COUNT(*) AS saves,
@@ -73,8 +72,29 @@ def prepare(sql: Sql, params: dict[str, Any]) -> None:
                            AND ck.restart_count = t.restart_count""", params)
 
 
-def whatif(sql: Sql, scope: Scope, params: dict[str, Any], mttf: dict[str, Any]) -> dict[str, Any]:
-    """Section 9. MTTF: section 2's result (its rate gives M for each size)."""
+@dataclass
+class Inputs:
+    """What section 9 reads from the incidents (st_failures): `inputs` gathers it."""
+    #: The top lemon nodes, (node, epoch of its first lemon exclusion in play).
+    lemons: list[tuple[str, float]]
+    #: The fleet's failure gaps (advice.fleet_shape), or None where no advised figure can need them (no recorded
+    #: checkpoint save from an hour before the window on: every figure's save time is then unknown).
+    gaps: list[float] | None
+
+
+def inputs(sql: Sql, params: dict[str, Any]) -> Inputs:
+    """Section 9's inputs from the incidents' temporary tables (incidents.prepare) on SQL's connection."""
+    saved = sql.one(f"""SELECT 1 AS x FROM checkpoint_events WHERE cluster = :cluster AND kind = 'save'
+                        AND seconds IS NOT NULL AND seconds >= 0 AND time >= {sql.shift(':t0', '-3600')} LIMIT 1""",
+                    params)
+    # a save counts for a chain's attempt (which starts at most an hour before its chain, created in the window)
+    # or for the window's saves: none since an hour before the window means no advised figure, so no fitted shape
+    return Inputs(_lemons(sql, params), fleet_shape(sql, params) if saved else None)
+
+
+def whatif(sql: Sql, scope: Scope, params: dict[str, Any], mttf: dict[str, Any], got: Inputs) -> dict[str, Any]:
+    """Section 9, from st_chain_attempts on SQL's connection, MTTF (section 2's result: its rate gives M for each
+    size) and GOT (`inputs`)."""
     prepare(sql, params)
     rows = sql.rows("""
         SELECT bucket, COUNT(DISTINCT chain_id) AS chains, COUNT(*) AS attempts, SUM(interrupted) AS interruptions,
@@ -84,7 +104,7 @@ def whatif(sql: Sql, scope: Scope, params: dict[str, Any], mttf: dict[str, Any])
         "SELECT bucket, AVG(size) AS v FROM (SELECT DISTINCT chain_id, bucket, size FROM st_whatif) q "
         "GROUP BY bucket", params)}
     target = float(scope.extra.get("recovery_target_s", 60.0))
-    lemons = _lemons(sql, params)
+    lemons = got.lemons
     avoided = _avoided(sql, params, lemons)
     total = {k: sum(float(r[k] or 0) for r in rows) for k in ("ckpt", "saves", "recovery", "recoveries")}
     if not total["saves"]:      # no save inside a chain's attempts: the cluster's recorded saves in the window
@@ -96,8 +116,9 @@ def whatif(sql: Sql, scope: Scope, params: dict[str, Any], mttf: dict[str, Any])
 
     def shape() -> float:
         if not k:
-            gaps = fleet_shape(sql, params)
-            k.append(model.fit_weibull_shape(gaps) if gaps else 1.0)
+            if got.gaps is None:   # inputs() found no save an advised figure could use
+                raise RuntimeError("internal: the what-if needs the failure shape its inputs left out")
+            k.append(model.fit_weibull_shape(got.gaps) if got.gaps else 1.0)
         return k[0]
 
     out = []

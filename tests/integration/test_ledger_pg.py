@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import func, select
@@ -248,3 +249,62 @@ def test_derived_locks_of_crossing_batches_never_deadlock_postgresql(pg_ledger: 
             assert conn.execute(text("SELECT count(*) FROM job_attempts WHERE interrupted")).scalar_one() == 60
     finally:
         eng.dispose()
+
+
+def test_report_sections_on_parallel_connections_postgresql(pg_ledger: dict[str, str], tmp_path: Path) -> None:
+    """`slurmtools report` with its sections on 1 to 4 connections that share one snapshot (reports/build.py):
+    byte-identical JSON whatever the number, and the same as on SQLite; rows a writer commits just after the report
+    exported its snapshot (a confirmed failure, an interrupted multi-node attempt and its retry chain: every lane
+    reads some of them) are in none of the connections' sections, and in the next report."""
+    from datetime import timedelta
+
+    from sqlalchemy import create_engine, event
+
+    from slurmtools.ledger import ship
+    from slurmtools.reports.build import build_report
+    from slurmtools.textsafe import dumps
+    from tests.reports_data import CLUSTER, DAY, T0, attempt, exclusion, fill
+    from tests.test_reports import scope
+
+    def same(r: dict[str, Any]) -> str:   # less what differs between two runs or two databases by design
+        return dumps({**r, "report": {k: v for k, v in r["report"].items()
+                                      if k not in ("seconds", "timings_s", "generated", "database")}}, indent=1)
+
+    url = pg_ledger["SLURMTOOLS_LEDGER_URL"]
+    eng, lite, writer = db.make_engine(url), db.make_engine(f"sqlite:///{tmp_path}/l.db"), db.make_engine(url)
+    t = T0 + DAY + timedelta(hours=1)
+    late = [exclusion("c9", t, t + DAY, "slurmtools: hardware: late", "controller", "confirmed"),
+            attempt(990, 0, t, t, t + timedelta(hours=2), "NODE_FAIL", "d[5-6]")]
+
+    def commit_late(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if "pg_export_snapshot" in statement:
+            with writer.begin() as w:
+                ship.store(w, late)
+            with Session(writer) as s:
+                s.add(models.RetryChain(idempotency_key="late", cluster=CLUSTER, root_job_id=990, user="alice",
+                                        created=t, max_retries=2, status="failed", retries_used=0))
+                s.commit()
+
+    try:
+        fill(eng)
+        fill(lite)
+        base = same(build_report(lite, scope(), charts=True))
+        for n in (1, 2, 3, 4):
+            assert same(build_report(eng, scope(), charts=True, connections=n)) == base, n
+        # a pool with no spare connection (as a server at max_connections): the lanes run on the one there is
+        one = create_engine(url, pool_size=1, max_overflow=0, pool_timeout=0.5)
+        try:
+            assert same(build_report(one, scope(), charts=True, connections=4)) == base
+        finally:
+            one.dispose()
+        event.listen(eng, "after_cursor_execute", commit_late)
+        assert same(build_report(eng, scope(), charts=True, connections=4)) == base
+        event.remove(eng, "after_cursor_execute", commit_late)
+        was, now = json.loads(base), build_report(eng, scope(), charts=True, connections=4)
+        assert now["failures"]["failures"] == was["failures"]["failures"] + 1
+        assert now["detection"]["confirmed"] == was["detection"]["confirmed"] + 1
+        assert now["mttf"]["interruptions"] == was["mttf"]["interruptions"] + 1
+        assert now["goodput"]["chains"] == was["goodput"]["chains"] + 1
+    finally:
+        for e in (eng, lite, writer):
+            e.dispose()
