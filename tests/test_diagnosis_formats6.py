@@ -1,0 +1,177 @@
+"""Round 6's printers (hard lockups, machine-check rendezvous timeouts, AEST, OpenVZ's OOM killer, Blue Gene/L's RAS
+events, OpenBMC's SEL, Mooncake's RDMA worker), from their format strings.
+
+Every fault line below is a format string of the public source named in the comment above it, with its conversions
+filled in by hand (CPU numbers, masks, names, addresses): no line is copied from a log or from the field corpus. Each
+family has benign twins (the same printer's healthy or informational lines) that must stay below warning, and the lines
+a job, a daemon, a BMC or another system's event log prints are checked for their trust: such a line never drains.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from slurmtools.diagnosis import diagnose
+from slurmtools.diagnosis.faults import is_node_fault
+
+SEVERE = {"warning", "error", "critical"}
+
+FAULTS = [
+    # ---- powerpc's hard-lockup detector, arch/powerpc/kernel/watchdog.c: 4.13's pr_emerg("Watchdog CPU:%d Hard
+    # LOCKUP\n"), "Watchdog CPU:%d detected Hard LOCKUP other CPUS:%*pbl\n"; since 5.x (pr_fmt "watchdog: ") "CPU %d
+    # self-detected hard LOCKUP @ %pS\n", "CPU %d detected hard LOCKUP on other CPUs %*pbl\n", wd_lockup_ipi()'s "CPU %d
+    # Hard LOCKUP\n"; kernel/watchdog.c's "CPU%u: Watchdog detected hard LOCKUP on cpu %u"
+    ("Watchdog CPU:3 Hard LOCKUP", "soft_lockup", "critical"),
+    ("Watchdog CPU:0 detected Hard LOCKUP other CPUS:8-15", "soft_lockup", "critical"),
+    ("watchdog: CPU 2 self-detected hard LOCKUP @ snooze_loop+0x90/0x1b0", "soft_lockup", "critical"),
+    ("watchdog: CPU 4 detected hard LOCKUP on other CPUs 17,40-41", "soft_lockup", "critical"),
+    ("watchdog: CPU 17 Hard LOCKUP", "soft_lockup", "critical"),
+    ("watchdog: CPU9: Watchdog detected hard LOCKUP on cpu 11", "soft_lockup", "critical"),
+    # ---- arch/x86/kernel/cpu/mce/core.c mce_timed_out(): pr_emerg_ratelimited("CPUs not responding to MCE broadcast
+    # (may include false positives): %*pbl\n"), v5.12's pr_info("%s: MCE holdout CPUs (may include false
+    # positives): %*pbl\n", __func__, ...), the review's "Not all CPUs (%*pbl) entered the broadcast exception
+    # handler."; mce_panic()'s messages "Timeout: Not all CPUs entered broadcast exception handler", "Timeout:
+    # Subject CPUs unable to finish machine check processing" after "Kernel panic - not syncing: ", and the older
+    # "Timeout synchronizing machine check over CPUs" behind HW_ERR "Machine check: "
+    ("mce: CPUs not responding to MCE broadcast (may include false positives): 0-3,64-67", "mce", "error"),
+    ("mce: mce_timed_out: MCE holdout CPUs (may include false positives): 5", "mce", "error"),
+    ("mce: Not all CPUs (12-15) entered the broadcast exception handler.", "mce", "error"),
+    ("Kernel panic - not syncing: Timeout: Not all CPUs entered broadcast exception handler", "mce", "error"),
+    ("Kernel panic - not syncing: Timeout: Subject CPUs unable to finish machine check processing", "mce", "error"),
+    ("mce: [Hardware Error]: Machine check: Timeout synchronizing machine check over CPUs", "mce", "error"),
+    # ---- drivers/ras/aest (pr_fmt "AEST: "; the ACPI driver's "ACPI AEST: "): aest_print() pr_info("%sHardware error
+    # from AEST %s\n", "{%u}" HW_ERR, node name), pr_err("%s Error from CPU%d\n"), pr_err("%s  ERR%dSTATUS: 0x%llx\n");
+    # aest_proc_record()'s panic("AEST: unrecoverable error encountered")
+    ("AEST: {4}[Hardware Error]: Hardware error from AEST processor.12", "mce", "info"),
+    ("ACPI AEST: {2}[Hardware Error]: Hardware error from AEST memory.1a0000", "mce", "info"),
+    ("AEST: {4}[Hardware Error]:  Error from CPU12", "mce", "info"),
+    ("AEST: {4}[Hardware Error]:   ERR1STATUS: 0x44800000", "mce", "info"),
+    ("Kernel panic - not syncing: AEST: unrecoverable error encountered", "mce", "critical"),
+    # ---- mm/oom_kill.c dump_header() "%s invoked oom-killer: gfp_mask=%#x(%pGg), order=%d, oom_score_adj=%hd", the
+    # line as a mail client or a terminal wraps it after the colon
+    ("bash invoked oom-killer:", "oom", "error"),
+    # OpenVZ's kernel: kernel/bc/oom_kill.c out_of_memory_in_ub() -> oom_kill_process(..., "Out of memory in UB")
+    # printed as "%s %u: OOM killed process %d (%s) score %d vm:%lukB, rss:%lukB, swap:%lukB"; the global path's "Out of
+    # memory"; ub_oom_mm_dead() "OOM killed process %s (pid=%d, ve=%d) exited, free=%lu."
+    ("Out of memory in UB 1001: OOM killed process 311 (mysqld) score 0 vm:1212112kB, rss:84964kB, swap:748kB", "oom",
+     "error"),
+    ("Out of memory: OOM killed process 9 (java) score 812 vm:4500000kB, rss:3900000kB, swap:0kB", "oom", "error"),
+    ("OOM killed process mysqld (pid=311, ve=1001) exited, free=20480.", "oom", "error"),
+    # ---- IBM Blue Gene/L's RAS events, as loghub's BGL templates list them (BGL/BGL_templates.csv): corrected DDR and
+    # cache errors (info), machine checks and thresholds (warning), the I/O node's Lustre mount
+    ("3 ddr errors(s) detected and corrected on rank 1, symbol 12, bit 6", "mce", "info"),
+    ("7 ddr error(s) detected and corrected on rank 0, symbol 3 over 811 seconds", "mce", "info"),
+    ("total of 14 ddr error(s) detected and corrected", "mce", "info"),
+    ("CE sym 22, at 0x1b7d6f40, mask 0x04", "mce", "info"),
+    ("2 L3 EDRAM error(s) (dcr 0x0157) detected and corrected", "mce", "info"),
+    ("instruction cache parity error corrected", "mce", "info"),
+    ("MACHINE CHECK PLB write IRQ (mc=e08x iar 0x0010a3c4 lr 0x0010a3b0)", "mce", "warning"),
+    ("machine check interrupt (bit=0x1d): L2 dcache unit data parity error", "mce", "warning"),
+    ("L3 major internal error", "mce", "warning"),
+    ("ddr: redundant bit steering failed, sequencer timeout", "mce", "warning"),
+    ("ddr: Unable to steer 7 1 - rank is already steering symbol 22 Due to multiple symbols being over the correctable "
+     "error threshold, consider replacing the card", "mce", "warning"),
+    ("1024 correctable errors exceeds threshold (iar 0x00100ec4 lr 0x00100e8c", "mce", "warning"),
+    ("external input interrupt (unit=0x02 bit=0x00): number of corrected SRAM errors has exceeded threshold", "mce",
+     "warning"),
+    ("Lustre mount FAILED : bglio77 : point /p/gb2", "nfs", "warning"),
+    # ---- Facebook OpenBMC ipmid sel.c: syslog(LOG_CRIT, "SEL Entry: FRU: %d, Record: %s (0x%02X), Time: %s, Sensor: %s
+    # (0x%02X), Event Data: (%s) %s", ...) with pal_parse_sys_sts_event()'s "FM_Throttle throttle", "SYS_Throttle
+    # throttle", "MB_Throttle throttle", "SOC thermal trip", "PCH thermal trip", then " Assertion"
+    ("SEL Entry: FRU: 3, Record: Standard (0x02), Time: 2024-06-01 10:11:12, Sensor: SYSTEM_STATUS (0x10), Event Data: "
+     "(02FFFF) SYS_Throttle throttle Assertion", "thermal", "warning"),
+    ("SEL Entry: FRU: 1, Record: Standard (0x02), Time: 2024-06-01 10:11:12, Sensor: SYSTEM_STATUS (0x10), Event Data: "
+     "(00FFFF) SOC thermal trip Assertion", "thermal", "warning"),
+    # ---- Mooncake's transfer engine (worker_pool.cpp): LOG(ERROR) << "Worker: Process failed for slice (opcode: " ...
+    # << "): " << ibv_wc_status_str(wc.status) (rdma-core libibverbs/enum_strs.c), and "Worker: Failed to poll
+    # completion queue"
+    ("E0304 11:12:13.000001 8812 worker_pool.cpp:245] Worker: Process failed for slice (opcode: 1, source_addr: "
+     "0x7f12a0000000, length: 65536, dest_addr: 0x7e0000001000, local_nic: mlx5_3, peer_nic: gpu7:12001@mlx5_1, "
+     "dest_rkey: 2101, retry_cnt: 1): general error", "ib", "error"),
+    ("E0304 11:12:13.000001 8812 workers.cpp:310] Worker: Process failed for slice (opcode: 0, source_addr: 0x7f0, "
+     "dest_addr: 0x7e0, length: 4096, local_nic: erdma_1): fatal error", "ib", "error"),
+    ("E0304 11:12:13.000001 8812 worker_pool.cpp:230] Worker: Failed to poll completion queue", "ib", "error"),
+]
+
+
+@pytest.mark.parametrize("line, kind, severity", FAULTS, ids=lambda v: str(v)[:50])
+def test_a_printers_format_string_is_found(line: str, kind: str, severity: str) -> None:
+    findings = diagnose(line.encode())
+    assert findings, line
+    assert (findings[0].kind, findings[0].severity) == (kind, severity)
+    assert not findings[0].details.get("unrecognised"), "a rule names this family, not the fallback"
+
+
+BENIGN_TWINS = [
+    # powerpc's watchdog: a CPU that recovered, its setup notes
+    "Watchdog CPU:17 became unstuck",
+    "watchdog: CPU 17 became unstuck TB:7812345678",
+    "watchdog: Set the NMI watchdog timeout factor to 20%",
+    # the machine-check code's healthy boot lines
+    "mce: CPU0: Thermal monitoring enabled (TM1)",
+    "mce: Using 22 MCE banks",
+    # OpenVZ's OOM bookkeeping (the generation markers)
+    ">>> 1001 oom generation 3 starts",
+    # Blue Gene/L's job and control-system notes
+    "ciod: generated 128 core files for program /bgl/apps/a.out",
+    "BGLMaster has been started: ./BGLMaster --consoleip 127.0.0.1 --consoleport 32035 --configfile bglmaster.init",
+    # OpenBMC's throttle and thermal trip ending (the deassertion)
+    "SEL Entry: FRU: 1, Record: Standard (0x02), Time: 2024-06-01 10:11:12, Sensor: SYSTEM_STATUS (0x10), Event Data: "
+    "(10FFFF) FM_Throttle throttle Deassertion",
+    # Mooncake's own progress notes
+    "I0304 11:12:13.000001 8812 transfer_engine.cpp:120] Transfer Engine starting. Server: 10.0.0.7:12001",
+]
+
+
+@pytest.mark.parametrize("line", BENIGN_TWINS, ids=lambda v: str(v)[:50])
+def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
+    findings = diagnose(line.encode())
+    assert not [f for f in findings if f.severity in SEVERE], [(f.kind, f.severity, f.details) for f in findings]
+
+
+@pytest.mark.parametrize("line", [
+    "3 ddr errors(s) detected and corrected on rank 1, symbol 12, bit 6",
+    "MACHINE CHECK PLB write IRQ (mc=e08x iar 0x0010a3c4 lr 0x0010a3b0)",
+    "Lustre mount FAILED : bglio77 : point /p/gb2",
+    "SEL Entry: FRU: 1, Record: Standard (0x02), Time: 2024-06-01 10:11:12, Sensor: SYSTEM_STATUS (0x10), Event Data: "
+    "(00FFFF) SOC thermal trip Assertion",
+    "E0304 11:12:13.000001 8812 worker_pool.cpp:230] Worker: Failed to poll completion queue",
+    # a job's process that writes the kernel's words under its own tag: still no node fault
+    "Jan 11 09:52:01 gpu12 python[4242]: Watchdog CPU:3 Hard LOCKUP",
+    "Jan 11 09:52:01 gpu12 python[4242]: Kernel panic - not syncing: AEST: unrecoverable error encountered",
+    "Jan 11 09:52:01 gpu12 python[4242]: mce: CPUs not responding to MCE broadcast (may include false positives): 0-3",
+])
+def test_text_a_job_a_daemon_or_a_tool_prints_never_drains(line: str) -> None:
+    findings = diagnose(line.encode())
+    assert all(f.trust in ("job", "syslog") for f in findings), [(f.details.get("rule"), f.trust) for f in findings]
+    assert not any(is_node_fault(f, None) for f in findings)
+
+
+@pytest.mark.parametrize("line", [
+    "Watchdog CPU:3 Hard LOCKUP",
+    "mce: CPUs not responding to MCE broadcast (may include false positives): 0-3,64-67",
+    "AEST: {4}[Hardware Error]: Hardware error from AEST processor.12",
+    "Kernel panic - not syncing: AEST: unrecoverable error encountered",
+    "Out of memory in UB 1001: OOM killed process 311 (mysqld) score 0 vm:1212112kB, rss:84964kB, swap:748kB",
+])
+def test_the_kernels_own_lines_are_trust_kernel(line: str) -> None:
+    findings = diagnose(line.encode())
+    assert findings and findings[0].trust == "kernel"
+
+
+def test_the_hard_lockup_and_the_aest_panic_take_the_node_out() -> None:
+    """A CPU that stopped taking interrupts, and an uncontainable error the AEST driver panicked on, are node faults."""
+    for line in ("[  252.7] Watchdog CPU:59 Hard LOCKUP", "Kernel panic - not syncing: AEST: unrecoverable error "
+                 "encountered"):
+        findings = diagnose(line.encode())
+        assert is_node_fault(findings[0], None), (line, findings[0].action)
+
+
+def test_aest_records_join_one_machine_check_event() -> None:
+    """The AEST header and its detail lines are one event of the GHES group, as the driver prints one record."""
+    log = (b"[   64.1] AEST: {1}[Hardware Error]: Hardware error from AEST memory.90d0000\n"
+           b"[   64.2] AEST: {1}[Hardware Error]:  Error from memory at SRAT proximity domain 0x0\n"
+           b"[   64.3] AEST: {1}[Hardware Error]:   ERR0STATUS: 0xc4800390\n")
+    findings = diagnose(log)
+    assert [f.kind for f in findings] == ["mce"]
+    assert len(findings[0].details["evidence"]) == 2
