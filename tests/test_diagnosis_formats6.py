@@ -91,6 +91,45 @@ FAULTS = [
     ("E0304 11:12:13.000001 8812 workers.cpp:310] Worker: Process failed for slice (opcode: 0, source_addr: 0x7f0, "
      "dest_addr: 0x7e0, length: 4096, local_nic: erdma_1): fatal error", "ib", "error"),
     ("E0304 11:12:13.000001 8812 worker_pool.cpp:230] Worker: Failed to poll completion queue", "ib", "error"),
+    # ---- drivers/pci/pci.c pci_dev_wait(): pci_warn(dev, "not ready %dms after %s; giving up\n", ...) with the reset
+    # types "FLR", "bus reset", "resume", "D3hot", "PM D3hot->D0"; the pci_info "... waiting" while it waits (info)
+    ("nvidia 0000:41:00.0: not ready 65535ms after resume; giving up", "pcie", "error"),
+    ("pcieport 0000:00:1c.0: not ready 65535ms after bus reset; giving up", "pcie", "error"),
+    ("mlx5_core 0000:c1:00.1: not ready 60000ms after PM D3hot->D0; giving up", "pcie", "error"),
+    ("nvme 0000:5e:00.0: not ready 1023ms after FLR; waiting", "pcie", "info"),
+    # ---- SPDK lib/nvme: SPDK_ERRLOG's "[%s] %s:%4d:%s: *ERROR*: " header ("aborting outstanding command", "Failed to
+    # initialize SSD: %s", "CQ transport error %d (%s) on qpair id %hu"); spdk_nvme_print_completion()'s *NOTICE* with
+    # the media errors of its status table
+    ("[2024-03-01 10:00:00.000001] nvme_pcie_common.c: 677:nvme_pcie_qpair_abort_trackers: *ERROR*: aborting "
+     "outstanding command", "disk", "warning"),
+    ("nvme.c: 710:nvme_ctrlr_poll_internal: *ERROR*: Failed to initialize SSD: 0000:88:00.0", "disk", "warning"),
+    ("[2024-03-01 10:00:00.000001] nvme_qpair.c: 804:spdk_nvme_qpair_process_completions: *ERROR*: CQ transport "
+     "error -6 (No such device or address) on qpair id 1", "disk", "warning"),
+    ("nvme_qpair.c: 474:spdk_nvme_print_completion: *NOTICE*: UNRECOVERED READ ERROR (02/81) qid:1 cid:12 cdw0:0 "
+     "sqhd:0001 p:1 m:0 dnr:0", "disk", "warning"),
+    # ---- smartmontools ataprint.cpp: "Error %d occurred at disk power-on lifetime: %d hours (%d days + %d hours)",
+    # the extended log's "Error %u [%u] occurred at ...", the register row's "  Error: %s" ("UNC %d sectors at LBA =
+    # 0x%08x = %u", "IDNF at LBA = ...", "ICRC, ABRT ..."); nvme-cli's error log "status_field    : %#x(%s)" (old
+    # names and libnvme's descriptions)
+    ("Error 12 occurred at disk power-on lifetime: 4100 hours (170 days + 20 hours)", "disk", "warning"),
+    ("Error 3 [2] occurred at disk power-on lifetime: 90 hours (3 days + 18 hours)", "disk", "warning"),
+    ("  40 51 08 10 20 30 e0  Error: UNC 8 sectors at LBA = 0x00302010 = 3153936", "disk", "warning"),
+    ("  84 51 00 00 00 00 a0  Error: ICRC, ABRT at LBA = 0x00000000 = 0", "disk", "warning"),
+    ("status_field    : 0x4281(Unrecovered Read Error: The read data could not be recovered from the media)", "disk",
+     "warning"),
+    ("status_field    : 0xc500(WRITE_FAULT: The write data could not be committed to the media)", "disk", "warning"),
+    # ---- the Ceph kernel client with the client identity newer kernels print (fs/ceph/super.h pr_info_client():
+    # "[%pU %llu]: " after pr_fmt "ceph: "; libceph's "libceph (%pU e%u): "), fs/ceph/mds_client.c "mds%d closed our
+    # session", "mds%d reconnect denied"; ceph-fuse (src/ceph_fuse.cc "ceph-fuse[%d]: ceph mount failed with %s")
+    ("ceph: [9a3b1c2d-0000-4e5f-8a9b-0c1d2e3f4a5b 4171]: mds1 closed our session", "nfs", "warning"),
+    ("ceph: mds0 reconnect denied", "nfs", "warning"),
+    ("libceph (9a3b1c2d-0000-4e5f-8a9b-0c1d2e3f4a5b e2301): osd7 down", "nfs", "warning"),
+    ("ceph-fuse[2211]: ceph mount failed with (110) Connection timed out", "nfs", "warning"),
+    # ---- the verbs examples' error macros (a tutorial's "[ERROR] (%s:%d: errno: %s) " M): a verbs resource named in
+    # lower case ("Failed to create qp", "Failed to register mr", "Failed to modify qp to RTR")
+    ("[ERROR] (setup_ib.c:184:setup_ib: errno: Cannot allocate memory) Failed to create qp", "ib", "error"),
+    ("[ERROR] (ib.c:88:modify_qp_to_rtr: errno: Invalid argument) Failed to modify qp to RTR", "ib", "error"),
+    ("Failed to register mr of 4096 bytes", "ib", "error"),
 ]
 
 
@@ -120,6 +159,19 @@ BENIGN_TWINS = [
     "(10FFFF) FM_Throttle throttle Deassertion",
     # Mooncake's own progress notes
     "I0304 11:12:13.000001 8812 transfer_engine.cpp:120] Transfer Engine starting. Server: 10.0.0.7:12001",
+    # the PCI core's device that answered again
+    "nvme 0000:5e:00.0: ready 2047ms after FLR",
+    # SPDK's command print and a completion aborted by a queue deletion (its teardown)
+    "nvme_qpair.c: 248:nvme_io_qpair_print_command: *NOTICE*: READ sqid:1 cid:5 nsid:1 lba:0 len:8 PRP1 0x0 PRP2 0x0",
+    # a disk whose error log is empty or healthy
+    "No Errors Logged",
+    "status_field    : 0(SUCCESS: The command completed successfully)",
+    # the Ceph clients at work
+    "ceph: [9a3b1c2d-0000-4e5f-8a9b-0c1d2e3f4a5b 4171]: mds1 reconnect success",
+    "libceph: mon1 10.0.0.2:6789 session established",
+    "ceph-fuse[2211]: starting ceph client",
+    # a lower-case word that only begins like a verbs resource
+    "Failed to create pdf report",
 ]
 
 
@@ -136,6 +188,10 @@ def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
     "SEL Entry: FRU: 1, Record: Standard (0x02), Time: 2024-06-01 10:11:12, Sensor: SYSTEM_STATUS (0x10), Event Data: "
     "(00FFFF) SOC thermal trip Assertion",
     "E0304 11:12:13.000001 8812 worker_pool.cpp:230] Worker: Failed to poll completion queue",
+    "[2024-03-01 10:00:00.000001] nvme.c: 710:nvme_ctrlr_poll_internal: *ERROR*: Failed to initialize SSD: "
+    "0000:88:00.0",
+    "Error 12 occurred at disk power-on lifetime: 4100 hours (170 days + 20 hours)",
+    "ceph-fuse[2211]: ceph mount failed with (110) Connection timed out",
     # a job's process that writes the kernel's words under its own tag: still no node fault
     "Jan 11 09:52:01 gpu12 python[4242]: Watchdog CPU:3 Hard LOCKUP",
     "Jan 11 09:52:01 gpu12 python[4242]: Kernel panic - not syncing: AEST: unrecoverable error encountered",
@@ -152,6 +208,8 @@ def test_text_a_job_a_daemon_or_a_tool_prints_never_drains(line: str) -> None:
     "mce: CPUs not responding to MCE broadcast (may include false positives): 0-3,64-67",
     "AEST: {4}[Hardware Error]: Hardware error from AEST processor.12",
     "Kernel panic - not syncing: AEST: unrecoverable error encountered",
+    "nvidia 0000:41:00.0: not ready 65535ms after resume; giving up",
+    "ceph: [9a3b1c2d-0000-4e5f-8a9b-0c1d2e3f4a5b 4171]: mds1 closed our session",
     "Out of memory in UB 1001: OOM killed process 311 (mysqld) score 0 vm:1212112kB, rss:84964kB, swap:748kB",
 ])
 def test_the_kernels_own_lines_are_trust_kernel(line: str) -> None:
