@@ -130,6 +130,33 @@ FAULTS = [
     ("[ERROR] (setup_ib.c:184:setup_ib: errno: Cannot allocate memory) Failed to create qp", "ib", "error"),
     ("[ERROR] (ib.c:88:modify_qp_to_rtr: errno: Invalid argument) Failed to modify qp to RTR", "ib", "error"),
     ("Failed to register mr of 4096 bytes", "ib", "error"),
+    # ---- perftest check_link(): fprintf(stderr, " Port number %d state is %s\n", port, portStates[state]) ("Nop",
+    # "Down", "Init", "Armed", "Active Defer"); fabtests' FT_PRINTERR: call "(): %s:%d, ret=%d (%s)"; OpenSM's numbered
+    # "ERR %04X: " after osm_log's header; mlx5e's health reporters ("ERR CQE on SQ: 0x%x", "RX timeout on channel: %d,
+    # ICOSQ: 0x%x RQ: 0x%x, CQ: 0x%x"); NVSHMEM's "init failed for remote transport: %s" (non-fatal: info)
+    (" Port number 2 state is Init", "ib", "warning"),
+    ("fi_av_insert(): rdm/shared.c:88, ret=-19 (No such device)", "ib", "error"),
+    ("Jan 11 09:52:01 sm1 OpenSM[1234]: ERR 3A37: Failed to send MAD", "ib", "warning"),
+    ("mlx5_core 0000:3b:00.1 ens1f1np1: ERR CQE on RQ: 0x2c1", "ib", "warning"),
+    ("mlx5_core 0000:3b:00.1 ens1f1np1: RX timeout on channel: 7, ICOSQ: 0x12 RQ: 0x34, CQ: 0x56", "ib", "warning"),
+    ("WARN: init failed for remote transport: ibrc", "ib", "info"),
+    # ---- the Ceph client's mount without a metadata server (fs/ceph/super.c "No mds server is up or the cluster is
+    # laggy"); the soft-lockup line with its "BUG: " cut off (kernel/watchdog.c "BUG: soft lockup - CPU#%d stuck for
+    # %us! [%s:%d]"); panic_on_rcu_stall's panic("RCU Stall"); RCU Tasks' "%s: %s grace period number %lu (since boot)
+    # is %lu jiffies old." (kernel/rcu/tasks.h)
+    ("ceph: No mds server is up or the cluster is laggy", "nfs", "warning"),
+    ("soft lockup - CPU#12 stuck for 22s! [python3:88121]", "soft_lockup", "error"),
+    ("Kernel panic - not syncing: RCU Stall", "soft_lockup", "error"),
+    ("rcu_tasks_wait_gp: rcu_tasks grace period number 1201 (since boot) is 10215 jiffies old.", "soft_lockup",
+     "error"),
+    # ---- mce_panic(): HW_ERR "Machine check: %s" with the severity table's reason, printed on the way to panic(), and
+    # the panics "Fatal local machine check", "Machine check from unknown source", "MCIP not set in MCA handler"
+    ("mce: [Hardware Error]: Machine check: Data load in unrecoverable area of kernel", "mce", "critical"),
+    ("mce: [Hardware Error]: Machine check: Instruction fetch error in kernel", "mce", "critical"),
+    ("Kernel panic - not syncing: Fatal local machine check", "mce", "critical"),
+    ("Kernel panic - not syncing: Machine check from unknown source", "mce", "critical"),
+    # ---- PyTorch's torch/cuda/__init__.py _lazy_init(): "No CUDA GPUs are available" (cudaErrorNoDevice)
+    ("RuntimeError: No CUDA GPUs are available", "cuda", "error"),
 ]
 
 
@@ -172,6 +199,12 @@ BENIGN_TWINS = [
     "ceph-fuse[2211]: starting ceph client",
     # a lower-case word that only begins like a verbs resource
     "Failed to create pdf report",
+    # perftest on an active port; an OpenSM line at info level
+    " Port number 1 state is Active",
+    "Mar 02 04:05:06 812345 [7F3A2C00] 0x02 -> SUBNET UP",
+    # a workqueue named in a sentence, the machine-check code's boot notes
+    "python: workqueue lockup is a word",
+    "mce: [Hardware Error]: Run the above through 'mcelog --ascii'",
 ]
 
 
@@ -192,6 +225,11 @@ def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
     "0000:88:00.0",
     "Error 12 occurred at disk power-on lifetime: 4100 hours (170 days + 20 hours)",
     "ceph-fuse[2211]: ceph mount failed with (110) Connection timed out",
+    " Port number 2 state is Init",
+    "fi_av_insert(): rdm/shared.c:88, ret=-19 (No such device)",
+    "Jan 11 09:52:01 sm1 OpenSM[1234]: ERR 3A37: Failed to send MAD",
+    "Jan 11 09:52:01 gpu12 python[4242]: mce: [Hardware Error]: Machine check: Data load in unrecoverable area of "
+    "kernel",
     # a job's process that writes the kernel's words under its own tag: still no node fault
     "Jan 11 09:52:01 gpu12 python[4242]: Watchdog CPU:3 Hard LOCKUP",
     "Jan 11 09:52:01 gpu12 python[4242]: Kernel panic - not syncing: AEST: unrecoverable error encountered",
@@ -223,6 +261,18 @@ def test_the_hard_lockup_and_the_aest_panic_take_the_node_out() -> None:
                  "encountered"):
         findings = diagnose(line.encode())
         assert is_node_fault(findings[0], None), (line, findings[0].action)
+
+
+def test_the_panic_reason_makes_its_machine_check_fatal() -> None:
+    """mce_panic()'s reason line joins the machine check's event and takes it to a drain."""
+    log = (b"mce: [Hardware Error]: CPU 0: Machine Check Exception: f Bank 3: bd80000000070134\n"
+           b"mce: [Hardware Error]: RIP 10:<ffffffff8372f8bc> {memchr_inv+0x4c/0xf0}\n"
+           b"mce: [Hardware Error]: Machine check: Data load in unrecoverable area of kernel\n"
+           b"Kernel panic - not syncing: Fatal local machine check\n")
+    findings = diagnose(log)
+    assert [f.kind for f in findings] == ["mce"]
+    assert (findings[0].severity, findings[0].action) == ("critical", "drain_node")
+    assert len(findings[0].details["evidence"]) == 3
 
 
 def test_aest_records_join_one_machine_check_event() -> None:
