@@ -157,6 +157,43 @@ FAULTS = [
     ("Kernel panic - not syncing: Machine check from unknown source", "mce", "critical"),
     # ---- PyTorch's torch/cuda/__init__.py _lazy_init(): "No CUDA GPUs are available" (cudaErrorNoDevice)
     ("RuntimeError: No CUDA GPUs are available", "cuda", "error"),
+    # ---- Omni-Path's libraries: opa-psm2 "PSM2 no hfi units are active (err=%d)", PSM3 "PSM3 can't open nic unit: %d
+    # (err=%d)", "Unable to initialize verbs NIC %s (unit %d:%d)", libfabric's psm2 provider FI_INFO "no PSM2 device is
+    # active.", psm_assert's "Assertion failure at %s:%d: %s"; MPICH's errnames "OFI fi_getinfo() failure (%s:%d:%s:%s)"
+    ("gpu3.4411PSM2 no hfi units are active (err=23)", "ib", "error"),
+    ("gpu3:rank2: PSM3 can't open nic unit: 1 (err=23)", "ib", "error"),
+    ("[1700000000.000001] gpu3:rank2.a.out: Unable to initialize verbs NIC /sys/class/infiniband/irdma0 (unit 0:0)",
+     "ib", "error"),
+    ("libfabric:4411:1700000000:ofi_rxm:psm2:core:psmx2_getinfo():536<info> no PSM2 device is active.", "ib", "error"),
+    ("gpu3.4411Assertion failure at ptl_ips/ips_proto.c:1442: ipsaddr != NULL", "ib", "error"),
+    ("MPIDI_OFI_mpi_init_hook(455): OFI fi_getinfo() failure (ofi_init.c:455:MPIDI_OFI_mpi_init_hook:No data "
+     "available)", "ib", "error"),
+    # Open MPI's component selection (mca_base_components_select.c "select: init returned failure for component %s":
+    # info, the run falls back)
+    ("[gpu3:04411] select: init returned failure for component openib", "ib", "info"),
+    # NVMe over RDMA (drivers/nvme/host/rdma.c "rdma connection establishment failed (%d)", "route resolve failed (%d)")
+    ("nvme nvme2: rdma connection establishment failed (-110)", "ib", "warning"),
+    ("nvme nvme2: route resolve failed (-101)", "ib", "warning"),
+    # an RDMA connection class logging under its source file (Collage's co/rdmaConnection.cpp via LBERROR)
+    ("4411 Main /opt/eq/libs/co/rdmaConnection.cpp:512 18 Failed to resolve route to destination : Connection timed "
+     "out", "ib", "warning"),
+    # ---- DCGM's NVSwitch module through DCGM's log format ("%s LEVEL [PID:TID] [[NvSwitch]] %s [FILE:LINE] [FUNC]")
+    ("2024-06-01 10:11:12.131 ERROR [811:844] [[NvSwitch]] Failed to read the fabric manager state [DcgmModuleNvSwitch"
+     ".cpp:512] [DcgmNs::DcgmModuleNvSwitch::RunOnce]", "fabric_manager", "warning"),
+    # ---- systemd's service.c and unit.c for the shared filesystems' units ("Stopping timed out. Terminating.", "State
+    # '%s' timed out. Killing.", "Failed with result '%s'.", "Main process exited, code=%s, status=%i/%s")
+    ("Aug 21 10:31:41 cn7 systemd[1]: beegfs-client.service: Failed with result 'timeout'.", "nfs", "warning"),
+    ("systemd[1]: rpc-statd.service: Main process exited, code=exited, status=1/FAILURE", "nfs", "warning"),
+    ("systemd[1]: lnet.service: State 'stop-sigterm' timed out. Killing.", "nfs", "warning"),
+    # ---- mount.nfs under a syslog tag without a PID (RFC 3164's TAG:), nfs-utils network.c "%s: Failed to resolve
+    # server %s: %s"; TensorFlow's cuda_driver.cc LOG(ERROR) << "failed call to cuInit: " << ToString(res)
+    ("Jan  3 21:17:00 node7 cloud-init: mount.nfs: Failed to resolve server nas1: Name or service not known", "nfs",
+     "warning"),
+    ("mount.nfs: Failed to resolve server nas1: Name or service not known", "nfs", "warning"),
+    ("E tensorflow/stream_executor/cuda/cuda_driver.cc:271] failed call to cuInit: CUDA_ERROR_NO_DEVICE: no "
+     "CUDA-capable device is detected", "cuda", "error"),
+    ("2024-01-01 10:00:00.000001: E external/xla/xla/stream_executor/cuda/cuda_driver.cc:282] failed call to cuInit: "
+     "UNKNOWN ERROR (303)", "cuda", "error"),
 ]
 
 
@@ -205,6 +242,12 @@ BENIGN_TWINS = [
     # a workqueue named in a sentence, the machine-check code's boot notes
     "python: workqueue lockup is a word",
     "mce: [Hardware Error]: Run the above through 'mcelog --ascii'",
+    # systemd's healthy unit lines, Open MPI selecting a fabric, NVMe/RDMA's connected controller
+    "systemd[1]: beegfs-client.service: Deactivated successfully.",
+    "systemd[1]: rpc-statd.service: Main process exited, code=exited, status=0/SUCCESS",
+    "[gpu3:04411] select: initializing btl component ofi",
+    "nvme nvme2: new ctrl: NQN \"nqn.2014-08.org.nvmexpress:uuid:1\", addr 10.0.0.9:4420",
+    "2024-06-01 10:11:12.131 INFO [811:844] [[NvSwitch]] Connected to the fabric manager",
 ]
 
 
@@ -226,6 +269,9 @@ def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
     "Error 12 occurred at disk power-on lifetime: 4100 hours (170 days + 20 hours)",
     "ceph-fuse[2211]: ceph mount failed with (110) Connection timed out",
     " Port number 2 state is Init",
+    "gpu3.4411PSM2 no hfi units are active (err=23)",
+    "systemd[1]: beegfs-client.service: Failed with result 'timeout'.",
+    "2024-06-01 10:11:12.131 ERROR [811:844] [[NvSwitch]] Failed to read the fabric manager state",
     "fi_av_insert(): rdm/shared.c:88, ret=-19 (No such device)",
     "Jan 11 09:52:01 sm1 OpenSM[1234]: ERR 3A37: Failed to send MAD",
     "Jan 11 09:52:01 gpu12 python[4242]: mce: [Hardware Error]: Machine check: Data load in unrecoverable area of "
