@@ -194,6 +194,29 @@ FAULTS = [
      "CUDA-capable device is detected", "cuda", "error"),
     ("2024-01-01 10:00:00.000001: E external/xla/xla/stream_executor/cuda/cuda_driver.cc:282] failed call to cuInit: "
      "UNKNOWN ERROR (303)", "cuda", "error"),
+    # ---- powerpc's machine_check_print_event_info(): "%sMCE: CPU%d: machine check (%s) %s %s %s %s[%s]" (severity
+    # Harmless/Warning/Error/Severe/Fatal, disposition Recovered/Not recovered); 4.x's "%s%s Machine check interrupt
+    # [%s]"
+    ("MCE: CPU80: machine check (Severe) Host UE Load/Store DAR: 00007fff8b6e0000 paddr: 000000203b6e0000 [Not "
+     "recovered]", "mce", "critical"),
+    ("Severe Machine check interrupt [Not recovered]", "mce", "critical"),
+    ("MCE: CPU8: machine check (Warning) Host SLB Multihit DAR: 0000000000000000 [Recovered]", "mce", "info"),
+    # ---- BMC logs: HPE iLO's IML ("Uncorrectable Machine Check Exception (Board %d, Processor %d, APIC ID ...)",
+    # "Corrected Memory Error threshold exceeded (...)"); ipmitool's sensor-specific event strings (lib/ipmi_sel.c:
+    # Processor "IERR", "FRB2/Hang in POST failure"; Memory "Memory Device Disabled"; Critical Interrupt "Bus
+    # Uncorrectable error"); Dell's registry (CPU0000 "CPU %d machine check error detected.", MEM0001 "Multi-bit memory
+    # errors detected on a memory device at location(s) %s.", MEM0701 "Correctable memory error rate exceeded for %s.")
+    ("Uncorrectable Machine Check Exception (Board 0, Processor 1, APIC ID 0x00000000, Bank 0x00000004, Status "
+     "0xB2000000'00070F0F, Address 0x00000000'00000000, Misc 0x00000000'00000000)", "mce", "warning"),
+    ("Corrected Memory Error threshold exceeded (Processor 1, Memory Module 3)", "mce", "warning"),
+    ("   3 | 01/01/2024 | 10:00:00 | Processor CPU1 Status | IERR | Asserted", "mce", "warning"),
+    ("  1f | 01/01/2024 | 10:00:00 | Processor #0x04 | FRB2/Hang in POST failure | Asserted", "mce", "warning"),
+    ("  2a | 01/01/2024 | 10:00:00 | Memory #0x02 | Memory Device Disabled | Asserted", "mce", "warning"),
+    ("   8 | 01/01/2024 | 10:00:00 | Critical Interrupt PCIE Error | Bus Uncorrectable error | Asserted", "aer",
+     "warning"),
+    ("CPU 2 machine check error detected.", "mce", "warning"),
+    ("Multi-bit memory errors detected on a memory device at location(s) DIMM_A1.", "mce", "warning"),
+    ("Correctable memory error rate exceeded for DIMM_B8.", "mce", "warning"),
 ]
 
 
@@ -248,6 +271,10 @@ BENIGN_TWINS = [
     "[gpu3:04411] select: initializing btl component ofi",
     "nvme nvme2: new ctrl: NQN \"nqn.2014-08.org.nvmexpress:uuid:1\", addr 10.0.0.9:4420",
     "2024-06-01 10:11:12.131 INFO [811:844] [[NvSwitch]] Connected to the fabric manager",
+    # the BMC's healthy processor and memory events, an IERR that cleared
+    "   3 | 01/01/2024 | 10:00:00 | Processor CPU1 Status | Presence detected | Asserted",
+    "   3 | 01/01/2024 | 10:00:00 | Processor CPU1 Status | IERR | Deasserted",
+    "   5 | 01/01/2024 | 10:00:00 | Memory DIMM_A1 | Presence Detected | Asserted",
 ]
 
 
@@ -270,6 +297,9 @@ def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
     "ceph-fuse[2211]: ceph mount failed with (110) Connection timed out",
     " Port number 2 state is Init",
     "gpu3.4411PSM2 no hfi units are active (err=23)",
+    "CPU 2 machine check error detected.",
+    "   3 | 01/01/2024 | 10:00:00 | Processor CPU1 Status | IERR | Asserted",
+    "Uncorrectable Machine Check Exception (Board 0, Processor 1, APIC ID 0x00000000, Bank 0x00000004)",
     "systemd[1]: beegfs-client.service: Failed with result 'timeout'.",
     "2024-06-01 10:11:12.131 ERROR [811:844] [[NvSwitch]] Failed to read the fabric manager state",
     "fi_av_insert(): rdm/shared.c:88, ret=-19 (No such device)",
