@@ -217,6 +217,19 @@ FAULTS = [
     ("CPU 2 machine check error detected.", "mce", "warning"),
     ("Multi-bit memory errors detected on a memory device at location(s) DIMM_A1.", "mce", "warning"),
     ("Correctable memory error rate exceeded for DIMM_B8.", "mce", "warning"),
+    # ---- drivers/base/firmware_loader/main.c "Direct firmware load for %s failed with error %d" for the GPU's engine
+    # firmware (nouveau's nvidia/<chip>/gr/*.bin; a platform GPU's device name): gpu_init; the GSP's own images stay gsp
+    ("nouveau 17000000.gpu: Direct firmware load for nvidia/gp10b/gr/fecs_inst.bin failed with error -2", "gpu_init",
+     "error"),
+    ("nouveau 0000:01:00.0: firmware: failed to load nvidia/tu102/gr/sw_ctx.bin (-2)", "gpu_init", "error"),
+    ("nouveau 0000:01:00.0: Direct firmware load for nvidia/tu102/acr/ucode_unload.bin failed with error -2", "gsp",
+     "error"),
+    # ---- the kubelet's operation_generator.go "MountVolume.SetUp failed for volume %q : %v" with mount-utils' "mount
+    # failed: %v Mounting command: %s Mounting arguments: %s", for a network filesystem's volume
+    ('MountVolume.SetUp failed for volume "home" : mount failed: exit status 32 Mounting command: mount Mounting '
+     'arguments: -t nfs4 nas1:/export/home /var/lib/kubelet/pods/x/volumes/kubernetes.io~nfs/home', "nfs", "warning"),
+    ('  Warning  FailedMount  3m  kubelet  MountVolume.SetUp failed for volume "lustre-scratch" : mount failed: exit '
+     'status 32', "nfs", "warning"),
 ]
 
 
@@ -275,6 +288,10 @@ BENIGN_TWINS = [
     "   3 | 01/01/2024 | 10:00:00 | Processor CPU1 Status | Presence detected | Asserted",
     "   3 | 01/01/2024 | 10:00:00 | Processor CPU1 Status | IERR | Deasserted",
     "   5 | 01/01/2024 | 10:00:00 | Memory DIMM_A1 | Presence Detected | Asserted",
+    # another device's optional firmware; a local volume the kubelet could not mount (not a network filesystem)
+    "iwlwifi 0000:00:14.3: Direct firmware load for iwlwifi-so-a0-gf-a0-86.ucode failed with error -2",
+    'MountVolume.SetUp failed for volume "scratch" : mount failed: exit status 32 Mounting command: mount Mounting '
+    'arguments: -t ext4 /dev/nvme1n1 /var/lib/kubelet/pods/x/volumes/kubernetes.io~local-volume/scratch',
 ]
 
 
