@@ -230,6 +230,26 @@ FAULTS = [
      'arguments: -t nfs4 nas1:/export/home /var/lib/kubelet/pods/x/volumes/kubernetes.io~nfs/home', "nfs", "warning"),
     ('  Warning  FailedMount  3m  kubelet  MountVolume.SetUp failed for volume "lustre-scratch" : mount failed: exit '
      'status 32', "nfs", "warning"),
+    # ---- user-space OOM killers: earlyoom (main.c "low memory! at or below SIGTERM limits: mem %5.2f%%, swap %5.2f%%",
+    # kill.c "sending %s to process %d uid %d \"%s\": badness %d, VmRSS %lld MiB"), the kubelet's eviction message
+    # (eviction/helpers.go "The node was low on resource: %v. Container %s was using %s, which exceeds its request of
+    # %s."), PyTorch's DataLoader ("DataLoader worker (pid %d) is killed by signal: Killed.", the shm hint), Ray's
+    # raylet ("%d Workers (tasks / actors) killed due to memory pressure (OOM)")
+    ("earlyoom: low memory! at or below SIGTERM limits: mem  9.87%, swap 10.00%", "oom", "error"),
+    ('earlyoom[881]: sending SIGKILL to process 4242 uid 1000 "python3": badness 912, VmRSS 61234 MiB', "oom", "error"),
+    ("The node was low on resource: memory. Container trainer was using 61Gi, which exceeds its request of 8Gi.", "oom",
+     "error"),
+    ("RuntimeError: DataLoader worker (pid 88121) is killed by signal: Killed.", "oom", "error"),
+    ("ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
+     "oom", "error"),
+    ("(raylet) node_manager.cc:3097: 2 Workers (tasks / actors) killed due to memory pressure (OOM), 0 Workers crashed "
+     "due to other reasons at node", "oom", "error"),
+    # ---- PyTorch's older TCPStore message with its typo ("is setting up NCCL communicator and retreiving ncclUniqueId
+    # from [%d] via c10d key-value store by key '%s', but store->get('%s') got error: %s")
+    ("RuntimeError: [1] is setting up NCCL communicator and retreiving ncclUniqueId from [0] via c10d key-value store "
+     "by key '0', but store->get('0') got error: Socket Timeout", "nccl", "error"),
+    # ---- fs/ext4/inode.c ext4_writepages(): "%s: jbd2_start: %ld pages, ino %lu; err %d"
+    ("EXT4-fs (dm-3): ext4_writepages: jbd2_start: 9223372036854775807 pages, ino 88; err -5", "disk", "warning"),
 ]
 
 
@@ -292,6 +312,9 @@ BENIGN_TWINS = [
     "iwlwifi 0000:00:14.3: Direct firmware load for iwlwifi-so-a0-gf-a0-86.ucode failed with error -2",
     'MountVolume.SetUp failed for volume "scratch" : mount failed: exit status 32 Mounting command: mount Mounting '
     'arguments: -t ext4 /dev/nvme1n1 /var/lib/kubelet/pods/x/volumes/kubernetes.io~local-volume/scratch',
+    # the killers' and the scheduler's healthy notes
+    "earlyoom: mem avail: 51234 of 64000 MiB (80.05%), swap free: 8000 of 8000 MiB (100.00%)",
+    "The node had condition: [DiskPressure].",
 ]
 
 
@@ -315,6 +338,7 @@ def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
     " Port number 2 state is Init",
     "gpu3.4411PSM2 no hfi units are active (err=23)",
     "CPU 2 machine check error detected.",
+    'earlyoom[881]: sending SIGKILL to process 4242 uid 1000 "python3": badness 912, VmRSS 61234 MiB',
     "   3 | 01/01/2024 | 10:00:00 | Processor CPU1 Status | IERR | Asserted",
     "Uncorrectable Machine Check Exception (Board 0, Processor 1, APIC ID 0x00000000, Bank 0x00000004)",
     "systemd[1]: beegfs-client.service: Failed with result 'timeout'.",
