@@ -250,6 +250,16 @@ FAULTS = [
      "by key '0', but store->get('0') got error: Socket Timeout", "nccl", "error"),
     # ---- fs/ext4/inode.c ext4_writepages(): "%s: jbd2_start: %ld pages, ino %lu; err %d"
     ("EXT4-fs (dm-3): ext4_writepages: jbd2_start: 9223372036854775807 pages, ino 88; err -5", "disk", "warning"),
+    # ---- the GPU's memory in DCGM's dcgm_errors.h messages ("Detected %d volatile double-bit ECC error(s) in GPU %u.",
+    # "GPU %u had uncorrectable memory errors and row remapping failed.", "GPU %u had memory errors and row remappings
+    # are pending", "A corrupt InfoROM has been detected in GPU %u.") and nvidia-smi -q's fields ("Remapping Failure
+    # Occurred : Yes", "DRAM Uncorrectable : N"): filed under xid, as dcgm_health files DCGM's memory system
+    ("DCGM_FR_VOLATILE_DBE_DETECTED: Detected 2 volatile double-bit ECC error(s) in GPU 0.", "xid", "error"),
+    ("GPU 5 had uncorrectable memory errors and row remapping failed.", "xid", "error"),
+    ("GPU 5 had memory errors and row remappings are pending", "xid", "error"),
+    ("A corrupt InfoROM has been detected in GPU 1.", "xid", "error"),
+    ("        Remapping Failure Occurred        : Yes", "xid", "error"),
+    ("            DRAM Uncorrectable            : 3", "xid", "error"),
 ]
 
 
@@ -315,6 +325,10 @@ BENIGN_TWINS = [
     # the killers' and the scheduler's healthy notes
     "earlyoom: mem avail: 51234 of 64000 MiB (80.05%), swap free: 8000 of 8000 MiB (100.00%)",
     "The node had condition: [DiskPressure].",
+    # nvidia-smi -q on a GPU whose memory is clean
+    "        Remapping Failure Occurred        : No",
+    "            DRAM Uncorrectable            : 0",
+    "        Pending Page Blacklist            : No",
 ]
 
 
@@ -339,6 +353,7 @@ def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
     "gpu3.4411PSM2 no hfi units are active (err=23)",
     "CPU 2 machine check error detected.",
     'earlyoom[881]: sending SIGKILL to process 4242 uid 1000 "python3": badness 912, VmRSS 61234 MiB',
+    "GPU 5 had uncorrectable memory errors and row remapping failed.",
     "   3 | 01/01/2024 | 10:00:00 | Processor CPU1 Status | IERR | Asserted",
     "Uncorrectable Machine Check Exception (Board 0, Processor 1, APIC ID 0x00000000, Bank 0x00000004)",
     "systemd[1]: beegfs-client.service: Failed with result 'timeout'.",
