@@ -260,6 +260,15 @@ FAULTS = [
     ("A corrupt InfoROM has been detected in GPU 1.", "xid", "error"),
     ("        Remapping Failure Occurred        : Yes", "xid", "error"),
     ("            DRAM Uncorrectable            : 3", "xid", "error"),
+    ("CUDA APIs have indicated that a double-bit ECC error has occured on GPU 2.", "xid", "error"),
+    ("Found 12 faulty memory elements on GPU 1", "xid", "error"),
+    # ---- DCGM's NVLink and NVSwitch messages (dcgm_errors.h: "Detected %ld %s NvLink errors on GPU %u's NVLink which
+    # exceeds threshold of %u", "Only %u NvLinks are up out of the expected %u", "Detected fatal errors on NvSwitch %u
+    # link %u", "NvSwitch %u - Only %u NvLinks are up out of the expected %u")
+    ("Detected 12 CRC Flit NvLink errors on GPU 0's NVLink which exceeds threshold of 10", "nvlink", "warning"),
+    ("Only 10 NvLinks are up out of the expected 18", "nvlink", "warning"),
+    ("Detected fatal errors on NvSwitch 2 link 17", "sxid", "warning"),
+    ("NvSwitch 1 - Only 30 NvLinks are up out of the expected 32", "sxid", "warning"),
 ]
 
 
