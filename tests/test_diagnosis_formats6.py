@@ -269,6 +269,14 @@ FAULTS = [
     ("Only 10 NvLinks are up out of the expected 18", "nvlink", "warning"),
     ("Detected fatal errors on NvSwitch 2 link 17", "sxid", "warning"),
     ("NvSwitch 1 - Only 30 NvLinks are up out of the expected 32", "sxid", "warning"),
+    # ---- the AER and DPC port services as kernels before 5.x named their devices ("aer 0000:00:03.0:pcie002: ...",
+    # drivers/pci/pcie/aer/aerdrv_errprint.c "PCIe Bus Error: severity=%s, type=%s, id=%04x(%s)"; pcie-dpc.c's
+    # dev_info "DPC containment event, status:%#06x source:%#06x")
+    ("aer 0000:00:03.0:pcie002: PCIe Bus Error: severity=Uncorrected (Non-Fatal), type=Transaction Layer, "
+     "id=0018(Requester ID)", "aer", "error"),
+    ("aer 0000:00:03.0:pcie002: PCIe Bus Error: severity=Corrected, type=Physical Layer, id=0018(Receiver ID)", "aer",
+     "info"),
+    ("dpc 0000:00:01.0:pcie010: DPC containment event, status:0x1f01 source:0x0000", "aer", "error"),
 ]
 
 
