@@ -277,6 +277,25 @@ FAULTS = [
     ("aer 0000:00:03.0:pcie002: PCIe Bus Error: severity=Corrected, type=Physical Layer, id=0018(Receiver ID)", "aer",
      "info"),
     ("dpc 0000:00:01.0:pcie010: DPC containment event, status:0x1f01 source:0x0000", "aer", "error"),
+    # ---- CUDA failures in other printers' words: PyTorch's CUDAException.h note and C10_CUDA_DRIVER_CHECK ("CUDA
+    # driver error: %s"), the CUDA samples' "CUDA Error: %s" (cudaGetErrorString), numba's "CudaAPIError: [%d] Call to
+    # %s results in %s", TensorFlow's "CUDA runtime implicit initialization on GPU:%d failed. Status: %s", PyTorch's "%s
+    # with CUDA capability sm_%d is not compatible with the current PyTorch installation.", cuda-gdb's "CUDA Exception:
+    # Warp %s" and "received signal CUDA_EXCEPTION_%d, %s", compute-sanitizer's "Invalid __global__ read of size %d"
+    ("CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be "
+     "incorrect.", "cuda", "error"),
+    ("RuntimeError: CUDA driver error: unknown error", "cuda", "error"),
+    ("CUDA Error: no kernel image is available for execution on the device", "cuda", "error"),
+    ("numba.cuda.cudadrv.driver.CudaAPIError: [700] Call to cuMemcpyDtoH results in UNKNOWN_CUDA_ERROR", "cuda",
+     "error"),
+    ("tensorflow.python.framework.errors_impl.InternalError: CUDA runtime implicit initialization on GPU:0 failed. "
+     "Status: device kernel image is invalid", "cuda", "error"),
+    ("NVIDIA B200 with CUDA capability sm_100 is not compatible with the current PyTorch installation.", "cuda",
+     "error"),
+    ("CUDA Exception: Warp Illegal Address", "cuda", "error"),
+    ('Thread 1 "python" received signal CUDA_EXCEPTION_14, Warp Illegal Address.', "cuda", "error"),
+    ("========= Invalid __global__ read of size 4 bytes", "cuda", "error"),
+    ("========= ERROR SUMMARY: 3 errors", "cuda", "error"),
 ]
 
 
@@ -346,6 +365,9 @@ BENIGN_TWINS = [
     "        Remapping Failure Occurred        : No",
     "            DRAM Uncorrectable            : 0",
     "        Pending Page Blacklist            : No",
+    # cudaGetErrorString(cudaSuccess), a clean sanitizer run
+    "CUDA Error: no error",
+    "========= ERROR SUMMARY: 0 errors",
 ]
 
 
