@@ -296,6 +296,12 @@ FAULTS = [
     ('Thread 1 "python" received signal CUDA_EXCEPTION_14, Warp Illegal Address.', "cuda", "error"),
     ("========= Invalid __global__ read of size 4 bytes", "cuda", "error"),
     ("========= ERROR SUMMARY: 3 errors", "cuda", "error"),
+    # ---- kernel/hung_task.c: the blocker it names since 6.x ("INFO: task %s:%d is blocked on a mutex likely owned by
+    # task %s:%d.", "... blocked on a semaphore likely last held by task %s:%d"), and "Future hung task reports are
+    # suppressed, see sysctl kernel.hung_task_warnings" (info: evidence of the report before it)
+    ("INFO: task kworker/0:1:88 is blocked on a mutex likely owned by task modprobe:901.", "hung_task", "warning"),
+    ("INFO: task python:1234 blocked on a semaphore likely last held by task python:4321", "hung_task", "warning"),
+    ("Future hung task reports are suppressed, see sysctl kernel.hung_task_warnings", "hung_task", "info"),
 ]
 
 
