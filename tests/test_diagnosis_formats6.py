@@ -302,6 +302,11 @@ FAULTS = [
     ("INFO: task kworker/0:1:88 is blocked on a mutex likely owned by task modprobe:901.", "hung_task", "warning"),
     ("INFO: task python:1234 blocked on a semaphore likely last held by task python:4321", "hung_task", "warning"),
     ("Future hung task reports are suppressed, see sysctl kernel.hung_task_warnings", "hung_task", "info"),
+    # ---- glibc's strerror(EIO) after a shared filesystem's mount point (coreutils "cp: error reading %s: %s", Python's
+    # "OSError: [Errno 5] Input/output error: %r"); GPFS's "Node %s (%s) is being expelled because of an expired lease."
+    ("OSError: [Errno 5] Input/output error: '/lustre/scratch/run7/ckpt.pt'", "nfs", "warning"),
+    ("cp: error reading '/gpfs/proj/data.bin': Input/output error", "nfs", "warning"),
+    ("mmfsd: Node 10.0.0.5 (c1n5) is being expelled because of an expired lease.", "nfs", "warning"),
 ]
 
 
@@ -374,6 +379,8 @@ BENIGN_TWINS = [
     # cudaGetErrorString(cudaSuccess), a clean sanitizer run
     "CUDA Error: no error",
     "========= ERROR SUMMARY: 0 errors",
+    # EIO on a local path is the local disk's, not the shared filesystem's
+    "cp: error reading '/tmp/x': Input/output error",
 ]
 
 
