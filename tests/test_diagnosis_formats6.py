@@ -307,6 +307,12 @@ FAULTS = [
     ("OSError: [Errno 5] Input/output error: '/lustre/scratch/run7/ckpt.pt'", "nfs", "warning"),
     ("cp: error reading '/gpfs/proj/data.bin': Input/output error", "nfs", "warning"),
     ("mmfsd: Node 10.0.0.5 (c1n5) is being expelled because of an expired lease.", "nfs", "warning"),
+    # ---- nouveau's GSP-RM (nvkm/subdev/gsp: nvkm_error() behind the subdev name "gsp: "), read before the other
+    # engines' "init failed" (gpu_init)
+    ("nouveau 0000:01:00.0: gsp: init failed, -110", "gsp", "error"),
+    ("nouveau 0000:01:00.0: gsp: rpc fn:22 failed with error -110", "gsp", "error"),
+    ("nouveau 0000:01:00.0: gsp: mbox 00000001 00000000", "gsp", "error"),
+    ("nouveau 0000:01:00.0: gr: init failed, -110", "gpu_init", "error"),
 ]
 
 
