@@ -1,5 +1,10 @@
-"""Round 6's printers (hard lockups, machine-check rendezvous timeouts, AEST, OpenVZ's OOM killer, Blue Gene/L's RAS
-events, OpenBMC's SEL, Mooncake's RDMA worker), from their format strings.
+"""Round 6's printers, from their format strings: the printers behind the rules half's misses (powerpc hard lockups,
+machine-check rendezvous timeouts, AEST, OpenVZ's OOM killer, Blue Gene/L's RAS events, OpenBMC's SEL, Mooncake, the PCI
+core's device wait, SPDK, smartctl/nvme-cli error logs, the Ceph clients, Omni-Path, NVMe over RDMA, DCGM's NVSwitch
+module, systemd's filesystem units, the firmware loader, the kubelet's mounts) and the printers found by probing each
+family (perftest, fabtests, OpenSM, mlx5e reporters, mce_panic, powerpc and BMC machine checks, user-space OOM killers,
+DCGM's memory/NVLink/NVSwitch messages, the pre-5.x AER device names, CUDA in other tools' words, hung-task blockers,
+EIO on shared filesystems, nouveau's GSP).
 
 Every fault line below is a format string of the public source named in the comment above it, with its conversions
 filled in by hand (CPU numbers, masks, names, addresses): no line is copied from a log or from the field corpus. Each
