@@ -392,6 +392,9 @@ BENIGN_TWINS = [
     "========= ERROR SUMMARY: 0 errors",
     # EIO on a local path is the local disk's, not the shared filesystem's
     "cp: error reading '/tmp/x': Input/output error",
+    # ib_srpt.c srpt_add_one()'s "MAD registration failed for %s-%d." on a RoCE port at every boot (info)
+    "ib_srpt MAD registration failed for mlx5_0-1.",
+    "ib_srpt srpt_add_one(mlx5_1) failed.",
 ]
 
 
