@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from slurmtools.diagnosis import diagnose
-from slurmtools.diagnosis.faults import is_node_fault
-
-SEVERE = {"warning", "error", "critical"}
+from .rule_cases import below_warning, found_as, never_drains, trust_kernel
 
 FAULTS = [
     # ---- systemd's `systemctl status` of a failed unit (src/systemctl/systemctl-show.c: "%s%s%s %s" glyph and id, then
@@ -280,10 +277,7 @@ FAULTS = [
 
 @pytest.mark.parametrize("line, kind, severity", FAULTS, ids=lambda v: str(v)[:50])
 def test_a_printers_format_string_is_found(line: str, kind: str, severity: str) -> None:
-    findings = diagnose(line.encode())
-    assert findings, line
-    assert (findings[0].kind, findings[0].severity) == (kind, severity)
-    assert not findings[0].details.get("unrecognised"), "a rule names this family, not the fallback"
+    found_as(line, kind, severity)
 
 
 BENIGN_TWINS = [
@@ -361,8 +355,7 @@ BENIGN_TWINS = [
 
 @pytest.mark.parametrize("line", BENIGN_TWINS, ids=lambda v: str(v)[:50])
 def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
-    findings = diagnose(line.encode())
-    assert not [f for f in findings if f.severity in SEVERE], [(f.kind, f.severity, f.details) for f in findings]
+    below_warning(line)
 
 
 @pytest.mark.parametrize("line", [
@@ -378,9 +371,7 @@ def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
     "Jan 11 09:52:01 gpu12 python[4242]: Root-NFS: No NFS server available, giving up.",
 ])
 def test_text_a_job_a_daemon_or_a_tool_prints_never_drains(line: str) -> None:
-    findings = diagnose(line.encode())
-    assert all(f.trust in ("job", "syslog") for f in findings), [(f.details.get("rule"), f.trust) for f in findings]
-    assert not any(is_node_fault(f, None) for f in findings)
+    never_drains(line)
 
 
 @pytest.mark.parametrize("line", [
@@ -391,8 +382,7 @@ def test_text_a_job_a_daemon_or_a_tool_prints_never_drains(line: str) -> None:
     "EXT4-fs (md127): journal UUID does not match",
 ])
 def test_the_kernels_own_lines_are_trust_kernel(line: str) -> None:
-    findings = diagnose(line.encode())
-    assert findings and findings[0].trust == "kernel"
+    trust_kernel(line)
 
 
 def test_hyperscan_takes_every_keyword_in_pieces_and_a_utf8_literal(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,7 +19,7 @@ import pytest
 from slurmtools.diagnosis import diagnose
 from slurmtools.diagnosis.faults import is_node_fault
 
-SEVERE = {"warning", "error", "critical"}
+from .rule_cases import below_warning, found_as, never_drains, trust_kernel
 
 FAULTS = [
     # ---- powerpc's hard-lockup detector, arch/powerpc/kernel/watchdog.c: 4.13's pr_emerg("Watchdog CPU:%d Hard
@@ -323,10 +323,7 @@ FAULTS = [
 
 @pytest.mark.parametrize("line, kind, severity", FAULTS, ids=lambda v: str(v)[:50])
 def test_a_printers_format_string_is_found(line: str, kind: str, severity: str) -> None:
-    findings = diagnose(line.encode())
-    assert findings, line
-    assert (findings[0].kind, findings[0].severity) == (kind, severity)
-    assert not findings[0].details.get("unrecognised"), "a rule names this family, not the fallback"
+    found_as(line, kind, severity)
 
 
 BENIGN_TWINS = [
@@ -400,8 +397,7 @@ BENIGN_TWINS = [
 
 @pytest.mark.parametrize("line", BENIGN_TWINS, ids=lambda v: str(v)[:50])
 def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
-    findings = diagnose(line.encode())
-    assert not [f for f in findings if f.severity in SEVERE], [(f.kind, f.severity, f.details) for f in findings]
+    below_warning(line)
 
 
 @pytest.mark.parametrize("line", [
@@ -437,9 +433,7 @@ def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
     "Jan 11 09:52:01 gpu12 python[4242]: mce: CPUs not responding to MCE broadcast (may include false positives): 0-3",
 ])
 def test_text_a_job_a_daemon_or_a_tool_prints_never_drains(line: str) -> None:
-    findings = diagnose(line.encode())
-    assert all(f.trust in ("job", "syslog") for f in findings), [(f.details.get("rule"), f.trust) for f in findings]
-    assert not any(is_node_fault(f, None) for f in findings)
+    never_drains(line)
 
 
 @pytest.mark.parametrize("line", [
@@ -452,8 +446,7 @@ def test_text_a_job_a_daemon_or_a_tool_prints_never_drains(line: str) -> None:
     "Out of memory in UB 1001: OOM killed process 311 (mysqld) score 0 vm:1212112kB, rss:84964kB, swap:748kB",
 ])
 def test_the_kernels_own_lines_are_trust_kernel(line: str) -> None:
-    findings = diagnose(line.encode())
-    assert findings and findings[0].trust == "kernel"
+    trust_kernel(line)
 
 
 def test_the_hard_lockup_and_the_aest_panic_take_the_node_out() -> None:

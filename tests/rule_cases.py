@@ -1,0 +1,36 @@
+"""What every table of rule cases checks (tests/test_diagnosis_formats*.py): a line built from a printer's format
+string, its benign twin, text a job or daemon controls, and the kernel's own lines; one definition of each."""
+
+from __future__ import annotations
+
+from slurmtools.diagnosis import diagnose
+from slurmtools.diagnosis.faults import is_node_fault
+
+SEVERE = ("warning", "error", "critical")
+
+
+def found_as(line: str, kind: str, severity: str) -> None:
+    """LINE's top finding is KIND at SEVERITY, from a rule (not the subsystem fallback)."""
+    findings = diagnose(line.encode())
+    assert findings, line
+    assert (findings[0].kind, findings[0].severity) == (kind, severity)
+    assert not findings[0].details.get("unrecognised"), "a rule names this family, not the fallback"
+
+
+def below_warning(line: str) -> None:
+    """LINE (a benign twin) raises nothing of warning or above."""
+    findings = diagnose(line.encode())
+    assert not [f for f in findings if f.severity in SEVERE], [(f.kind, f.severity, f.details) for f in findings]
+
+
+def never_drains(line: str) -> None:
+    """LINE (text a job, a daemon or a tool prints) is trust job or syslog, never a node fault."""
+    findings = diagnose(line.encode())
+    assert all(f.trust in ("job", "syslog") for f in findings), [(f.details.get("rule"), f.trust) for f in findings]
+    assert not any(is_node_fault(f, None) for f in findings)
+
+
+def trust_kernel(line: str) -> None:
+    """LINE (the kernel's own) is found with trust kernel."""
+    findings = diagnose(line.encode())
+    assert findings and findings[0].trust == "kernel"
