@@ -134,3 +134,16 @@ def test_job_history_asks_for_the_sluid_only_where_sacct_lists_it(tmp_path: Path
     calls = (tmp_path / "sacct.calls").read_text().splitlines()
     assert calls.count("--helpformat") == 1 and len(calls) == 3
     assert ("SLUID,Comment" in calls[1]) is listed
+
+
+@pytest.mark.parametrize(("script", "has", "asked"), [
+    ('echo "JobId SLUID State"', True, 1),                                         # 25.11+: read once
+    ("echo \"squeue: unrecognized option '--helpFormat'\" >&2; exit 1", False, 1),  # 22.05: none, remembered
+    ('echo "slurm_load_jobs error: Socket timed out" >&2; exit 1', False, 3),      # a failure: asked again
+])
+def test_squeue_fields_are_read_once_and_a_failure_is_not_remembered(tmp_path: Path, script: str, has: bool,
+                                                                     asked: int) -> None:
+    fake(tmp_path, "squeue", f'echo "$*" >> {tmp_path}/squeue.calls\n{script}')
+    slurm = CliSlurm(bin_dir=str(tmp_path))
+    assert [slurm.squeue_has("SLUID") for _ in range(3)] == [has] * 3
+    assert (tmp_path / "squeue.calls").read_text().splitlines() == ["--helpFormat"] * asked

@@ -54,8 +54,7 @@ class CliSlurm:
     def __init__(self, bin_dir: str = "", timeout: float = 15.0) -> None:
         self.bin_dir = bin_dir
         self._release: tuple[int, int] | None = None
-        self._sacct_fields: frozenset[str] | None = None
-        self._squeue_fields: frozenset[str] | None = None
+        self._fields: dict[str, frozenset[str]] = {}   # tool -> the fields its help option lists (read once)
         self.timeout = timeout
         self.calls: list[list[str]] = []  # every command run, for audits and tests
 
@@ -147,19 +146,25 @@ class CliSlurm:
     def sacct_has(self, field: str) -> bool:
         """FIELD is one of the running sacct's fields (`sacct --helpformat`, read once): detected, not guessed from
         the release."""
-        if self._sacct_fields is None:
-            self._sacct_fields = frozenset(self.run("sacct", "--helpformat").split())
-        return field in self._sacct_fields
+        return field in self._help_fields("sacct", "--helpformat")
 
     def squeue_has(self, field: str) -> bool:
         """FIELD is one of the running squeue's `-O` fields (`squeue --helpFormat`, read once; 22.05's squeue has
-        no such option: none)."""
-        if self._squeue_fields is None:
-            try:
-                self._squeue_fields = frozenset(self.run("squeue", "--helpFormat").split())
-            except SlurmError:
-                self._squeue_fields = frozenset()
-        return field in self._squeue_fields
+        no such option: none). Another failure is not remembered: the next call asks again."""
+        try:
+            return field in self._help_fields("squeue", "--helpFormat")
+        except SlurmCommandError as exc:
+            if "unrecognized option" in exc.stderr:
+                self._fields["squeue"] = frozenset()
+            return False
+        except SlurmError:
+            return False
+
+    def _help_fields(self, tool: str, option: str) -> frozenset[str]:
+        """The fields TOOL's OPTION lists, read once per client (a failure raises and is not kept)."""
+        if tool not in self._fields:
+            self._fields[tool] = frozenset(self.run(tool, option).split())
+        return self._fields[tool]
 
     def job_history(self, *, since: datetime | None = None,
                     job_ids: Sequence[int] | None = None) -> list[JobRecord]:
