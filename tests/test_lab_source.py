@@ -86,31 +86,6 @@ def test_kept_checksum_is_enforced(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert source.check(other) == other_digest
 
 
-def test_download_checks_the_kept_sha256(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    served, digest = _tar(tmp_path, "served.tar.bz2", b"release tarball")
-    url = served.as_uri()
-    monkeypatch.setitem(source.CHECKSUMS, "slurm-9.9.9.tar.bz2", digest)
-    got = source.download("slurm-9.9.9.tar.bz2", tmp_path / "dl", url)
-    assert got.read_bytes() == b"release tarball"
-    monkeypatch.setitem(source.CHECKSUMS, "slurm-9.9.9.tar.bz2", "0" * 64)
-    (tmp_path / "dl" / "slurm-9.9.9.tar.bz2").unlink()
-    with pytest.raises(LabError, match="not the 0000"):
-        source.download("slurm-9.9.9.tar.bz2", tmp_path / "dl", url)
-    assert not list((tmp_path / "dl").iterdir())    # a mismatching download is not kept
-
-
-def test_no_kept_checksum_no_download(tmp_path: Path) -> None:
-    with pytest.raises(LabError, match=r"no sha256 kept for slurm-0\.0\.0\.tar\.bz2"):
-        source.download("slurm-0.0.0.tar.bz2", tmp_path, (tmp_path / "x").as_uri())
-
-
-def test_unreachable_download_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(source.CHECKSUMS, "slurm-9.9.9.tar.bz2", "0" * 64)
-    with pytest.raises(LabError, match=r"cannot download slurm-9\.9\.9\.tar\.bz2.*--slurm-source"):
-        source.download("slurm-9.9.9.tar.bz2", tmp_path / "dl", (tmp_path / "absent").as_uri())
-
-
-def test_vendored_checksums_match_the_kept_ones() -> None:
     """The checksums kept in the code are the vendored files' SHA256SUMS (where this checkout has them)."""
     sums = next((d / "SHA256SUMS" for d in source.vendored_dirs() if (d / "SHA256SUMS").is_file()), None)
     if sums is None:

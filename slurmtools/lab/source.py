@@ -28,7 +28,6 @@ from pathlib import Path
 from slurmtools.lab import chroot
 from slurmtools.lab.procs import LabError
 
-DOWNLOAD = "https://download.schedmd.com/slurm/{name}"
 #: SchedMD's tags as GitHub serves them: `git archive` of the tag, gzip'd, under a `slurm-<tag>/` folder.
 GITHUB = "https://github.com/SchedMD/slurm/archive/refs/tags/{tag}.tar.gz"
 
@@ -64,9 +63,9 @@ def hook_backend(release: str) -> str:
     from source with a pyslurm, else the CLI; SLURMTOOLS_LAB_SLURM_BACKEND overrides."""
     return os.environ.get("SLURMTOOLS_LAB_SLURM_BACKEND") or ("auto" if has_pyslurm(release) else "cli")
 
-#: sha256 of the tarballs the project vouches for. The .tar.xz are `git archive`s of SchedMD's tags (the vendored
-#: copies, shared/vendor/SHA256SUMS); SchedMD's release .tar.bz2 is downloaded only once its hash is added here
-#: (this project's build machine reaches no download site, so it was never fetched to record it).
+#: sha256 of the tarballs the project vouches for, checked when a local tarball of that name is built: the .tar.xz
+#: are `git archive`s of SchedMD's tags (the vendored copies, shared/vendor/SHA256SUMS). A download is checked by
+#: its tree digest instead (RELEASES, `download_tag`).
 CHECKSUMS = {
     "slurm-25.11.7.tar.xz": "f71f1e5f33a72e7864104a6857e86862eac3c4e5e348c92dd0c10dbe03a82dec",
     "slurm-26.05.3.tar.xz": "b7c7c7c8d78f7fde485ac7fc811034c5dd1a067d0167dba1a044e731c0374b13",
@@ -180,31 +179,6 @@ def check(path: Path, name: str | None = None) -> str:
     if want is not None and want != digest:
         raise LabError(f"{path}: sha256 {digest} is not the {want} this project keeps for {name or path.name}")
     return digest
-
-
-def download(name: str, dest: Path, url: str | None = None) -> Path:
-    """NAME from SchedMD (or URL) into DEST, kept only when its sha256 is the one in CHECKSUMS."""
-    want = CHECKSUMS.get(name)
-    if want is None:
-        raise LabError(f"no sha256 kept for {name} (slurmtools/lab/source.py CHECKSUMS): not downloading it; "
-                       "pass a tarball with --slurm-source PATH")
-    dest.mkdir(parents=True, exist_ok=True)
-    target = dest / name
-    if target.is_file() and sha256(target) == want:
-        return target
-    part = target.with_suffix(target.suffix + ".part")
-    try:
-        with urllib.request.urlopen(url or DOWNLOAD.format(name=name), timeout=60) as resp, open(part, "wb") as fh:
-            shutil.copyfileobj(resp, fh)
-    except OSError as exc:
-        part.unlink(missing_ok=True)
-        raise LabError(f"cannot download {name}: {exc}; pass a local tarball with --slurm-source PATH") from None
-    got = sha256(part)
-    if got != want:
-        part.unlink(missing_ok=True)
-        raise LabError(f"downloaded {name} has sha256 {got}, not the {want} this project keeps: not used")
-    part.replace(target)
-    return target
 
 
 def download_tag(release: str, dest: Path, url: str | None = None) -> Path:
