@@ -169,3 +169,16 @@ def test_the_kept_tree_digests_are_the_vendored_tags() -> None:
         found += 1
     if not found:
         pytest.skip("no vendored sources next to this checkout")
+
+
+def test_tree_digest_stops_at_its_bounds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A downloaded archive is a remote answer: more members or bytes than a Slurm source holds is refused."""
+    path = _git_archive_like(tmp_path / "big.tar.gz", "slurm-9.9.9", FILES)
+    assert source.tree_digest(path)
+    monkeypatch.setattr(source, "TREE_MAX_MEMBERS", 2)
+    with pytest.raises(LabError, match="not a Slurm source tarball"):
+        source.tree_digest(path)
+    monkeypatch.setattr(source, "TREE_MAX_MEMBERS", 50_000)
+    monkeypatch.setattr(source, "TREE_MAX_BYTES", 20)
+    with pytest.raises(LabError, match="not a Slurm source tarball"):
+        source.tree_digest(path)

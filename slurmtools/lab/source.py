@@ -93,18 +93,28 @@ def sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+#: What tree_digest reads of a downloaded tarball at most (Slurm 25.11.7: 2,338 members, 39 MiB).
+TREE_MAX_MEMBERS = 50_000
+TREE_MAX_BYTES = 1 << 30
+
+
 def tree_digest(path: Path) -> str:
     """sha256 of a source tarball's contents: each member's path below its top folder, its type, for a file whether
     it is executable and its sha256, for a link its target, in path order. The same for any compression, any top
     folder's name and any owners, times or umask: two `git archive`s of one tag (the vendored .tar.xz, GitHub's
-    .tar.gz) give the same digest. The archive is only read (nothing extracted); a member that is neither file,
-    folder nor link (a device, a FIFO) is refused."""
+    .tar.gz) give the same digest. The archive is only read (nothing extracted), within TREE_MAX_MEMBERS and
+    TREE_MAX_BYTES; a member that is neither file, folder nor link (a device, a FIFO) is refused."""
     import tarfile
 
-    rows = []
+    rows: list[str] = []
+    size = 0
     try:
         with tarfile.open(path, "r:*") as tar:
             for m in tar:
+                size += max(m.size, 0)
+                if len(rows) >= TREE_MAX_MEMBERS or size > TREE_MAX_BYTES:
+                    raise LabError(f"{path}: over {TREE_MAX_MEMBERS:,} members or {TREE_MAX_BYTES >> 20:,} MiB: "
+                                   "not a Slurm source tarball")
                 parts = m.name.strip("/").split("/", 1)
                 if len(parts) < 2 or parts[1] in ("", "."):
                     continue            # the top folder itself
