@@ -86,6 +86,7 @@ def test_kept_checksum_is_enforced(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert source.check(other) == other_digest
 
 
+def test_vendored_checksums_match_the_kept_ones() -> None:
     """The checksums kept in the code are the vendored files' SHA256SUMS (where this checkout has them)."""
     sums = next((d / "SHA256SUMS" for d in source.vendored_dirs() if (d / "SHA256SUMS").is_file()), None)
     if sums is None:
