@@ -58,6 +58,11 @@ KERNEL_ENVELOPES = [
     ('{{"log":"Jan 11 09:52:01 gpu017 kernel: {m}\\n","stream":"stdout","time":"2026-01-11T09:5', "gpu017"),
     # FreeIPMI ipmi-sel's rows: `ID | Date | Time | Name | Type | Event`, the date as `Jan-11-2024`
     ("1   | Jan-11-2024 | 09:52:01 | {m}", None),
+    # grep -n's line number before the stamp (`-` on a context line of grep -C), and grep -rn's file and number
+    ("1234:Jan 11 09:52:01 gpu017 kernel: {m}", "gpu017"),
+    ("1235-Jan 11 09:52:01 gpu017 kernel: {m}", "gpu017"),
+    ("88:[ 1234.567890] {m}", None),
+    ("/var/log/syslog.1:1234:Jan 11 09:52:01 gpu017 kernel: {m}", "gpu017"),
     # a host name redacted before a paste (`n4.c1.***`) is still a host
     ("Sep 13 13:13:42 n4.c1.*** kernel: {m}", "n4.c1.***"),
 ]

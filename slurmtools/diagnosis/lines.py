@@ -133,6 +133,8 @@ _START = (
     r"|(?:kern|syslog|messages|dmesg|daemon|kernel|console|warn|all)(?:\.log)?(?:[.-][\w.-]{1,32})?(?::\d{1,10})?:"
     r"|[\w.@+-]{1,64}\.(?:log|txt|out|err)(?:\.\d{1,4})?(?:\.gz)?(?::\d{1,10})?:)",
     r"\d{1,9}(?:[ \t]+|(?=\[))",
+    # grep -n's line number (`-` on a context line) before a stamp: `1234:Jan 11 09:52:01 host kernel: ...`
+    rf"\d{{1,9}}[:-](?=\[|<\d|\d{{4}}-\d\d-\d\d[T ]|(?:{_DATEWORD}[ \t]+){{1,4}}\d{{1,2}}:\d\d:\d\d)",
     # rsyslog's wall message to logged-in users (omusrmsg): `Message from syslogd@HOST at Jan 11 09:52:01 ...`
     rf"Message from syslogd@(?P<wall>[\w.-]{{1,64}}) at (?:{_DATEWORD}[ \t]+){{0,4}}{_TIME}(?:[ \t]+\.\.\.)?",
     r"MESSAGE=",                                                          # journalctl -o verbose's field line
