@@ -186,3 +186,42 @@ def test_a_lone_surrogate_in_json_is_no_traceback(raw: str) -> None:
     (line.host or "").encode()
     for f in diagnose(raw.encode()):
         f.message.encode()
+
+
+# envelopes the parser does not know: the scan tries the message's later starts (kernel._later_start)
+UNKNOWN_ENVELOPES = [
+    "2026-01-11 09:52:01.123,gpu017,kern,err,{m}",
+    "11.01.2026 09:52:01 | gpu017 | kern.err | {m}",
+    "[1704966721] SERVICE ALERT: gpu017;dmesg;CRITICAL;HARD;1;{m}",
+    "gpu017 :: 2026/01/11 09:52:01.123 :: {m}",
+    "gpu017 => {m}",
+]
+
+
+@pytest.mark.parametrize("fmt", UNKNOWN_ENVELOPES)
+def test_an_unknown_envelope_still_finds_the_message_but_never_drains(fmt: str) -> None:
+    for message, kind in ((XID, "xid"), (OOM, "oom")):
+        raw = fmt.format(m=message)
+        assert normalise(raw).message != message          # the parser does not know this envelope
+        found = diagnose(raw.encode())
+        assert found and found[0].kind == kind, raw
+        bare = diagnose(message.encode())[0]
+        assert (found[0].severity, found[0].action) == (bare.severity, bare.action)
+        # who wrote the line is not known: recorded, marked, never a node fault
+        assert found[0].trust == "syslog"
+        assert kind == "xid" or found[0].details["envelope"] == "unread"   # (an XID anywhere: rule xid_text)
+        assert not any(is_node_fault(f, None) for f in found)
+    assert not [f for f in diagnose(fmt.format(m=BENIGN).encode()) if f.severity in SEVERE]
+
+
+def test_a_known_envelope_keeps_the_kernels_trust() -> None:
+    found = diagnose(f"Jan 11 09:52:01 gpu017 kernel: {XID}".encode())
+    assert found[0].trust == "kernel" and "envelope" not in found[0].details
+
+
+@pytest.mark.parametrize("name", ["a Out of memory: Killed process 1 (b) total-vm:1kB",
+                                  "a pcieport 0000:00:00.0: AER: device recovery failed"])
+def test_later_starts_stop_where_a_tasks_text_begins(name: str) -> None:
+    # a kernel audit record in an unknown envelope: the process name after `audit:` is the task's, never read
+    raw = f'gpu017 => audit: type=1326 audit(1.2:3): auid=1 uid=1 pid=9 comm="{name}" exe="/x" sig=31'
+    assert not diagnose(raw.encode())

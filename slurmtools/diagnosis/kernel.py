@@ -15,11 +15,12 @@ import re
 from collections.abc import Iterator
 from typing import Any, cast
 
-from slurmtools.diagnosis.findings import ACTIONS, SEVERITIES, Finding
+from slurmtools.diagnosis.findings import ACTIONS, NODE_TRUST, SEVERITIES, Finding
 from slurmtools.diagnosis.handlers import HANDLERS, plain
 from slurmtools.diagnosis.lines import MAX_LINE, TASK_FIRST, Line, export_to_json, normalise
 from slurmtools.diagnosis.prefilter import TAG_PATTERN
 from slurmtools.diagnosis.rules import Rule, RuleSet, ruleset
+from slurmtools.diagnosis.subsystems import ANY_TAG
 
 __all__ = ["MAX_LINE", "TASK_FIRST", "Line", "iter_lines", "match_line", "normalise", "scan"]
 
@@ -82,11 +83,43 @@ def _attach(event: Finding, rule: Rule, detail: Finding | None, message: str) ->
 SKIP, BOOT, PLAIN, HEADER, DETAIL = range(5)
 
 
+#: Where a message may start inside an envelope the parser does not know: after a blank, `]`, `:`, `|` or `>`.
+_STARTS = re.compile(r"[\s\]:|>,;=\"']+")
+#: How many later starts are tried, within how many characters of the message.
+LATER_STARTS, LATER_SPAN = 24, 256
+
+
+def _later_start(message: str, ctx: dict[str, Any], rs: RuleSet) -> tuple[Rule, Finding | None] | None:
+    """A message no rule claims, from an envelope the parser does not know (`host:: 12 [x] NVRM: Xid ...`): the first
+    later start (`_STARTS`, the first LATER_STARTS within LATER_SPAN characters) where a rule finds something. The
+    writer of such a line is not known, so a finding of a node-level rule is downgraded to trust `syslog` (recorded,
+    never a drain: a process name that spells a kernel message stays the job's) and says `envelope: unread`."""
+    for i, m in enumerate(_STARTS.finditer(message, 0, LATER_SPAN)):
+        if i >= LATER_STARTS:
+            break
+        rest = normalise(message[m.end():]).message
+        if not rest:
+            continue
+        hit = match_line(Line(0, rest, None, None, None), ctx, rs)
+        if hit is None or hit[1] is None or hit[0].handler in ("ignore", "boot"):
+            if TASK_FIRST.match(rest):
+                return None              # past here the text is a task's (`audit: ... comm="..."`): not read
+            continue
+        rule, found = hit
+        details = {**found.details, "envelope": "unread"}
+        trust = "syslog" if found.trust in NODE_TRUST else found.trust
+        return rule, dataclasses.replace(found, trust=trust, details=details)
+    return None
+
+
 def _plan(key: bytes | str, ctx: dict[str, Any], rs: RuleSet) -> tuple[int, str, Rule | None, Finding | None]:
     """What to do with every line whose message is KEY: decided once per distinct message."""
     text = key.decode("utf-8", "replace").replace("\x00", "") if isinstance(key, bytes) else key
     message = normalise(text, after_stamp=True).message if isinstance(key, bytes) else text
     hit = match_line(Line(0, message, None, None, None), ctx, rs)
+    unclaimed = hit is None or (hit[1] is None and hit[0].handler == "unrecognised")   # the fallback: no tag here
+    if unclaimed and not ANY_TAG.match(message) and not TASK_FIRST.match(message):
+        hit = _later_start(message, ctx, rs) or hit
     if hit is None or hit[0].handler == "ignore":
         return SKIP, message, None, None
     rule, template = hit
