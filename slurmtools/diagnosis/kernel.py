@@ -101,11 +101,11 @@ def _later_start(message: str, ctx: dict[str, Any], rs: RuleSet) -> tuple[Rule, 
         if not rest:
             continue
         hit = match_line(Line(0, rest, None, None, None), ctx, rs)
-        if hit is None or hit[1] is None or hit[0].handler in ("ignore", "boot"):
+        rule, found = hit if hit is not None else (None, None)
+        if rule is None or found is None or rule.handler in ("ignore", "boot"):
             if TASK_FIRST.match(rest):
                 return None              # past here the text is a task's (`audit: ... comm="..."`): not read
             continue
-        rule, found = hit
         details = {**found.details, "envelope": "unread"}
         trust = "syslog" if found.trust in NODE_TRUST else found.trust
         return rule, dataclasses.replace(found, trust=trust, details=details)
