@@ -1,0 +1,31 @@
+"""Benign lines of real public logs that once raised a warning (found by diagnosing every line of loghub's 2k-line
+samples, github.com/logpai/loghub at dd61d09, outside the field corpus): each stays below warning, and its
+filesystem twin (the same errno with a path) is still found."""
+
+from __future__ import annotations
+
+import pytest
+
+from .rule_cases import below_warning, found_as
+
+LOGHUB = "https://github.com/logpai/loghub/blob/dd61d09/Linux/Linux_2k.log"  # the first line of BENIGN
+
+# ENOTCONN from a socket (ftpd's getpeername), not from a mount
+BENIGN = [
+    "Jul 25 23:23:13 combo ftpd[26463]: getpeername (ftpd): Transport endpoint is not connected",
+    "OSError: [Errno 107] Transport endpoint is not connected",
+]
+FILESYSTEM = [
+    "ls: cannot access '/mnt/beegfs': Transport endpoint is not connected",
+    "OSError: [Errno 107] Transport endpoint is not connected: '/scratch/run1/ckpt.pt'",
+]
+
+
+@pytest.mark.parametrize("line", BENIGN)
+def test_a_sockets_enotconn_is_no_filesystem_finding(line: str) -> None:
+    below_warning(line)
+
+
+@pytest.mark.parametrize("line", FILESYSTEM)
+def test_a_mounts_enotconn_is_still_the_shared_filesystem(line: str) -> None:
+    found_as(line, "nfs", "warning")
