@@ -145,6 +145,20 @@ FAULTS = [
     ("mount[1234]: mount to NFS server 'fs01' failed: timed out, retrying", "nfs", "warning"),
     ("umount.nfs: /mnt/x: device is busy", "nfs", "warning"),
     ("mount.nfs: rpc.statd is not running but is required for remote locking.", "nfs", "warning"),
+    # ---- fs/nfs/fs_context.c: the mount's parse errors (nfs_invalf(): "NFS: Bad mount option value specified", "NFS:
+    # Unsupported NFS version", "NFS: sec=%s option not recognized", "NFS: Value for '%s' out of range", "NFS: Mount
+    # option vers=%u does not support minorversion=%u"); callback_xdr.c "NFS: NFSv4 callback contains invalid cred"
+    ("NFS: Bad mount option value specified", "nfs", "warning"),
+    ("NFS: Unsupported NFS version", "nfs", "warning"),
+    ("NFS: sec=krb6 option not recognized", "nfs", "warning"),
+    ("NFS: Value for 'timeo' out of range", "nfs", "warning"),
+    ("NFS: Mount option vers=3 does not support minorversion=1", "nfs", "warning"),
+    ("NFS: NFSv4 callback contains invalid cred", "nfs", "warning"),
+    # ---- lustre-release utils/liblustreapi.c llapi_target_check_cb() (`lfs check servers`): "%s inactive.", and
+    # llapi_error(..., "error: check '%s'") after "%s %s: " (program, command) with ": %s (%d)" appended
+    ("scratch-OST0001-osc-ffff9b2c00000000 inactive.", "nfs", "warning"),
+    ("lfs check: error: check 'scratch-OST0002-osc-ffff9b2c00000000': Resource temporarily unavailable (11)", "nfs",
+     "warning"),
     # ---- drivers/nvme/host: pci.c "IO queues lost", "IO queues not created"; multipath.c "no usable path - requeuing
     # I/O", "no available path - failing I/O"; core.c "Duplicate cntlid %u with %s, subsys %s, rejecting", "use of
     # /dev/disk/by-id/ may cause data corruption", "identifiers changed for nsid %d", "Could not set queue count (%d)";
@@ -166,6 +180,22 @@ FAULTS = [
     ("reservation conflict error, dev sdf, sector 0 op 0x1:(WRITE) flags 0x0 phys_seg 1 prio class 0", "disk",
      "warning"),
     ("device offline error, dev sdg, sector 2048 op 0x0:(READ) flags 0x0 phys_seg 1 prio class 0", "disk", "warning"),
+    # ---- drivers/scsi/megaraid/megaraid_sas_base.c megasas_decode_evt(): "%d (%s/0x%04x/%s) - %s" with
+    # format_timestamp() and format_class() ("WARN", "CRIT", "FATAL", "DEAD") before the controller's event text
+    ("megaraid_sas 0000:03:00.0: 1234 (boot + 27s/0x0004/CRIT) - VD 00/0 is now DEGRADED", "disk", "warning"),
+    ("megaraid_sas 0000:03:00.0: 1236 (686400000s/0x0002/CRIT) - State change on PD 05(e0x20/s5) from ONLINE(18) to "
+     "FAILED(11)", "disk", "warning"),
+    ("megaraid_sas 0000:03:00.0: 1237 (686400000s/0x0002/WARN) - Predictive failure: PD 05(e0x20/s5)", "disk",
+     "warning"),
+    # ---- drivers/md: dm-thin.c "%s: switching pool to %s%s mode" ("out-of-data-space (queue IO)", "read-only",
+    # "fail"), "%s: metadata operation '%s' failed: error = %d"; dm-integrity.c "%pg: Checksum failed at sector
+    # 0x%llx"; dm-verity-target.c "%s: %s block %llu is corrupted"; dm-crypt.c "%pg: INTEGRITY AEAD ERROR, sector %llu"
+    ("device-mapper: thin: 253:2: switching pool to out-of-data-space (queue IO) mode", "disk", "error"),
+    ("device-mapper: thin: 253:2: switching pool to fail mode", "disk", "error"),
+    ("device-mapper: thin: 253:2: metadata operation 'dm_pool_commit_metadata' failed: error = -5", "disk", "error"),
+    ("device-mapper: integrity: dm-3: Checksum failed at sector 0x1234", "disk", "error"),
+    ("device-mapper: verity: 253:0: data block 1234 is corrupted", "disk", "error"),
+    ("device-mapper: crypt: dm-4: INTEGRITY AEAD ERROR, sector 4096", "disk", "error"),
     # ---- drivers/md raid0.c "md/raid0%s: Disk failure on %pg detected, failing array.", raid1.c/raid10.c
     # "md/raid1:%s: %pg: unrecoverable I/O read error for block %llu"
     ("md/raid0md0: Disk failure on sdb detected, failing array.", "disk", "error"),
@@ -235,6 +265,9 @@ FAULTS = [
      "warning"),
     ("pcieport 0000:40:01.1: Error enabling bridge (-22), continuing", "pcie", "warning"),
     ("pci 0000:41:00.0: No bus number available for hot-added bridge", "pcie", "warning"),
+    # ---- DCGM's diagnostic table (`dcgmi diag -r 2`): the PCIe plugin's row with "Fail" or "Warn"
+    ("|  PCIe + NVLink             | Fail - All                                     |", "pcie", "warning"),
+    ("| PCIe                      | Fail - GPU: 0                                  |", "pcie", "warning"),
 ]
 
 
@@ -268,6 +301,16 @@ BENIGN_TWINS = [
     "ceph: [9a3b1c2d-0000-4e5f-8a9b-0c1d2e3f4a5b 4171]: mds0 recovery completed",
     "ceph: mds0 caps renewed",
     "ceph: loaded (mds proto 32)",
+    # NFS mount notes, `lfs check`'s reachable targets
+    "NFS: attempt to write to active swap file!",
+    "scratch-OST0001-osc-ffff9b2c00000000 active.",
+    "foo: error: check 'config'",
+    # MegaRAID's events below WARN, device-mapper's healthy thin-pool notes, DCGM's passed or skipped PCIe plugin
+    "megaraid_sas 0000:03:00.0: 1238 (686400000s/0x0002/info) - Patrol Read complete",
+    "device-mapper: thin: 253:2: switching pool to write mode",
+    "device-mapper: thin: 253:2: reached low water mark for data device: sending event.",
+    "|  PCIe + NVLink             | Pass                                           |",
+    "| PCIe                      | Skip                                           |",
     # mount.nfs's progress notes
     "mount.nfs: timeout set for Thu Jan 11 09:52:01 2024",
     "mount.nfs: trying text-based options 'vers=4.2,addr=10.0.0.1,clientaddr=10.0.0.5'",
@@ -327,6 +370,8 @@ def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
     "smartd[1234]: Device: /dev/sda [SAT], Failed SMART usage Attribute: 5 Reallocated_Sector_Ct.",
     "smartd[1234]: Device: /dev/nvme0, NVMe error count increased from 10 to 12 (2 new, 0 ignored, 0 unknown)",
     "mount.nfs: Network is unreachable",
+    "lfs check: error: check 'scratch-OST0002-osc-ffff9b2c00000000': Resource temporarily unavailable (11)",
+    "|  PCIe + NVLink             | Fail - All                                     |",
     "mount[1234]: mount to NFS server 'fs01' failed: timed out, retrying",
     # the smartd line as a job would print it (no syslog tag) is the same trust
     "Device: /dev/sda [SAT], Temperature 65 Celsius reached critical limit of 60 Celsius (Min/Max 25/65!)",
