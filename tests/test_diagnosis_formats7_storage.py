@@ -159,6 +159,25 @@ FAULTS = [
     ("scratch-OST0001-osc-ffff9b2c00000000 inactive.", "nfs", "warning"),
     ("lfs check: error: check 'scratch-OST0002-osc-ffff9b2c00000000': Resource temporarily unavailable (11)", "nfs",
      "warning"),
+    # ---- Kubernetes: the kubelet's "MountVolume.MountDevice failed for volume %q : %v" with ceph-csi's "an error (exit
+    # status 32) occurred while running mount args: [-t ceph ...]"; a CSI node plugin's "rpc error: code = Internal
+    # desc = mount failed: exit status 32 Mounting command: mount Mounting arguments: -t nfs4 ..." (mount-utils);
+    # ceph-csi's "rados: ret=%d, %s"; the event body's "Output: mount error(%d): %s" (mount.cifs) and "Mounting
+    # arguments: %s"
+    ('Warning  FailedMount  2m  kubelet  MountVolume.MountDevice failed for volume "pvc-1234" : rpc error: code = '
+     'Internal desc = an error (exit status 32) occurred while running mount args: [-t ceph 10.0.0.1:6789:/volumes/csi '
+     '/var/lib/kubelet/plugins/kubernetes.io/csi/cephfs.csi.ceph.com/abc/globalmount -o name=admin]', "nfs", "warning"),
+    ("E0111 09:52:01.123456    1234 nodeserver.go:123] rpc error: code = Internal desc = mount failed: exit status 32 "
+     "Mounting command: mount Mounting arguments: -t nfs4 -o vers=4.1 fs01:/export /var/lib/kubelet/pods/x Output: "
+     "mount.nfs4: Connection timed out", "nfs", "warning"),
+    ("E0111 09:52:01.123456    1234 utils.go:240] ID: 12 Req-ID: 0001 GRPC error: rpc error: code = Internal desc = "
+     "failed to get connection: connecting failed: rados: ret=-110, Connection timed out", "nfs", "warning"),
+    ("Output: mount error(13): Permission denied", "nfs", "warning"),
+    ("Mounting arguments: -t nfs 10.0.0.1:/export /var/lib/kubelet/pods/abc/volumes/kubernetes.io~nfs/pv-nfs", "nfs",
+     "warning"),
+    # ---- IBM Storage Scale's `mmhealth node show`: a component row at DEGRADED or FAILED with its events
+    ("FILESYSTEM     FAILED        2 min. ago     fs_unmounted(gpfs1)", "nfs", "warning"),
+    ("NETWORK        DEGRADED      5 min. ago     ib_rdma_port_down(mlx5_0/1)", "nfs", "warning"),
     # ---- drivers/nvme/host: pci.c "IO queues lost", "IO queues not created"; multipath.c "no usable path - requeuing
     # I/O", "no available path - failing I/O"; core.c "Duplicate cntlid %u with %s, subsys %s, rejecting", "use of
     # /dev/disk/by-id/ may cause data corruption", "identifiers changed for nsid %d", "Could not set queue count (%d)";
@@ -305,6 +324,12 @@ BENIGN_TWINS = [
     "NFS: attempt to write to active swap file!",
     "scratch-OST0001-osc-ffff9b2c00000000 active.",
     "foo: error: check 'config'",
+    # a local filesystem's mount under Kubernetes, ceph-csi's missing object, mmhealth's healthy components
+    'Warning  FailedMount  2m  kubelet  MountVolume.SetUp failed for volume "ebs" : mount failed: exit status 32 '
+    "Mounting arguments: -t ext4 /dev/xvdf /var/lib/kubelet/x",
+    "E0111 09:52:01.123456    1234 utils.go:240] rados: ret=-2, No such file or directory",
+    "GPFS           HEALTHY       1 day ago      -",
+    "NODE           TIPS          1 day ago      gpfs_maxstatcache_low",
     # MegaRAID's events below WARN, device-mapper's healthy thin-pool notes, DCGM's passed or skipped PCIe plugin
     "megaraid_sas 0000:03:00.0: 1238 (686400000s/0x0002/info) - Patrol Read complete",
     "device-mapper: thin: 253:2: switching pool to write mode",
@@ -372,6 +397,8 @@ def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
     "mount.nfs: Network is unreachable",
     "lfs check: error: check 'scratch-OST0002-osc-ffff9b2c00000000': Resource temporarily unavailable (11)",
     "|  PCIe + NVLink             | Fail - All                                     |",
+    "FILESYSTEM     FAILED        2 min. ago     fs_unmounted(gpfs1)",
+    "Output: mount error(13): Permission denied",
     "mount[1234]: mount to NFS server 'fs01' failed: timed out, retrying",
     # the smartd line as a job would print it (no syslog tag) is the same trust
     "Device: /dev/sda [SAT], Temperature 65 Celsius reached critical limit of 60 Celsius (Min/Max 25/65!)",
