@@ -268,6 +268,13 @@ FAULTS = [
     ("smartd[1234]: Device: /dev/nvme0, NVMe error count increased from 10 to 12 (2 new, 0 ignored, 0 unknown)",
      "disk", "warning"),
     ("smartd[1234]: Device: /dev/sda [SAT], 8 Total unreadable (pending) sectors", "disk", "warning"),
+    # ---- the node's local disk as a job sees it: strerror(EIO) next to a node-local path (Python's OSError "[Errno %d]
+    # %s: %r", coreutils' "error writing %s: %s"), strerror(EROFS) on a node-local scratch path (tar's "%s: Cannot
+    # write: %s")
+    ("OSError: [Errno 5] Input/output error: '/local/scratch/job123/data.bin'", "disk", "warning"),
+    ("cp: error writing '/tmp/x.bin': Input/output error", "disk", "warning"),
+    ("tar: /localscratch/x: Cannot write: Read-only file system", "disk", "warning"),
+    ("OSError: [Errno 30] Read-only file system: '/mnt/nvme0/ckpt'", "disk", "warning"),
     # ---- drivers/pci/hotplug pciehp_hpc.c "Timeout on hotplug command %#06x (issued %u msec ago)", "%s: Can not enable
     # the link!"; pciehp_ctrl.c "Slot(%s): Invalid state %#x"; pciehp_pci.c "No new device found"; pcie/dpc.c "Data Link
     # Layer Link Active not cleared in 1000 msec", "root port still busy"; pcie/edr.c "Firmware failed to locate DPC
@@ -330,6 +337,10 @@ BENIGN_TWINS = [
     "E0111 09:52:01.123456    1234 utils.go:240] rados: ret=-2, No such file or directory",
     "GPFS           HEALTHY       1 day ago      -",
     "NODE           TIPS          1 day ago      gpfs_maxstatcache_low",
+    # a read-only /tmp (a container's by design), a shared filesystem's path, a full disk (the job's own doing)
+    "OSError: [Errno 30] Read-only file system: '/tmp/ray/session_1/logs'",
+    "OSError: [Errno 5] Input/output error: '/home/u/tmp/x'",
+    "torch.save failed: [Errno 28] No space left on device: '/tmp/ckpt.pt'",
     # MegaRAID's events below WARN, device-mapper's healthy thin-pool notes, DCGM's passed or skipped PCIe plugin
     "megaraid_sas 0000:03:00.0: 1238 (686400000s/0x0002/info) - Patrol Read complete",
     "device-mapper: thin: 253:2: switching pool to write mode",
@@ -399,6 +410,7 @@ def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
     "|  PCIe + NVLink             | Fail - All                                     |",
     "FILESYSTEM     FAILED        2 min. ago     fs_unmounted(gpfs1)",
     "Output: mount error(13): Permission denied",
+    "OSError: [Errno 5] Input/output error: '/local/scratch/job123/data.bin'",
     "mount[1234]: mount to NFS server 'fs01' failed: timed out, retrying",
     # the smartd line as a job would print it (no syslog tag) is the same trust
     "Device: /dev/sda [SAT], Temperature 65 Celsius reached critical limit of 60 Celsius (Min/Max 25/65!)",
