@@ -275,6 +275,19 @@ FAULTS = [
     ("cp: error writing '/tmp/x.bin': Input/output error", "disk", "warning"),
     ("tar: /localscratch/x: Cannot write: Read-only file system", "disk", "warning"),
     ("OSError: [Errno 30] Read-only file system: '/mnt/nvme0/ckpt'", "disk", "warning"),
+    # ---- mdadm/Monitor.c alert(): "%s event detected on md device %s" (Fail, FailSpare, DegradedArray,
+    # DeviceDisappeared, SparesMissing) under mdadm's syslog tag
+    ("mdadm[1234]: Fail event detected on md device /dev/md0, component device /dev/sdb1", "disk", "error"),
+    ("mdadm[1234]: DegradedArray event detected on md device /dev/md127", "disk", "error"),
+    ("mdadm[1234]: DeviceDisappeared event detected on md device /dev/md0", "disk", "error"),
+    # ---- systemd src/core/mount.c ("Mount process exited, code=%s, status=%i/%s", "Mounting timed out. Terminating."),
+    # unit.c ("Failed with result '%s'.", "Dependency failed for %s."), job.c ("Failed to mount %s.") for a shared
+    # filesystem's mount unit
+    ("systemd[1]: mnt-nfs\\x2ddata.mount: Mount process exited, code=exited, status=32/n/a", "nfs", "warning"),
+    ("systemd[1]: home.mount: Mounting timed out. Terminating.", "nfs", "warning"),
+    ("systemd[1]: lustre.mount: Failed with result 'exit-code'.", "nfs", "warning"),
+    ("systemd[1]: Failed to mount /scratch.", "nfs", "warning"),
+    ("systemd[1]: Dependency failed for Remote File Systems.", "nfs", "warning"),
     # ---- drivers/pci/hotplug pciehp_hpc.c "Timeout on hotplug command %#06x (issued %u msec ago)", "%s: Can not enable
     # the link!"; pciehp_ctrl.c "Slot(%s): Invalid state %#x"; pciehp_pci.c "No new device found"; pcie/dpc.c "Data Link
     # Layer Link Active not cleared in 1000 msec", "root port still busy"; pcie/edr.c "Firmware failed to locate DPC
@@ -341,6 +354,11 @@ BENIGN_TWINS = [
     "OSError: [Errno 30] Read-only file system: '/tmp/ray/session_1/logs'",
     "OSError: [Errno 5] Input/output error: '/home/u/tmp/x'",
     "torch.save failed: [Errno 28] No space left on device: '/tmp/ckpt.pt'",
+    # mdadm's healthy events, systemd's mounts that worked
+    "mdadm[1234]: RebuildFinished event detected on md device /dev/md0, component device mismatches found: 0",
+    "mdadm[1234]: NewArray event detected on md device /dev/md0",
+    "systemd[1]: Mounted /scratch.",
+    "systemd[1]: Reached target Remote File Systems.",
     # MegaRAID's events below WARN, device-mapper's healthy thin-pool notes, DCGM's passed or skipped PCIe plugin
     "megaraid_sas 0000:03:00.0: 1238 (686400000s/0x0002/info) - Patrol Read complete",
     "device-mapper: thin: 253:2: switching pool to write mode",
@@ -410,6 +428,8 @@ def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
     "|  PCIe + NVLink             | Fail - All                                     |",
     "FILESYSTEM     FAILED        2 min. ago     fs_unmounted(gpfs1)",
     "Output: mount error(13): Permission denied",
+    "mdadm[1234]: Fail event detected on md device /dev/md0, component device /dev/sdb1",
+    "systemd[1]: Dependency failed for Remote File Systems.",
     "OSError: [Errno 5] Input/output error: '/local/scratch/job123/data.bin'",
     "mount[1234]: mount to NFS server 'fs01' failed: timed out, retrying",
     # the smartd line as a job would print it (no syslog tag) is the same trust
