@@ -272,7 +272,7 @@ FAULTS = [
     # %s: %r", coreutils' "error writing %s: %s"), strerror(EROFS) on a node-local scratch path (tar's "%s: Cannot
     # write: %s")
     ("OSError: [Errno 5] Input/output error: '/local/scratch/job123/data.bin'", "disk", "warning"),
-    ("cp: error writing '/tmp/x.bin': Input/output error", "disk", "warning"),
+    ("cp: error writing '/lscratch/x.bin': Input/output error", "disk", "warning"),
     ("tar: /localscratch/x: Cannot write: Read-only file system", "disk", "warning"),
     ("OSError: [Errno 30] Read-only file system: '/mnt/nvme0/ckpt'", "disk", "warning"),
     # ---- mdadm/Monitor.c alert(): "%s event detected on md device %s" (Fail, FailSpare, DegradedArray,
@@ -353,6 +353,7 @@ BENIGN_TWINS = [
     # a read-only /tmp (a container's by design), a shared filesystem's path, a full disk (the job's own doing)
     "OSError: [Errno 30] Read-only file system: '/tmp/ray/session_1/logs'",
     "OSError: [Errno 5] Input/output error: '/home/u/tmp/x'",
+    "cp: error reading '/tmp/x': Input/output error",
     "torch.save failed: [Errno 28] No space left on device: '/tmp/ckpt.pt'",
     # mdadm's healthy events, systemd's mounts that worked
     "mdadm[1234]: RebuildFinished event detected on md device /dev/md0, component device mismatches found: 0",
