@@ -242,6 +242,29 @@ FAULTS = [
     ("BTRFS error (device nvme0n1p2): devid 2 uuid 3a1b2c3d-0000-4e5f-8a9b-0c1d2e3f4a5b is missing", "disk", "error"),
     ("BTRFS warning (device nvme0n1p2 state E): Skipping commit of aborted transaction.", "disk", "error"),
     ("BTRFS: Transaction aborted (error -28)", "disk", "error"),
+    # ---- the older kernels' words of the same events: XFS 4.x-5.x ("Corruption of on-disk metadata detected.  Shutting
+    # down filesystem", "log mount finish failed", "Please umount the filesystem and rectify the problem(s)"), 2.6's XFS
+    # ("Filesystem \"%s\": Corruption of in-memory data detected.  Shutting down filesystem: %s", "I/O Error Detected",
+    # "XFS internal error %s at line %d of file %s.  Caller 0x%p", "xfs_force_shutdown(%s,0x%x) called from line %d of
+    # file %s.  Return address = 0x%p"), ext3's JBD ("JBD: I/O error detected when updating journal superblock for
+    # %s."), ReiserFS's "%s: warning: %s" with an I/O error
+    ("XFS (dm-0): Corruption of on-disk metadata detected.  Shutting down filesystem", "disk", "error"),
+    ("XFS (dm-1): log mount finish failed", "disk", "error"),
+    ("XFS (dm-0): Please umount the filesystem and rectify the problem(s)", "disk", "error"),
+    ('Filesystem "dm-0": Corruption of in-memory data detected.  Shutting down filesystem: dm-0', "disk", "error"),
+    ('Filesystem "dm-0": I/O Error Detected.  Shutting down filesystem: dm-0', "disk", "error"),
+    ('Filesystem "sda1": XFS internal error xfs_trans_cancel at line 1150 of file fs/xfs/xfs_trans.c.  Caller '
+     "0xffffffff80123456", "disk", "error"),
+    ("xfs_force_shutdown(dm-0,0x8) called from line 1151 of file fs/xfs/xfs_trans.c.  Return address = 0xc0348379",
+     "disk", "error"),
+    ("JBD: I/O error detected when updating journal superblock for sda1.", "disk", "error"),
+    ("JBD: Detected IO errors while flushing file data on sda1", "disk", "error"),
+    ("ReiserFS: sda1: warning: zam-7001: io error in reiserfs_find_entry", "disk", "error"),
+    # ---- drivers/ide/ide-lib.c ide_dump_ata_status()/ide_dump_ata_error() ("%s: %s: status=0x%02x { ... }", "%s: %s:
+    # error=0x%02x { ... }, LBAsect=%llu, sector=%llu"), libata-scsi.c ata_dump_status() ("ata%u: error=0x%02x { ... }")
+    ("hda: dma_intr: status=0x51 { DriveReady SeekComplete Error }", "disk", "warning"),
+    ("hda: dma_intr: error=0x40 { UncorrectableError }, LBAsect=123456, sector=123456", "disk", "warning"),
+    ("ata1: error=0x40 { UncorrectableError }", "disk", "warning"),
     # ---- drivers/scsi: scsi_print_result()'s unnamed host byte in hex, scsi_logging.c "Unit Not Ready", the sense
     # table's ASC 0x04 "Logical unit not ready, ...", scsi_error.c's "abort" of a timed-out command, mpt3sas's
     # "attempting task abort!scmd(%p), outstanding for %u ms & timeout %u ms"
@@ -396,6 +419,8 @@ BENIGN_TWINS = [
     "XFS (nvme0n1): Ending clean mount",
     "XFS (nvme0n1): Starting recovery (logdev: internal)",
     "BTRFS info (device nvme0n1p2): disk space caching is enabled",
+    # an IDE drive's status without an error bit
+    "hda: status=0x50 { DriveReady SeekComplete }",
     # SCSI's attach and power lines
     "sd 0:0:0:0: [sda] Attached SCSI disk",
     "sd 0:0:0:0: [sda] Starting disk",
