@@ -1,7 +1,9 @@
 """The job's own output -> findings with trust "job": they may decide a retry, never drain a node.
 
 The rules are the `trust = "job"` entries of the diagnosis rules (data/diagnosis_rules.toml, and a site's
-`[[diagnosis.rules]]`): NCCL and CUDA failures, host OOM as slurmstepd, srun and launchers print it.
+`[[diagnosis.rules]]`): NCCL and CUDA failures, host OOM as slurmstepd, srun and launchers print it. A line that no
+job rule claims and that holds a fabric library's tag (data/subsystems.toml, trust `job`: UCX, libibverbs, libfabric,
+PSM, ...) and a failure word is the library fallback's (`fallback.classify_job`): a warning, `unrecognised: true`.
 """
 
 from __future__ import annotations
@@ -9,17 +11,22 @@ from __future__ import annotations
 import re
 from typing import Any, cast
 
+from slurmtools.diagnosis import fallback
 from slurmtools.diagnosis.findings import Finding
 from slurmtools.diagnosis.handlers import HANDLERS, plain
 from slurmtools.diagnosis.lines import MAX_LINE, Line, normalise
 from slurmtools.diagnosis.rules import RuleSet, ruleset
+from slurmtools.diagnosis.subsystems import LIBRARIES
+
+#: The fabric libraries' tag literals: a line holding one is read for the library fallback.
+_LIBRARY_LITERALS = tuple(sorted({lit for s in LIBRARIES for lit in s.literals}))
 
 
 def scan(lines: list[str], rs: RuleSet | None = None, ctx: dict[str, Any] | None = None) -> list[Finding]:
     rs = rs or ruleset()
     job_rules = [r for r in rs.rules if r.trust == "job"]
     out: list[Finding] = []
-    literals = {lit for rule in job_rules for lit in rule.literals}
+    literals = {lit for rule in job_rules for lit in rule.literals} | set(_LIBRARY_LITERALS)
     for number, raw in enumerate(lines, start=1):
         text = raw.rstrip("\r\n")[:MAX_LINE].strip()
         if not any(lit in text for lit in literals):
@@ -36,6 +43,10 @@ def scan(lines: list[str], rs: RuleSet | None = None, ctx: dict[str, Any] | None
                     f.trust = "job"
                     out.append(f)
                 break
+        else:
+            unknown = fallback.classify_job(text, number)
+            if unknown is not None:
+                out.append(unknown)
     return out
 
 
