@@ -265,3 +265,23 @@ def test_a_kernel_nic_fault_still_drains_and_its_echo_in_a_jobs_output_does_not(
     [f] = diagnose(f"[ 69.8] {line}\n".encode())
     assert f.trust == "kernel" and is_node_fault(f, None)
     assert all(g.trust == "job" for g in joblog.scan([f"[1,0]<stderr>:UCX  ERROR {line}"]))
+
+
+def test_a_suggested_rule_for_a_library_line_keeps_its_trust() -> None:
+    """`--suggest-rules` drafts a rule for a library's or a daemon's unrecognised line with that line's trust (job,
+    syslog), so a site that adds it still never drains on text a job or a daemon wrote; added, it claims the line."""
+    import tomllib
+
+    from slurmtools.diagnosis import suggest
+    from slurmtools.diagnosis.rules import validate
+
+    log = (b"node01.12345hfi_userinit: assign_context command failed: Network is down\n"
+           b"rdma-ndd[1234]: Failed to open /sys/class/infiniband\n")
+    found = suggest.suggest(log)
+    assert sorted((s["subsystem"], s["trust"]) for s in found) == [("psm", "job"), ("rdma-daemons", "syslog")]
+    site = tomllib.loads(suggest.to_toml(found))["diagnosis"]["rules"]
+    validate(site)
+    assert sorted(r["trust"] for r in site) == ["job", "syslog"]
+    after = diagnose(log, rules=site)
+    assert after and not [f for f in after if f.details.get("unrecognised")]
+    assert all(f.trust in ("job", "syslog") and not is_node_fault(f, None) for f in after)
