@@ -66,6 +66,7 @@ FAULTS = [
     ("MPID_Init(1236)..............: channel initialization failed", "ib", "error"),
     ("rdma_open_hca(1112)..........: No IB device found", "ib", "error"),
     ("Assertion failed in file ../../src/mpid/ch4/netmod/ofi/ofi_events.c at line 124: 0", "ib", "error"),
+    ("Fatal error in PMPI_Allreduce: Other MPI error, error stack:", "ib", "error"),
     # ---- libfabric util/info.c: fprintf(stderr, "fi_getinfo: %d (%s)\n"); open-mpi ompi/mca/mtl/ofi/mtl_ofi.h "%s:%d:
     # fi_tsend failed: %s(%zd)"
     ("fi_getinfo: -61 (No data available)", "ib", "error"),
@@ -107,6 +108,9 @@ UNRECOGNISED = [
     ("ib0.8001: multicast join failed for ff12:401b:8001:0000:0000:0000:ffff:ffff, status -22", "rdma", "kernel"),
     # linux drivers/infiniband/core/cma.c cma_listen_on_all(): pr_warn("RDMA CMA: %s, error %d\n", __func__, ret)
     ("RDMA CMA: cma_listen_on_all, error -98", "rdma", "kernel"),
+    # linux net/rds/ib_cm.c rds_ib_qp_event_handler(): rds_ib_conn_error(conn, "Fatal QP Event %u (%s) - connection
+    # %pI6c->%pI6c, reconnecting\n") behind "RDS/IB: "
+    ("RDS/IB: Fatal QP Event 1 (QP fatal error) - connection 10.0.0.1->10.0.0.2, reconnecting", "rdma", "kernel"),
     # rdma-core rdma-ndd/rdma-ndd.c and ibacm/src/acm.c through syslog (`NAME[PID]: `); SHARP's Aggregation Manager
     ("rdma-ndd[1234]: Failed to open /sys/class/infiniband", "rdma-daemons", "syslog"),
     ("ibacm[812]: acm_open_devices: ERROR - no devices", "rdma-daemons", "syslog"),
