@@ -128,6 +128,10 @@ UNRECOGNISED = [
     ("NET/OFI Request 0x7f00 completed with error. RC: 21. Error: 4126 (Unresponsive receiver)", "nccl-net", "job"),
     # open-mpi ompi/mca/coll/hcoll: "Hcol library init failed" (HCOLL_ERROR behind its component's name)
     ("coll_hcoll_module.c:312 - mca_coll_hcoll_comm_query() Hcol library init failed", "mpi-fabric", "job"),
+    # glibc's loader (elf/dl-load.c via _dl_signal_error: "%s: error while loading shared libraries: %s: %s") when the
+    # job's binary needs rdma-core and the node has none
+    ("./a.out: error while loading shared libraries: libibverbs.so.1: cannot open shared object file: No such file or "
+     "directory", "rdma-core", "job"),
     # infiniband-diags ibstat and mstflint's mlxconfig as an admin pastes them
     ("ibstat: Can't find device mlx5_5", "rdma-tools", "job"),
     ("mlxconfig: -E- Failed to query device current configuration", "rdma-tools", "job"),
@@ -173,6 +177,12 @@ BENIGN_TWINS = [
     "Nov 26 08:00:00 sm01 opensm[1234]: SUBNET UP",
     "[LOG_CAT_SBGP] libnuma.so: cannot open shared object file: No such file or directory",
     "ib0: enabling connected mode will cause multicast packet drops",
+    # optional components skipped at start-up: open-mpi opal/mca/base/mca_base_component_repository.c ("%s: unable to open
+    # %s: %s (ignored)"), libfabric src/fabric.c ofi_reg_dl_prov() FI_WARN(..., "dlopen(%s): %s\n", lib, dlerror())
+    "[node1:01234] mca_base_component_repository_open: unable to open mca_btl_openib: librdmacm.so.1: cannot open "
+    "shared object file: No such file or directory (ignored)",
+    "libfabric:12345:1700000000::core:core:ofi_reg_dl_prov():600<warn> dlopen(/usr/lib64/libfabric/libpsm3-fi.so): "
+    "libnuma.so.1: cannot open shared object file: No such file or directory",
     # perftest's note on CPU frequency scaling
     "Conflicting CPU frequency values detected: 1200.000000 != 3000.000000. CPU Frequency is not max.",
 ]
