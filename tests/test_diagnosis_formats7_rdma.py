@@ -177,8 +177,8 @@ BENIGN_TWINS = [
     "Nov 26 08:00:00 sm01 opensm[1234]: SUBNET UP",
     "[LOG_CAT_SBGP] libnuma.so: cannot open shared object file: No such file or directory",
     "ib0: enabling connected mode will cause multicast packet drops",
-    # optional components skipped at start-up: open-mpi opal/mca/base/mca_base_component_repository.c ("%s: unable to open
-    # %s: %s (ignored)"), libfabric src/fabric.c ofi_reg_dl_prov() FI_WARN(..., "dlopen(%s): %s\n", lib, dlerror())
+    # optional components skipped at start-up: open-mpi opal/mca/base/mca_base_component_repository.c ("%s: unable to
+    # open %s: %s (ignored)"), libfabric src/fabric.c ofi_reg_dl_prov() FI_WARN(..., "dlopen(%s): %s\n", lib, dlerror())
     "[node1:01234] mca_base_component_repository_open: unable to open mca_btl_openib: librdmacm.so.1: cannot open "
     "shared object file: No such file or directory (ignored)",
     "libfabric:12345:1700000000::core:core:ofi_reg_dl_prov():600<warn> dlopen(/usr/lib64/libfabric/libpsm3-fi.so): "
@@ -299,3 +299,28 @@ def test_a_suggested_rule_for_a_library_line_keeps_its_trust() -> None:
     after = diagnose(log, rules=site)
     assert after and not [f for f in after if f.details.get("unrecognised")]
     assert all(f.trust in ("job", "syslog") and not is_node_fault(f, None) for f in after)
+
+
+@pytest.mark.parametrize("engine", ["hyperscan", "grep", "python"])
+def test_every_prefilter_engine_reads_a_librarys_line(engine: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The libraries' tag literals are the prefilter's like the kernel tags: every engine passes a library's failing
+    line (found by the fallback, trust job), and its quiet twin and an untagged failing line give nothing."""
+    import sys
+
+    from slurmtools.diagnosis import prefilter, rules
+
+    filler = [f"[{i:6d}.000000] systemd[1]: Started Session {i} of user root." for i in range(3000)]
+    lines_ = [*filler, "[1,0]<stderr>:[node1:01234] Error in psm2_ep_connect (error Operation timed out)",
+              "[1,0]<stderr>:gpu01:1:1 [0] NCCL INFO NET/IB : No device found.",
+              "[1,0]<stderr>:something failed without a library", *filler[:10]]
+    data = ("\n".join(lines_) + "\n").encode()
+    monkeypatch.setattr(prefilter, "HYPERSCAN_MIN_BYTES", 0 if engine == "hyperscan" else None)
+    monkeypatch.setattr(prefilter, "GREP_MIN_BYTES", 0 if engine == "grep" else 1 << 40)
+    if engine == "python":
+        monkeypatch.setitem(sys.modules, "hyperscan", None)
+    rules._SETS.clear()
+    try:
+        found = [(f.line, f.kind, f.severity, f.trust, f.details.get("subsystem")) for f in diagnose(data)]
+    finally:
+        rules._SETS.clear()
+    assert found == [(3001, "ib", "warning", "job", "psm")]
