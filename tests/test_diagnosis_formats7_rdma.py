@@ -67,6 +67,9 @@ FAULTS = [
     ("rdma_open_hca(1112)..........: No IB device found", "ib", "error"),
     ("Assertion failed in file ../../src/mpid/ch4/netmod/ofi/ofi_events.c at line 124: 0", "ib", "error"),
     ("Fatal error in PMPI_Allreduce: Other MPI error, error stack:", "ib", "error"),
+    # ---- open-mpi ompi/mca/mtl/ofi/help-mtl-ofi.txt [modex failed], [Buffer Memory Registration Failed]
+    ("The OFI MTL was not able to find endpoint information for a remote", "ib", "error"),
+    ("Open MPI failed to register your buffer.", "ib", "error"),
     # ---- libfabric util/info.c: fprintf(stderr, "fi_getinfo: %d (%s)\n"); open-mpi ompi/mca/mtl/ofi/mtl_ofi.h "%s:%d:
     # fi_tsend failed: %s(%zd)"
     ("fi_getinfo: -61 (No data available)", "ib", "error"),
