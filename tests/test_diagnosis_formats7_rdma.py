@@ -46,6 +46,8 @@ FAULTS = [
     # ---- linux drivers/infiniband/hw/irdma/hw.c irdma_cqp_ce_handler(): ibdev_err(..., "cqp opcode = 0x%x maj_err_code
     # = 0x%x min_err_code = 0x%x\n")
     ("infiniband irdma0: cqp opcode = 0x1 maj_err_code = 0xffff min_err_code = 0x8003", "ib", "warning"),
+    # ---- linux drivers/infiniband/ulp/ipoib/ipoib_main.c: ipoib_warn(priv, "queue length limit %d. Packet drop.\n")
+    ("ib0: queue length limit 3. Packet drop.", "ib", "warning"),
     # ---- linux drivers/net/ethernet/mellanox/mlx4/en_netdev.c mlx4_en_linkstate(): en_info(priv, "Link Down\n") behind
     # en_print()'s "%s: %s: " (DRV_NAME, the netdev)
     ("mlx4_en: eth2: Link Down", "ib", "error"),
