@@ -329,3 +329,14 @@ def test_every_prefilter_engine_reads_a_librarys_line(engine: str, monkeypatch: 
     finally:
         rules._SETS.clear()
     assert found == [(3001, "ib", "warning", "job", "psm")]
+
+
+def test_mlx4_en_link_downs_follow_the_link_policy() -> None:
+    """mlx4_en's Link Down/Up pair like the other NICs': a link that came back is a warning, three downs of one link
+    are a flapping link (a drain, the existing policy for every NIC's kernel line)."""
+    came_back = diagnose(b"[ 10.0] mlx4_en: eth2: Link Down\n[ 12.0] mlx4_en: eth2: Link Up\n")
+    assert [(f.severity, f.details.get("recovered")) for f in came_back if f.details.get("link") == "down"] == [
+        ("warning", True)]
+    flapping = diagnose(b"".join(f"[ {i}.0] mlx4_en: eth2: Link Down\n".encode() for i in (10, 20, 30)))
+    down = [f for f in flapping if f.details.get("link") == "down"]
+    assert down and all(f.action == "drain_node" and f.trust == "kernel" for f in down)
