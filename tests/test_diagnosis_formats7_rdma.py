@@ -340,3 +340,29 @@ def test_mlx4_en_link_downs_follow_the_link_policy() -> None:
     flapping = diagnose(b"".join(f"[ {i}.0] mlx4_en: eth2: Link Down\n".encode() for i in (10, 20, 30)))
     down = [f for f in flapping if f.details.get("link") == "down"]
     assert down and all(f.action == "drain_node" and f.trust == "kernel" for f in down)
+
+
+@pytest.mark.parametrize("engine", ["python", "grep"])
+def test_the_job_output_prefilter_drops_no_finding(engine: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """joblog.scan reads only the lines the one-pass prefilter passes (a job rule's keyword, or a tag with a failure
+    word): the findings are exactly those of reading every line, for every job rule's examples, the library lines,
+    their benign twins and hostile text, through the Python and the grep engines."""
+    from slurmtools.diagnosis import prefilter
+    from slurmtools.diagnosis.rules import ruleset
+
+    rs = ruleset()
+    examples = [e for r in rs.rules if r.trust == "job" for e in r.examples]
+    lines_ = [f"[1,{i % 4}]<stderr>:{e}" for i, e in enumerate(examples)]
+    lines_ += [line for line, _, _ in UNRECOGNISED] + BENIGN_TWINS
+    lines_ += ["x" * 5000 + " UCX  ERROR late", "\x00\xff NCCL WARN \ufffd", "", "plain text", "ERR:  " * 900]
+    lines_ = [*lines_, *(f"step {i} loss 0.5" for i in range(3000))]
+    monkeypatch.setattr(prefilter, "HYPERSCAN_MIN_BYTES", None)
+    monkeypatch.setattr(prefilter, "GREP_MIN_BYTES", 0 if engine == "grep" else 1 << 40)
+
+    def findings(found: list) -> list:  # type: ignore[type-arg]
+        return [(f.line, f.kind, f.severity, f.trust, f.details.get("rule")) for f in found]
+
+    fast = findings(joblog.scan(lines_, rs))
+    monkeypatch.setattr(joblog, "_candidates", lambda lines, rules: range(1, len(lines) + 1))
+    assert fast == findings(joblog.scan(lines_, rs))
+    assert len(fast) > len(examples) // 2
