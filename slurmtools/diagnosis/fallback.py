@@ -8,6 +8,12 @@ data/subsystems.toml (`subsystems`), which the envelope parser and the scan's pr
 passes a line holding a subsystem's tag and an error word in the same pass as the rules' keywords, so the fallback
 costs no second pass over the log and widens it by nothing else.
 
+The same table names the user-space libraries of a fabric (trust `job`: UCX, libibverbs, libfabric, PSM, Open MPI's
+fabric components, ...), whose tags a job prints anywhere in its line: a line of the job's output (`classify_job`,
+read by `joblog.scan` after the job rules) or of a log the scan reads that holds such a tag and a failure word it
+does not deny, and that no rule claims, is a warning of the library's kind with trust `job` (never a drain); the
+library's own info and debug lines (its `quiet` pattern) stay silent.
+
 `normalise_message` turns an unrecognised message into its family (numbers, addresses, PCI ids and device names
 replaced), for the report's grouping and `slurmtools diagnose --suggest-rules`.
 """
@@ -17,7 +23,7 @@ from __future__ import annotations
 import re
 
 from slurmtools.diagnosis.findings import Finding
-from slurmtools.diagnosis.subsystems import subsystem_of
+from slurmtools.diagnosis.subsystems import Subsystem, library_of, reported_error_word, subsystem_of
 
 #: The rules that call this module (the last two packaged rules; their pattern is `subsystems.ERROR_PATTERN`).
 RULE_NAME = "unrecognised"
@@ -26,14 +32,37 @@ RULE_NAME = "unrecognised"
 def classify(message: str, number: int | None = None, stamp: str | None = None) -> Finding | None:
     """The fallback finding for a message that holds an error word (the caller checked) and that no rule claimed:
     None when the message starts at no known subsystem with a kind (`subsystems.subsystem_of`: on a line that
-    begins with a task's name, only a daemon's tag)."""
+    begins with a task's name, only a daemon's tag) and holds no library's tag (`subsystems.library_of`), or when a
+    library's line is at its quiet (info, debug) level or only denies its failure words (`no error`)."""
     sub = subsystem_of(message)
     if sub is None or sub.kind is None:
+        return None
+    if sub.trust == "job" and not _reports(sub, message):
         return None
     return Finding(kind=sub.kind, category=sub.category, action="investigate", severity="warning", trust=sub.trust,
                    message=message, line=number, time=stamp,
                    details={"unrecognised": True, "subsystem": sub.name, "rule": RULE_NAME,
                             "family": normalise_message(message)})
+
+
+def classify_job(message: str, number: int | None = None) -> Finding | None:
+    """The library fallback for a line of the job's own output that no job rule claimed: a library's tag anywhere
+    in it (`subsystems.library_of`) and a failure word it does not deny, else None. Trust job: never a drain."""
+    sub = library_of(message)
+    if sub is None or sub.kind is None or not _reports(sub, message):
+        return None
+    return Finding(kind=sub.kind, category=sub.category, action="investigate", severity="warning", trust="job",
+                   message=message, line=number,
+                   details={"unrecognised": True, "subsystem": sub.name, "rule": RULE_NAME,
+                            "family": normalise_message(message)})
+
+
+def _reports(sub: Subsystem, message: str) -> bool:
+    """Whether a library's MESSAGE reports a failure: not at the library's quiet level, and a failure word that the
+    line does not deny (`no error`, `error: none`)."""
+    if sub.quiet is not None and sub.quiet.search(message):
+        return False
+    return reported_error_word(message) is not None
 
 
 _NORMALISE = [

@@ -17,6 +17,13 @@ A message that begins with a task's name (`TASK_FIRST`: `NAME[PID]: segfault`, `
 has no kernel subsystem, whatever the name spells: a job chooses its process names. Only a subsystem with trust
 `syslog` (a daemon tag too long to be a task's name, which has at most 15 bytes: `nvidia-fabricmanager[PID]:`) is
 read on such a line; anyone could write it with logger(1), so such findings have trust `syslog` and never drain.
+
+A subsystem with trust `job` is a user-space library's tag (UCX, libibverbs, libfabric, PSM, Open MPI's fabric
+components, NCCL's net plugins, ...): a job prints it after its own prefixes (a rank tag, a host:pid, a logger's
+header), so its tags are searched anywhere in the message (`library_of`), never where a message starts (the envelope
+parser does not know them); a message that starts at no other subsystem's tag is that library's when one of its tags
+is in it, and a line its `quiet` pattern matches (the library's own info and debug levels) is never a finding.
+Findings of such a subsystem have trust `job`: they never drain.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ from importlib import resources
 from typing import Any
 
 #: A subsystem's trust: the kernel's own prefix, or a daemon's tag (read on task-first lines, never drains).
-TRUSTS = ("kernel", "syslog")
+TRUSTS = ("kernel", "syslog", "job")
 
 
 @dataclass(frozen=True)
@@ -40,7 +47,8 @@ class Subsystem:
     tags: tuple[str, ...]
     literals: tuple[str, ...]
     examples: tuple[str, ...]
-    pattern: re.Pattern[str]  # the tags as one pattern, matched at the message's start
+    pattern: re.Pattern[str]  # the tags as one pattern, matched at the message's start (trust job: searched)
+    quiet: re.Pattern[str] | None = None   # trust job: the library's info/debug lines, never a fallback finding
 
 
 def load(raw: dict[str, Any]) -> tuple[tuple[Subsystem, ...], tuple[str, ...]]:
@@ -55,8 +63,12 @@ def load(raw: dict[str, Any]) -> tuple[tuple[Subsystem, ...], tuple[str, ...]]:
         if any(t.startswith("^") for t in tags):
             raise ValueError(f"subsystem {name!r}: tags are matched at the message's start already (no ^)")
         pattern = re.compile("(?:" + "|".join(tags) + ")")
+        quiet = entry.get("quiet")
+        if quiet is not None and entry.get("trust") != "job":
+            raise ValueError(f"subsystem {name!r}: quiet is for a library's tags (trust job)")
         subs.append(Subsystem(name, entry.get("kind"), entry.get("category", "unknown"), entry.get("trust", "kernel"),
-                              tags, literals, tuple(entry.get("examples", ())), pattern))
+                              tags, literals, tuple(entry.get("examples", ())), pattern,
+                              re.compile(quiet) if quiet else None))
     words = tuple(raw.get("errors", {}).get("words", ()))
     if not words or not all(re.fullmatch(r"[a-z][a-z' ]*[a-z]", w) for w in words):
         raise ValueError("[errors] words: a non-empty list of lower-case words (letters, blanks, apostrophes)")
@@ -72,10 +84,14 @@ SUBSYSTEMS, WORDS = load(_packaged())
 #: The subsystems a fallback finding can come from (those with a kind).
 FALLBACK = tuple(s for s in SUBSYSTEMS if s.kind)
 
-#: Every tag as one pattern source without groups (the envelope parser embeds it), and as one pattern with each
-#: subsystem a named group `g<index>` (`subsystem_of`).
-TAG_SOURCE = "|".join(s.pattern.pattern for s in SUBSYSTEMS)
-ANY_TAG = re.compile("|".join(f"(?P<g{i}>{s.pattern.pattern})" for i, s in enumerate(SUBSYSTEMS)))
+#: The subsystems whose tags stand where a message starts (kernel and daemon tags), and the libraries whose tags a
+#: job prints anywhere in its line (trust job: `library_of`).
+ANCHORED = tuple(s for s in SUBSYSTEMS if s.trust != "job")
+LIBRARIES = tuple(s for s in SUBSYSTEMS if s.trust == "job")
+#: Every message-start tag as one pattern source without groups (the envelope parser embeds it), and as one pattern
+#: with each subsystem a named group `g<index>` (`subsystem_of`).
+TAG_SOURCE = "|".join(s.pattern.pattern for s in ANCHORED)
+ANY_TAG = re.compile("|".join(f"(?P<g{i}>{s.pattern.pattern})" for i, s in enumerate(ANCHORED)))
 #: The failure vocabulary as the fallback matches it: whole words, any case (linear: an alternation of literals).
 ERROR_PATTERN = r"(?i)\b(?:" + "|".join(sorted(WORDS, key=len, reverse=True)) + r")\b"
 _ERROR = re.compile(ERROR_PATTERN)
@@ -98,14 +114,39 @@ TASK_FIRST = re.compile(
 
 def subsystem_of(message: str) -> Subsystem | None:
     """The hardware subsystem MESSAGE (a message after its envelope) starts at, or None: no known tag at its start,
-    or the message begins with a task's name and no daemon's (trust `syslog`) tag."""
+    or the message begins with a task's name and no daemon's (trust `syslog`) tag; failing those, the library whose
+    tag the message holds anywhere (`library_of`)."""
     if TASK_FIRST.match(message):
-        return next((s for s in SUBSYSTEMS if s.trust == "syslog" and s.pattern.match(message)), None)
-    m = ANY_TAG.match(message)
-    return SUBSYSTEMS[int(m.lastgroup[1:])] if m and m.lastgroup else None
+        found = next((s for s in ANCHORED if s.trust == "syslog" and s.pattern.match(message)), None)
+    else:
+        m = ANY_TAG.match(message)
+        found = ANCHORED[int(m.lastgroup[1:])] if m and m.lastgroup else None
+    return found or library_of(message)
+
+
+def library_of(message: str) -> Subsystem | None:
+    """The user-space library (a subsystem with trust `job`) one of whose tags MESSAGE holds anywhere, or None.
+    MESSAGE is bounded (lines are cut to `lines.MAX_LINE`) and each tag is an alternation of words: linear."""
+    return next((s for s in LIBRARIES if s.pattern.search(message)), None)
 
 
 def error_word(text: str) -> str | None:
     """The first word of a failure in TEXT (`[errors] words`, whole words, any case), or None."""
     m = _ERROR.search(text)
     return m.group(0) if m else None
+
+
+#: A failure word that a library's line denies rather than reports (`no error`, `without failure`, `non-fatal`,
+#: `error: none`, `error 0 (Success)`): a library's status line, not a failure.
+_DENIED = re.compile(r"(?i)(?:\b(?:no|0|zero|without|not an?)\s+|\bnon-)$")
+_NOTHING = re.compile(r"(?i)\W{0,3}(?:none|0|ok|success)\b")
+
+
+def reported_error_word(text: str) -> str | None:
+    """The first failure word in TEXT that the text does not deny (`no error`, `error: none`), or None: what the
+    library fallback asks of a job's line, whose libraries print their status words on healthy paths too."""
+    for m in _ERROR.finditer(text):
+        if _DENIED.search(text[max(0, m.start() - 12):m.start()]) or _NOTHING.match(text, m.end()):
+            continue
+        return m.group(0)
+    return None

@@ -73,6 +73,8 @@ def suggest(data: bytes, rules: list[dict[str, Any]] | None = None) -> list[dict
         raw = {"name": name, "kind": f.kind, "category": f.category, "action": "investigate", "severity": "warning",
                "literals": [literal], "pattern": _pattern(family), "examples": [f.message],
                "doc": f"drafted by slurmtools diagnose --suggest-rules from {entry['count']} line(s) of {sub}"}
+        if f.trust != "kernel":     # a daemon's or a library's line: the rule keeps its trust (never a drain)
+            raw["trust"] = f.trust
         try:
             compile_rule(raw, "suggested rule")
         except RuleError:
@@ -98,8 +100,9 @@ def to_toml(suggestions: list[dict[str, Any]]) -> str:
     for s in suggestions:
         out += [f"# {s['count']} line(s), subsystem {s['subsystem']}",
                 "[[diagnosis.rules]]"]
-        for key in ("name", "kind", "category", "action", "severity"):
-            out.append(f"{key} = {json.dumps(s[key])}")
+        for key in ("name", "kind", "category", "action", "severity", "trust"):
+            if key in s:
+                out.append(f"{key} = {json.dumps(s[key])}")
         out.append("literals = [" + ", ".join(json.dumps(lit, ensure_ascii=False) for lit in s["literals"]) + "]")
         out.append(f"pattern = '''{s['pattern']}'''")
         out.append("examples = [" + ", ".join(json.dumps(e, ensure_ascii=False) for e in s["examples"]) + "]")
