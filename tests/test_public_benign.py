@@ -29,3 +29,11 @@ def test_a_sockets_enotconn_is_no_filesystem_finding(line: str) -> None:
 @pytest.mark.parametrize("line", FILESYSTEM)
 def test_a_mounts_enotconn_is_still_the_shared_filesystem(line: str) -> None:
     found_as(line, "nfs", "warning")
+
+
+@pytest.mark.parametrize("line", ["\udc80 NCCL WARN Call to ibv_create_qp failed", "UCX  ERROR \ud800 failed"])
+def test_a_lone_surrogate_in_job_output_is_no_traceback(line: str) -> None:
+    from slurmtools.diagnosis import diagnose_job_output
+
+    found = diagnose_job_output([line, "RuntimeError: CUDA error: an illegal memory access was encountered"])
+    assert "cuda" in {f.kind for f in found}          # the lines after it are still read

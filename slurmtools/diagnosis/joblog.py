@@ -31,6 +31,8 @@ def scan(lines: list[str], rs: RuleSet | None = None, ctx: dict[str, Any] | None
     for number in _candidates(lines, job_rules):
         raw = lines[number - 1]
         text = raw.rstrip("\r\n")[:MAX_LINE].strip()
+        if not text.isascii():            # a lone surrogate (a caller's surrogateescape) is no text RE2 can take
+            text = text.encode("utf-8", "replace").decode("utf-8")
         if not any(lit in text for lit in literals):
             continue
         text = normalise(text).message    # without its envelope (rank tags, stamps, a shipper's JSON)
