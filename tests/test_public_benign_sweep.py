@@ -1,5 +1,5 @@
 """Benign lines of whole public logs that once raised a warning or worse (found by diagnosing every line of 71 whole
-log files from 47 public GitHub repositories: boot logs, syslog, journals, nvidia-bug-report.log, NCCL and MPI job
+log files from public GitHub repositories: boot logs, syslog, journals, nvidia-bug-report.log, NCCL and MPI job
 output; docs/diagnosis.md). Each family's benign line, verbatim with its source, stays below warning, and its fault
 twin (the same printer reporting a failure) is still found."""
 
@@ -28,6 +28,9 @@ PGSQL = f"{GH}/snaga/pgsql-checksum-test/blob/bfc9c9be6e7fd34d1d608f602e3d80e338
 ANDROID = f"{GH}/Fullthrotle/dmesg_logs/blob/d0dfb9b99ba81a6b8feefdf2fcd900c9e6d40646/dmesg.log"
 LUSTRE = f"{GH}/cilioh/zfs_chksm/blob/adf2ad0b3f477dc2f67784456ba34687e0c7f68a/dmesg"
 POPOS = f"{GH}/VenRoot/logs/blob/07766c2089c43d6197ec6570a370f8aceb07b196/dmesg.log"
+M11X = f"{GH}/cmotc/m11x_hwinfo/blob/8cf210aea10a8c5269a97cf6e0d0f01f55352feb/M11x/dmesg.log"
+RPI = f"{GH}/AncestorsPride/Degree-Project/blob/9eaec9652b7c61365ac517ac4be9dbd97f1e2509/kern.log"
+T400 = f"{GH}/cmotc/m11x_hwinfo/blob/8cf210aea10a8c5269a97cf6e0d0f01f55352feb/T400/dmesg.log"
 N100 = f"{GH}/frankol/N100DC-ITX-Sophos/blob/9496b4d61bd9041545c45a47f924932112bb3dfc/dmesg"
 
 # (source, benign line) per family; the rule that claims each is in data/diagnosis_rules.toml
@@ -77,6 +80,11 @@ BENIGN = [
     (ANDROID, "[    4.395811] mmc0: Out-of-interrupt timeout is 100[ms]"),
     (ZICTES, "May 08 00:49:10 stephen kernel: scsi 6:0:0:1: Failed to get diagnostic page 0x1"),
     (ZICTES, "May 08 00:49:10 stephen kernel: scsi 6:0:0:1: Failed to bind enclosure -19"),
+    (M11X, "[    1.765964] ata1.00: failed to get NCQ Send/Recv Log Emask 0x1"),
+    # a driver probing for an optional firmware file (sweep_optional_firmware)
+    (RPI, "Nov 23 17:48:19 raspberrypi kernel: [    7.642897] brcmfmac mmc1:0001:1: Direct firmware load for"
+          " brcm/brcmfmac43455-sdio.raspberrypi,4-model-b.bin failed with error -2"),
+    (T400, "[   10.041861] pci 0000:03:00.0: Direct firmware load failed with error -2"),
     # a mount option the filesystem does not know, F2FS probing another filesystem (sweep_fs_probe_notes)
     (PGSQL, "EXT3-fs (sda1): error: unrecognized mount option \"discard\" or missing value"),
     (ANDROID, "[    7.684506] F2FS-fs (mmcblk0p64): Can't find valid F2FS filesystem in 1th superblock"),
@@ -116,6 +124,8 @@ FAULTS = [
      "error"),
     ("LNet: 7516:0:(config.c:1641:lnet_inet_enumerate()) lnet: interface ib0 failed to initialise", "nfs", "warning"),
     ("mlx5_core 0000:3b:00.0 ib0: Link down", "ib", "error"),
+    ("nouveau 0000:01:00.0: Direct firmware load for nvidia/ad102/gsp/booter_load-535.113.01.bin failed with error -2",
+     "gsp", "error"),
 ]
 
 # failures of the claimed subsystems that no rule names: the subsystem fallback still reports them
@@ -152,3 +162,9 @@ def test_an_unclaimed_failure_of_the_same_subsystem_still_reaches_the_fallback(l
 def test_the_megaraid_table_reads_the_same_from_kmsg() -> None:
     """/dev/kmsg writes the table's tab as `\\x09`, read as a blank: the claim holds either way."""
     below_warning("6,812,2507446,-;megaraid_sas 0000:82:00.0: Online Controller Reset(OCR)\\x09: Enabled")
+
+
+def test_libata_still_reports_a_failed_read_log() -> None:
+    """The NCQ log claim names the two optional logs; any other failure of the same drive stays a warning."""
+    findings = [f for f in diagnose(b"ata1.00: failed to get Identify Device Data, Emask 0x1") if f.severity in SEVERE]
+    assert findings and findings[0].kind == "disk"
