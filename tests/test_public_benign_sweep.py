@@ -1,4 +1,4 @@
-"""Benign lines of whole public logs that once raised a warning or worse (found by diagnosing every line of 71 whole
+"""Benign lines of whole public logs that once raised a warning or worse (found by diagnosing every line of 115 whole
 log files from public GitHub repositories: boot logs, syslog, journals, nvidia-bug-report.log, NCCL and MPI job
 output; docs/diagnosis.md). Each family's benign line, verbatim with its source, stays below warning, and its fault
 twin (the same printer reporting a failure) is still found."""
