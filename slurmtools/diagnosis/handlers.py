@@ -205,8 +205,16 @@ _BANDWIDTH = re.compile(r"limited by (?P<speed>[\d.]+) GT/s (?:PCIe )?x(?P<width
 def pcie_bandwidth(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) -> Finding:
     """`... available PCIe bandwidth, limited by S GT/s PCIe xW link at ... (capable of ... with S' GT/s xW' link)`:
     a narrower link than the device's, or the 2.5 GT/s training fallback where the device can do more, is a
-    degraded link (the rule's warning); a slower slot or bridge at full width is how the platform is built (info)."""
+    degraded link (the rule's warning); a slower slot or bridge at full width is how the platform is built (info),
+    and an upstream link the kernel could not read (`Unknown speed x0`) measured nothing (info)."""
     f = finding(rule, m, line)
+    if "limited by Unknown speed x0 link" in line.message:
+        # the kernel could not read the upstream link (a conventional PCI bridge, a virtual root port:
+        # drivers/pci/pci.c pcie_bandwidth_available() reads 0 from a device without a link status): no link
+        # was measured, so none is degraded
+        f.details.update(degraded=None)
+        f.action, f.severity = "none", "info"
+        return f
     bw = _BANDWIDTH.search(line.message)
     if bw is None:
         return f
