@@ -50,8 +50,8 @@ FAULTS = [
     ("[drm:nv_drm_probe_devices [nvidia_drm]] *ERROR* [nvidia-drm] [GPU ID 0x00004100] Failed to register device",
      "gpu_init", "error"),
     ("[nvidia-drm] [GPU ID 0x00000100] Failed to allocate NvKmsKapiDevice", "gpu_init", "error"),
-    ("[drm:nv_drm_atomic_commit [nvidia_drm]] *ERROR* [nvidia-drm] [GPU ID 0x00000100] Failed to apply atomic modeset.  "
-     "Error code: -22", "gsp", "warning"),
+    ("[drm:nv_drm_atomic_commit [nvidia_drm]] *ERROR* [nvidia-drm] [GPU ID 0x00000100] Failed to apply atomic "
+     "modeset.  Error code: -22", "gsp", "warning"),
     ("nvidia-modeset: ERROR: GPU:0: Error while waiting for GPU progress: 0x0000c67d:0 2:0:4048:4040", "gsp",
      "warning"),
     ("nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid context, skipping further processing", "gsp",
@@ -109,10 +109,10 @@ FAULTS = [
      "cuda", "error"),
     ("triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 98304, Hardware limit: 65536.",
      "cuda", "error"),
-    # ---- the launchers around NCCL: torchelastic api.py "failed (exitcode: %s) local_rank: %s (pid: %s) of binary: %s",
-    # ChildFailedError and its "Signal %d (%s) received by PID %d"; DeepSpeed launch.py "{cmd} exits with return code =
-    # {rc}"; Horovod operations.cc and stall_inspector.cc; Gloo's tcp/pair.cc; ProcessGroupGloo's monitoredBarrier; XLA's
-    # coordination client; torchelastic's rendezvous errors
+    # ---- the launchers around NCCL: torchelastic api.py "failed (exitcode: %s) local_rank: %s (pid: %s) of binary:
+    # %s", ChildFailedError and its "Signal %d (%s) received by PID %d"; DeepSpeed launch.py "{cmd} exits with return
+    # code = {rc}"; Horovod operations.cc and stall_inspector.cc; Gloo's tcp/pair.cc; ProcessGroupGloo's
+    # monitoredBarrier; XLA's coordination client; torchelastic's rendezvous errors
     ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:", "nccl", "warning"),
     ("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 1234) of binary: "
      "/usr/bin/python", "nccl", "warning"),
