@@ -164,6 +164,21 @@ FAULTS = [
      "bd80000000100134, mci=Uncorrected_error Error_enabled Processor_context_corrupt, cpu= 3", "mce", "error"),
     ("<...>-1234 [003] 1234.567890: mce_record: 2024-01-01 10:00:00 +0000 bank=4, status= be00000000800400, "
      "mci=Uncorrected_error, mca=Internal Timer error, cpu= 0", "mce", "error"),
+    # ---- cuGetErrorString / cudaGetErrorString strings that name CUDA alone, in any program's check macro
+    ("Cuda error in file 'kernel.cu' in line 12 : too many resources requested for launch.", "cuda", "error"),
+    ("cudaCheckError() failed : invalid device function", "cuda", "error"),
+    ("GPUassert: the launch timed out and was terminated main.cu 42", "cuda", "error"),
+    ("error: the provided PTX was compiled with an unsupported toolchain.", "cuda", "error"),
+    ("RuntimeError: system has unsupported display driver / cuda driver combination", "cuda", "error"),
+    ("CUDA error: MPS client failed to connect to the MPS control daemon or the MPS server", "cuda", "error"),
+    ("[ERROR] [cuda_helper.cpp:22] CUDA call failed with error 'invalid device ordinal'", "cuda", "error"),
+    ("Error: CUDA error 2: out of memory", "cuda", "error"),
+    # ---- old kernels' MCE kill line (mcheck/mce.c), the x86 NMI handler's hardware reasons (arch/x86/kernel/nmi.c)
+    ("MCE: Killing python3:1234 due to hardware memory corruption fault at 7f12345678", "mce", "error"),
+    ("Uhhuh. NMI received for unknown reason 3d on CPU 3.", "mce", "error"),
+    ("NMI: IOCK error (debug interrupt?) for reason 71 on CPU 0.", "mce", "error"),
+    # ---- lib/show_mem.c: the OOM report's memory summary (evidence, info)
+    ("Mem-Info:", "oom", "info"),
     # ---- nvidia-smi -q "Clocks Throttle Reasons" / "Clocks Event Reasons": the board's power brake
     ("        HW Power Brake Slowdown           : Active", "thermal", "warning"),
 ]
@@ -222,6 +237,9 @@ BENIGN_TWINS = [
     "rasdaemon[1234]: <...>-1234 [003] 1234.567890: mce_record: [ERROR] 2024-01-01 10:00:00 +0000 bank=7, status= "
     "cc00008000010090, mci=Corrected_error, cpu= 3",
     "rasdaemon[1234]: rasdaemon: Listening to events for cpus 0 to 63",
+    # a CUDA check that passed (error 0), the NMI watchdog's setup
+    "CUDA error 0: no error",
+    "CUDA failure: 0",
     # nvidia-smi -q's clock reasons when nothing slows the GPU
     "        HW Power Brake Slowdown           : Not Active",
     "        HW Slowdown                       : Not Active",
