@@ -173,6 +173,22 @@ FAULTS = [
     ("CUDA error: MPS client failed to connect to the MPS control daemon or the MPS server", "cuda", "error"),
     ("[ERROR] [cuda_helper.cpp:22] CUDA call failed with error 'invalid device ordinal'", "cuda", "error"),
     ("Error: CUDA error 2: out of memory", "cuda", "error"),
+    # PyTorch's CUDA init warning, JAX's backend, the dynamic loader on a missing CUDA library, cuDNN's own dlopen error
+    ("UserWarning: CUDA initialization: CUDA unknown error - this may be due to an incorrectly set up environment, "
+     "e.g. changing env variable CUDA_VISIBLE_DEVICES after program start.", "cuda", "error"),
+    ("RuntimeError: Unable to initialize backend 'cuda': FAILED_PRECONDITION: No visible GPU devices.", "cuda",
+     "error"),
+    ("ImportError: libcudart.so.12: cannot open shared object file: No such file or directory", "cuda", "error"),
+    ("Could not load library libcudnn_cnn_infer.so.8. Error: libnvrtc.so: cannot open shared object file: No such file "
+     "or directory", "cuda", "error"),
+    # the driver API's CUDA_ERROR_OUT_OF_MEMORY is the GPU's memory (cuda), not Slurm's OUT_OF_MEMORY job state (oom)
+    ("E0101 10:00:00.123 cuda_executor.cc:1234] could not allocate CUDA stream for context 0x1234: "
+     "CUDA_ERROR_OUT_OF_MEMORY: out of memory", "cuda", "error"),
+    ("State: OUT_OF_MEMORY (exit code 0)", "oom", "error"),
+    # nvidia-smi's "WARNING: infoROM is corrupted at gpu %s" (the InfoROM fault DCGM reports, kind xid as dcgm_health)
+    ("WARNING: infoROM is corrupted at gpu 0000:3B:00.0", "xid", "error"),
+    # the RM's GFW boot wait with its GPU prefix (gpu_init's rule read it only without one)
+    ("NVRM: GPU0 gpuWaitForGfwBootComplete_TU102: failed to wait for GFW_BOOT: (progress 0x0)", "gpu_init", "critical"),
     # ---- old kernels' MCE kill line (mcheck/mce.c), the x86 NMI handler's hardware reasons (arch/x86/kernel/nmi.c)
     ("MCE: Killing python3:1234 due to hardware memory corruption fault at 7f12345678", "mce", "error"),
     ("Uhhuh. NMI received for unknown reason 3d on CPU 3.", "mce", "error"),
