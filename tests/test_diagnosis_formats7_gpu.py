@@ -136,6 +136,9 @@ FAULTS = [
      "coordinator detected missing heartbeats. This most likely indicates that another task died; see the other task "
      "logs for more details.", "nccl", "warning"),
     ("torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError", "nccl", "warning"),
+    # NCCL's INFO lines that report a failure it works around (misc/socket.cc, net_ib's resiliency): evidence, info
+    ("gpu01:1234:5678 [0] NCCL INFO Call to connect returned Connection refused, retrying", "nccl", "info"),
+    ("gpu01:1234:5678 [0] NCCL INFO NET/IB: recv: Recovery for device 0 failed (recv comm=0x55d5c0a0)", "nccl", "info"),
     # c10d's store: Utils.hpp "Socket Timeout", TCPStore.cpp "Stop_waiting response is expected"
     ("RuntimeError: Socket Timeout", "nccl", "error"),
     ("torch.distributed.DistError: Socket Timeout", "nccl", "error"),
@@ -240,6 +243,10 @@ BENIGN_TWINS = [
     "[2024-01-01 10:00:00,123] [INFO] [launch.py:321:sigkill_handler] ['/usr/bin/python', 'train.py'] exits with "
     "return code = 0",
     "[2024-01-01 10:00:00.123456: I horovod/common/operations.cc:123] Horovod Initialized",
+    # NCCL's INFO lines at work (a plugin it does not find, a variable it reads): no finding
+    "gpu01:1234:5678 [0] NCCL INFO NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file: No such file "
+    "or directory No plugin found (libnccl-net.so), using internal implementation",
+    "gpu01:1234:5678 [0] NCCL INFO NCCL_IB_TIMEOUT set by environment to 22.",
     # the OOM machinery's healthy notes
     "systemd-oomd[812]: Swap used (12.34%) is below threshold of 90.00%",
     "systemd[1]: user@1000.service: Deactivated successfully.",
@@ -308,6 +315,12 @@ def test_the_new_kernel_rules_investigate_and_never_drain() -> None:
         findings = diagnose(line.encode())
         assert findings[0].action == "investigate", line
         assert not is_node_fault(findings[0], None), line
+
+
+def test_nccls_info_lines_without_a_failure_give_no_finding() -> None:
+    """Only an INFO line that reports a failure is evidence; NCCL's other INFO lines stay ignored."""
+    assert diagnose(b"gpu01:1234:5678 [0] NCCL INFO NCCL_IB_TIMEOUT set by environment to 22.") == []
+    assert diagnose(b"gpu01:1234:5678 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read") == []
 
 
 def test_an_rm_function_print_is_not_taken_for_the_kernel_interface_layer() -> None:
