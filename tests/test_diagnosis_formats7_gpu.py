@@ -155,6 +155,11 @@ FAULTS = [
     ("/var/spool/slurmd/job00123/slurm_script: line 12:  1234 Killed                  python train.py", "oom",
      "warning"),
     ("Kernel panic - not syncing: System is deadlocked on memory", "oom", "error"),
+    # Open MPI's help-orterun.txt [orterun:proc-aborted-signal], srun's "%s: task(s) %s: Killed", ENOMEM in job output
+    ("mpirun noticed that process rank 3 with PID 1234 on node gpu01 exited on signal 9 (Killed).", "oom", "warning"),
+    ("srun: error: gpu01: tasks 0-3: Killed", "oom", "warning"),
+    ("OSError: [Errno 12] Cannot allocate memory", "oom", "warning"),
+    ("/bin/bash: fork: retry: Resource temporarily unavailable", "oom", "warning"),
     # ---- lib/nmi_backtrace.c and lockdep's held-lock list: evidence of a lockup or a hung task (info)
     ("Sending NMI from CPU 3 to CPUs 12:", "soft_lockup", "info"),
     ("NMI backtrace for cpu 12", "soft_lockup", "info"),
@@ -251,6 +256,8 @@ BENIGN_TWINS = [
     "systemd-oomd[812]: Swap used (12.34%) is below threshold of 90.00%",
     "systemd[1]: user@1000.service: Deactivated successfully.",
     "/var/spool/slurmd/job00123/slurm_script: line 12:  1234 Done                    python train.py",
+    # a task that ended by itself
+    "srun: error: gpu01: task 3: Exited with exit code 1",
     # the watchdogs' and lockdep's setup lines
     "NMI watchdog: Enabled. Permanently consumes one hw-PMU counter.",
     "watchdog: Disabling watchdog on nohz_full cores by default",
