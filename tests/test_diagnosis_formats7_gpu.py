@@ -164,6 +164,11 @@ FAULTS = [
     ("Sending NMI from CPU 3 to CPUs 12:", "soft_lockup", "info"),
     ("NMI backtrace for cpu 12", "soft_lockup", "info"),
     ("Showing all locks held in the system:", "hung_task", "info"),
+    ("Showing busy workqueues and worker pools:", "soft_lockup", "info"),
+    # ---- APEI: ghes.c __ghes_panic()'s panic (a node fault), bert.c's records of the previous boot's error
+    ("Kernel panic - not syncing: Fatal hardware error!", "mce", "critical"),
+    ("BERT: Error records from previous boot:", "mce", "warning"),
+    ("BERT: Total records found: 1", "mce", "warning"),
     # ---- arch/x86/kernel/cpu/mce: intel.c (before 6.8) and threshold.c (6.8+) CMCI storms
     ("mce: CMCI storm detected: switching to poll mode", "mce", "warning"),
     ("mce: CPU3 BANK7 CMCI storm detected", "mce", "warning"),
@@ -203,6 +208,11 @@ FAULTS = [
     ("NMI: IOCK error (debug interrupt?) for reason 71 on CPU 0.", "mce", "error"),
     # ---- lib/show_mem.c: the OOM report's memory summary (evidence, info)
     ("Mem-Info:", "oom", "info"),
+    # ---- nvidia-smi's table: fields NVML could not read ("ERR!"), the header's unreadable CUDA version
+    ("| N/A   ERR!  P0   ERR! / 300W |   1024MiB / 81559MiB |    ERR!      Default |", "xid", "warning"),
+    ("|   0  NVIDIA H100 80GB HBM3          On  | 00000000:3B:00.0 Off |                  ERR! |", "xid", "warning"),
+    ("| NVIDIA-SMI 550.54.14              Driver Version: 550.54.14      CUDA Version: ERR!     |", "gpu_init",
+     "warning"),
     # ---- nvidia-smi -q "Clocks Throttle Reasons" / "Clocks Event Reasons": the board's power brake
     ("        HW Power Brake Slowdown           : Active", "thermal", "warning"),
 ]
@@ -261,6 +271,12 @@ BENIGN_TWINS = [
     # the watchdogs' and lockdep's setup lines
     "NMI watchdog: Enabled. Permanently consumes one hw-PMU counter.",
     "watchdog: Disabling watchdog on nohz_full cores by default",
+    # the machine-check and EDAC drivers' boot notes that hold an error word (mce/amd.c, ghes.c, skx_common.c)
+    "mce: [Firmware Bug]: Your BIOS is not setting up LVT offset 0x2 for deferred error IRQs correctly.",
+    "[Firmware Bug]: cpu 0, invalid threshold interrupt offset 1 for bank 4, block 0 (MSR00000413=0xd000000001000000)",
+    "GHES: Generic hardware error source: 1 notified via SCI is not supported",
+    "EDAC skx: Can't get tolm/tohm",
+    "BERT: Total records found: 0",
     # the CMCI storm's end, rasdaemon's corrected records and its start
     "mce: CMCI storm subsided: switching to interrupt mode",
     "mce: CPU3 BANK7 CMCI storm subsided",
@@ -270,6 +286,9 @@ BENIGN_TWINS = [
     # a CUDA check that passed (error 0), the NMI watchdog's setup
     "CUDA error 0: no error",
     "CUDA failure: 0",
+    # nvidia-smi's table on a healthy GPU (N/A: a field the GPU does not support)
+    "| N/A   34C    P0    61W / 700W |      0MiB / 81559MiB |      0%      Default |",
+    "| NVIDIA-SMI 550.54.14              Driver Version: 550.54.14      CUDA Version: 12.4     |",
     # nvidia-smi -q's clock reasons when nothing slows the GPU
     "        HW Power Brake Slowdown           : Not Active",
     "        HW Slowdown                       : Not Active",
@@ -290,6 +309,7 @@ def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
     "rasdaemon[1234]: <...>-1234 [003] 1234.567890: mce_record: [CRIT] 2024-01-01 10:00:00 +0000 bank=1, status= "
     "bd80000000100134, mci=Uncorrected_error Processor_context_corrupt, cpu= 3",
     "        HW Power Brake Slowdown           : Active",
+    "| N/A   ERR!  P0   ERR! / 300W |   1024MiB / 81559MiB |    ERR!      Default |",
     # a job's process that writes the driver's and the kernel's words under its own tag: never a node fault
     "Jan 11 09:52:01 gpu12 python[4242]: NVRM: SOC driver registration failed!",
     "Jan 11 09:52:01 gpu12 python[4242]: nvidia-uvm: uvm_gpu_isr.c:345 uvm_isr_top_half[pid:0] ECC error "
@@ -322,6 +342,14 @@ def test_the_new_kernel_rules_investigate_and_never_drain() -> None:
         findings = diagnose(line.encode())
         assert findings[0].action == "investigate", line
         assert not is_node_fault(findings[0], None), line
+
+
+def test_the_fatal_hardware_error_panic_takes_the_node_out() -> None:
+    """ghes.c panics on a fatal record from the firmware: the kernel's own line, a node fault (drain), as the fatal
+    machine check; under a job's own syslog tag the same words are never one."""
+    findings = diagnose(b"[  812.1] Kernel panic - not syncing: Fatal hardware error!")
+    assert is_node_fault(findings[0], None)
+    never_drains("Jan 11 09:52:01 gpu12 python[4242]: Kernel panic - not syncing: Fatal hardware error!")
 
 
 def test_nccls_info_lines_without_a_failure_give_no_finding() -> None:
