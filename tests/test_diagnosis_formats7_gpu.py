@@ -202,6 +202,24 @@ FAULTS = [
     ("WARNING: infoROM is corrupted at gpu 0000:3B:00.0", "xid", "error"),
     # the RM's GFW boot wait with its GPU prefix (gpu_init's rule read it only without one)
     ("NVRM: GPU0 gpuWaitForGfwBootComplete_TU102: failed to wait for GFW_BOOT: (progress 0x0)", "gpu_init", "critical"),
+    # cuBLAS/cuDNN/ptxas failures and CUDA availability in TensorFlow's, XLA's and PyTorch's own words
+    ("tensorflow.python.framework.errors_impl.InternalError: Blas GEMM launch failed : a.shape=(32, 784), "
+     "b.shape=(784, 10), m=32, n=10, k=784", "cuda", "error"),
+    ("tensorflow.python.framework.errors_impl.UnknownError: Failed to get convolution algorithm. This is probably "
+     "because cuDNN failed to initialize, so try looking to see if a warning log message was printed above.", "cuda",
+     "error"),
+    ("InternalError: Dst tensor is not initialized.", "cuda", "error"),
+    ("FAILED_PRECONDITION: DNN library initialization failed. Look at the errors above for more details.", "cuda",
+     "error"),
+    ("E external/xla/xla/stream_executor/cuda/cuda_dnn.cc:535] Loaded runtime CuDNN library: 8.6.0 but source was "
+     "compiled with: 8.9.4.  CuDNN library needs to have matching major version and equal or higher minor version.",
+     "cuda", "error"),
+    ("RuntimeError: GET was unable to find an engine to execute this computation", "cuda", "error"),
+    ("RuntimeError: cuDNN version incompatibility: PyTorch was compiled against (8, 9, 2) but found runtime version "
+     "(8, 5, 0).", "cuda", "error"),
+    ("RuntimeError: Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False.", "cuda",
+     "error"),
+    ("AssertionError: Torch not compiled with CUDA enabled", "cuda", "error"),
     # ---- old kernels' MCE kill line (mcheck/mce.c), the x86 NMI handler's hardware reasons (arch/x86/kernel/nmi.c)
     ("MCE: Killing python3:1234 due to hardware memory corruption fault at 7f12345678", "mce", "error"),
     ("Uhhuh. NMI received for unknown reason 3d on CPU 3.", "mce", "error"),
@@ -262,6 +280,10 @@ BENIGN_TWINS = [
     "gpu01:1234:5678 [0] NCCL INFO NET/Plugin : dlerror=libnccl-net.so: cannot open shared object file: No such file "
     "or directory No plugin found (libnccl-net.so), using internal implementation",
     "gpu01:1234:5678 [0] NCCL INFO NCCL_IB_TIMEOUT set by environment to 22.",
+    # a worker stopped by the job's cancellation or time limit (SIGTERM), not a failure of the collective run
+    "torch.distributed.elastic.multiprocessing.api:failed (exitcode: -15) local_rank: 0 (pid: 1234) of binary: "
+    "/usr/bin/python3",
+    "  traceback : Signal 15 (SIGTERM) received by PID 1234",
     # the OOM machinery's healthy notes
     "systemd-oomd[812]: Swap used (12.34%) is below threshold of 90.00%",
     "systemd[1]: user@1000.service: Deactivated successfully.",
