@@ -139,6 +139,14 @@ FAULTS = [
     # NCCL's INFO lines that report a failure it works around (misc/socket.cc, net_ib's resiliency): evidence, info
     ("gpu01:1234:5678 [0] NCCL INFO Call to connect returned Connection refused, retrying", "nccl", "info"),
     ("gpu01:1234:5678 [0] NCCL INFO NET/IB: recv: Recovery for device 0 failed (recv comm=0x55d5c0a0)", "nccl", "info"),
+    # torchelastic's exit barrier, the XLA coordination service's barrier; PyTorch without NCCL (distributed_c10d.py,
+    # ProcessGroupNCCL.cpp)
+    ("torch.distributed.elastic.agent.server.api:[ERROR] Error waiting on exit barrier. Elapsed: 300.0123 seconds",
+     "nccl", "warning"),
+    ("jax.errors.JaxRuntimeError: DEADLINE_EXCEEDED: Barrier timed out. Barrier_id: PjRT_Client_Connect", "nccl",
+     "warning"),
+    ("RuntimeError: Distributed package doesn't have NCCL built in", "nccl", "error"),
+    ("RuntimeError: ProcessGroupNCCL is only supported with GPUs, no GPUs found!", "nccl", "error"),
     # c10d's store: Utils.hpp "Socket Timeout", TCPStore.cpp "Stop_waiting response is expected"
     ("RuntimeError: Socket Timeout", "nccl", "error"),
     ("torch.distributed.DistError: Socket Timeout", "nccl", "error"),
@@ -226,6 +234,11 @@ FAULTS = [
     ("NMI: IOCK error (debug interrupt?) for reason 71 on CPU 0.", "mce", "error"),
     # ---- lib/show_mem.c: the OOM report's memory summary (evidence, info)
     ("Mem-Info:", "oom", "info"),
+    # ---- rasdaemon's util/ras-mc-ctl --summary and mcelog's decode of a machine-check status
+    ("\tUncorrected on DIMM Label(s): 'CPU_SrcID#0_Ha#0_Chan#0_DIMM#0' location: 0:0:0:-1 errors: 1", "mce", "error"),
+    ("\tCorrected on DIMM Label(s): 'CPU_SrcID#0_Ha#0_Chan#0_DIMM#0' location: 0:0:0:-1 errors: 12", "mce", "info"),
+    ("MCG status:RIPV MCIP", "mce", "info"),
+    ("MCi_ADDR register valid", "mce", "info"),
     # ---- nvidia-smi's table: fields NVML could not read ("ERR!"), the header's unreadable CUDA version
     ("| N/A   ERR!  P0   ERR! / 300W |   1024MiB / 81559MiB |    ERR!      Default |", "xid", "warning"),
     ("|   0  NVIDIA H100 80GB HBM3          On  | 00000000:3B:00.0 Off |                  ERR! |", "xid", "warning"),
@@ -311,6 +324,8 @@ BENIGN_TWINS = [
     # nvidia-smi's table on a healthy GPU (N/A: a field the GPU does not support)
     "| N/A   34C    P0    61W / 700W |      0MiB / 81559MiB |      0%      Default |",
     "| NVIDIA-SMI 550.54.14              Driver Version: 550.54.14      CUDA Version: 12.4     |",
+    # ras-mc-ctl on a clean host
+    "No Memory errors.",
     # nvidia-smi -q's clock reasons when nothing slows the GPU
     "        HW Power Brake Slowdown           : Not Active",
     "        HW Slowdown                       : Not Active",
