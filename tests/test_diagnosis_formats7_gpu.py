@@ -163,6 +163,12 @@ FAULTS = [
     ("/var/spool/slurmd/job00123/slurm_script: line 12:  1234 Killed                  python train.py", "oom",
      "warning"),
     ("Kernel panic - not syncing: System is deadlocked on memory", "oom", "error"),
+    # the batch systems' memory-limit kills: Slurm's jobacct_gather (virtual memory), PBS/Torque's MOM, LSF, Grid Engine
+    ("slurmstepd: error: Job 123 exceeded virtual memory limit (12582912 > 8388608), being killed", "oom", "error"),
+    ("=>> PBS: job killed: mem job total 10485760 kb exceeded limit 8388608 kb", "oom", "error"),
+    ("TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.", "oom", "error"),
+    ('job 1234.1 failed 100 : exceeds job hard limit "h_vmem" of queue "all.q@node01" (4.2G > limit:4.0G) - sending '
+     "SIGKILL", "oom", "error"),
     # Open MPI's help-orterun.txt [orterun:proc-aborted-signal], srun's "%s: task(s) %s: Killed", ENOMEM in job output
     ("mpirun noticed that process rank 3 with PID 1234 on node gpu01 exited on signal 9 (Killed).", "oom", "warning"),
     ("srun: error: gpu01: tasks 0-3: Killed", "oom", "warning"),
