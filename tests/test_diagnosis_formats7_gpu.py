@@ -179,6 +179,8 @@ FAULTS = [
     ("NMI backtrace for cpu 12", "soft_lockup", "info"),
     ("Showing all locks held in the system:", "hung_task", "info"),
     ("Showing busy workqueues and worker pools:", "soft_lockup", "info"),
+    ("Task dump for CPU 3:", "soft_lockup", "info"),
+    ("rcu: blocking rcu_node structures (internal RCU debug):", "soft_lockup", "info"),
     # ---- APEI: ghes.c __ghes_panic()'s panic (a node fault), bert.c's records of the previous boot's error
     ("Kernel panic - not syncing: Fatal hardware error!", "mce", "critical"),
     ("BERT: Error records from previous boot:", "mce", "warning"),
