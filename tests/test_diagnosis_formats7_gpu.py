@@ -54,7 +54,8 @@ FAULTS = [
      "modeset.  Error code: -22", "gsp", "warning"),
     ("nvidia-modeset: ERROR: GPU:0: Error while waiting for GPU progress: 0x0000c67d:0 2:0:4048:4040", "gsp",
      "warning"),
-    ("nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid context, skipping further processing", "gsp",
+    # (GPUDirect RDMA's bridge: read as the fabric's, kind ib, by the rdma printers' rule, which comes first)
+    ("nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid context, skipping further processing", "ib",
      "warning"),
     # ---- NVIDIA/nvidia-persistenced: syslog(LOG_ERR, "Failed to open %s: %s", NVIDIA_CFG_LIB), syslog_device()'s
     # "device %04x:%02x:%02x.%x - failed to close.", "Failed to disable UVM Persistence mode: 0x%x"

@@ -37,3 +37,12 @@ def test_a_lone_surrogate_in_job_output_is_no_traceback(line: str) -> None:
 
     found = diagnose_job_output([line, "RuntimeError: CUDA error: an illegal memory access was encountered"])
     assert "cuda" in {f.kind for f in found}          # the lines after it are still read
+
+
+def test_nvidia_drm_that_cannot_allocate_its_device_is_gpu_init_but_modeset_ownership_is_benign() -> None:
+    # nvidia-drm's probe without a working GPU (rules7-gpu) against a desktop's second DRM master (the sweep's
+    # public dmesg of a working Pop!_OS machine): the two printers' lines differ only in what failed
+    found_as("[drm:nv_drm_master_set [nvidia_drm]] *ERROR* [nvidia-drm] [GPU ID 0x00000100] Failed to allocate"
+             " NvKmsKapiDevice", "gpu_init", "error")
+    below_warning("[   25.881087] [drm:nv_drm_master_set [nvidia_drm]] *ERROR* [nvidia-drm] [GPU ID 0x00000100] Failed to"
+                  " grab modeset ownership")

@@ -135,8 +135,6 @@ UNCLAIMED = [
     ("F2FS-fs (mmcblk0p64): Failed to get valid F2FS checkpoint", "disk"),
     ("EXT4-fs (sda1): unable to read superblock", "disk"),
     ("rpcbind: cannot create socket for udp6", "nfs"),
-    ("[drm:nv_drm_master_set [nvidia_drm]] *ERROR* [nvidia-drm] [GPU ID 0x00000100] Failed to allocate"
-     " NvKmsKapiDevice", "gsp"),
 ]
 
 

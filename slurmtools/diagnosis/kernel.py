@@ -106,6 +106,8 @@ def _later_start(message: str, ctx: dict[str, Any], rs: RuleSet) -> tuple[Rule, 
             if TASK_FIRST.match(rest):
                 return None              # past here the text is a task's (`audit: ... comm="..."`): not read
             continue
+        if found.trust == "job" and found.details.get("unrecognised"):
+            continue                     # a library's tag is searched anywhere: the whole message had its say
         details = {**found.details, "envelope": "unread"}
         trust = "syslog" if found.trust in NODE_TRUST else found.trust
         return rule, dataclasses.replace(found, trust=trust, details=details)
