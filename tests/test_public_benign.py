@@ -44,5 +44,5 @@ def test_nvidia_drm_that_cannot_allocate_its_device_is_gpu_init_but_modeset_owne
     # public dmesg of a working Pop!_OS machine): the two printers' lines differ only in what failed
     found_as("[drm:nv_drm_master_set [nvidia_drm]] *ERROR* [nvidia-drm] [GPU ID 0x00000100] Failed to allocate"
              " NvKmsKapiDevice", "gpu_init", "error")
-    below_warning("[   25.881087] [drm:nv_drm_master_set [nvidia_drm]] *ERROR* [nvidia-drm] [GPU ID 0x00000100] Failed to"
-                  " grab modeset ownership")
+    below_warning("[   25.881087] [drm:nv_drm_master_set [nvidia_drm]] *ERROR* [nvidia-drm] [GPU ID 0x00000100]"
+                  " Failed to grab modeset ownership")
