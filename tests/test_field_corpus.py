@@ -81,8 +81,13 @@ def test_the_split_is_by_source_and_deterministic() -> None:
 #: of 668), the rules half 98.7 %: the floor was 0.91. Then the corpus grew by round5.tsv (282 rows, 200 sources, a
 #: collector who wrote no rules and scored nothing) and branch rules6 wrote rules from its rules half only (the rules
 #: half 99.6 %), scoring the test half once at its end: 89.7 % (694 of 774). The earlier files' test rows stayed at
-#: 91.0 % (608 of 668); round5's own test rows, the freshest measure, 81.1 % (86 of 106). The floor is 0.89.
-TEST_HALF_FLOOR = 0.89
+#: 91.0 % (608 of 668); round5's own test rows, the freshest measure, 81.1 % (86 of 106). The floor was 0.89.
+#: Round 7 (2026-11-26): round6.tsv (311 rows, 254 sources, a collector who wrote no rules and scored nothing) joined;
+#: rules written from the printers' sources (no corpus line read), from a false-alarm sweep over 115 public whole logs
+#: and from round6's rules half; envelopes measured over the formats (bench/envelope_matrix.py) and unknown ones read
+#: from their later starts. The test half scored once at the end: 91.8 % (806 of 878); the earlier files' test rows
+#: 91.7 % (710 of 774); round6's own test rows, the freshest measure, 92.3 % (96 of 104, no false alarm). Floor 0.91.
+TEST_HALF_FLOOR = 0.91
 #: Benign test-half lines that raise a warning: 0 until round3, whose benign rows brought 1 (in a dmesg envelope;
 #: which line is not looked at, the test half being scored only). Never raise this.
 TEST_HALF_FALSE_ALARMS = 1
@@ -92,7 +97,7 @@ ISSUE_BAR = 0.95
 def test_the_test_half_holds_its_measured_floor() -> None:
     """Scored only: its lines are never read when writing rules (bench/field_corpus.py --misses refuses it)."""
     result = score(split(load())["test"])
-    assert result["fault_lines"] >= 700
+    assert result["fault_lines"] >= 850
     per_kind = {k: f"{v['found']}/{v['lines']}" for k, v in result["per_kind"].items()}
     assert result["recall"] >= TEST_HALF_FLOOR, (round(result["recall"], 4), per_kind)
     assert result["false_alarms"] <= TEST_HALF_FALSE_ALARMS, result["false_alarms"]
