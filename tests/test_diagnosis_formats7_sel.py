@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from .rule_cases import below_warning, found_as, never_drains
+from slurmtools.diagnosis import diagnose
+from slurmtools.diagnosis.faults import is_node_fault
+
+from .rule_cases import below_warning, found_as, never_drains, trust_kernel
 
 FOUND = [
     # ipmitool lib/ipmi_sel.c: the CSV form (-c) of `sel elist`, ipmievd's log_event(), `sel get`'s Description
@@ -67,6 +70,13 @@ FOUND = [
     ("systemd[1]: openibd.service: Failed with result 'exit-code'.", "ib", "warning"),
 ]
 
+# POWER: the kernel's opal-hmi.c and opal.c, skiboot's console (the kernel's and the firmware's own lines)
+POWER = [
+    ("Fatal Hypervisor Maintenance interrupt [Not recovered]", "mce", "error"),
+    ("Hardware platform error: Unrecoverable HMI exception", "mce", "error"),
+    ("[ 1234.567890,0] OPAL: Reboot requested due to Platform error.", "mce", "error"),
+]
+
 BENIGN = [
     # deassertions: the condition cleared (ipmitool's row, ipmievd's line, FreeIPMI -v's direction column)
     "  25 | 01/02/2024 | 10:11:12 | Temperature #0x30 | Upper Critical going high | Deasserted",
@@ -87,6 +97,9 @@ BENIGN = [
     "ipmievd: Critical Interrupt sensor PCIe Error Bus Correctable error Asserted",
     "PCIe Correctable Receiver Error. Bus=59 Device=0 Function=0.",
     "Memory ECC correctable error. Socket=0 Channel=A DIMM=1 Rank=0.",
+    "  2d | 01/02/2024 | 10:11:12 | Critical Interrupt #0x02 | Bus Correctable error | Asserted",
+    "Harmless Hypervisor Maintenance interrupt [Recovered]",
+    " Hypervisor Maintenance interrupt [Recovered]",
     # tools at rest
     "        Pending                           : No",
     "            DRAM Uncorrectable            : 0",
@@ -101,7 +114,7 @@ BENIGN = [
 ]
 
 
-@pytest.mark.parametrize(("line", "kind", "severity"), FOUND)
+@pytest.mark.parametrize(("line", "kind", "severity"), FOUND + POWER)
 def test_a_printers_line_is_found(line: str, kind: str, severity: str) -> None:
     found_as(line, kind, severity)
 
@@ -114,3 +127,12 @@ def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
 @pytest.mark.parametrize("line", [case[0] for case in FOUND])
 def test_a_bmcs_or_tools_line_never_drains(line: str) -> None:
     never_drains(line)
+
+
+@pytest.mark.parametrize("line", [case[0] for case in POWER])
+def test_powers_unrecovered_hmi_is_investigated_not_drained(line: str) -> None:
+    """An unrecovered HMI reboots the machine itself: the kernel's line, action investigate, no drain of its own."""
+    trust_kernel(line)
+    findings = diagnose(line.encode())
+    assert findings[0].action == "investigate"
+    assert not any(is_node_fault(f, None) for f in findings)
