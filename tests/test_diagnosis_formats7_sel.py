@@ -19,6 +19,16 @@ FOUND = [
     ("ipmievd: Memory sensor - Uncorrectable ECC", "mce", "critical"),
     (" Description           : Uncorrectable ECC", "mce", "critical"),
     ("Memory ECC uncorrectable error. Socket=0 Channel=A DIMM=1 Rank=0.", "mce", "critical"),
+    # ipmi_get_event_desc()'s OEM suffix "%s (%s)" (Supermicro's DIMM location) in the CSV and ipmievd shapes
+    ("1a,01/02/2024,10:11:12,Memory #0x87,Uncorrectable ECC (@DIMMA1(CPU1)),Asserted", "mce", "critical"),
+    ("ipmievd: Memory sensor DIMM_A1 Uncorrectable ECC (@DIMMA1(CPU1)) Asserted", "mce", "critical"),
+    # FreeIPMI ipmi-sensors: each event in single quotes, the threshold state in its own words
+    ("12 | CPU1 Temp        | Temperature              | 95.00      | C     | "
+     "'At or Above (>=) Upper Critical Threshold'", "thermal", "warning"),
+    ("40 | HDD0 Status      | Drive Slot               | N/A        | N/A   | 'Drive Presence' 'Drive Fault'",
+     "disk", "warning"),
+    ("41 | CPU1 Status      | Processor                | N/A        | N/A   | 'Processor Presence detected' 'IERR'",
+     "mce", "warning"),
     # processor offsets (ipmitool and FreeIPMI words), OpenBMC's CPUError, Dell CPU0000
     ("ipmievd[1234]: Processor sensor CPU1 Status IERR Asserted", "mce", "warning"),
     ("3   | Jan-11-2024 | 09:52:01 | CPU1 Status      | Processor                   | IERR", "mce", "warning"),
@@ -100,6 +110,9 @@ BENIGN = [
     "  2d | 01/02/2024 | 10:11:12 | Critical Interrupt #0x02 | Bus Correctable error | Asserted",
     "Harmless Hypervisor Maintenance interrupt [Recovered]",
     " Hypervisor Maintenance interrupt [Recovered]",
+    "12 | CPU1 Temp        | Temperature              | 45.00      | C     | 'OK'",
+    "40 | HDD0 Status      | Drive Slot               | N/A        | N/A   | 'Drive Presence'",
+    "  1a | 01/02/2024 | 10:11:12 | Memory #0x87 | Uncorrectable ECC (@DIMMA1(CPU1)) | Deasserted",
     # tools at rest
     "        Pending                           : No",
     "            DRAM Uncorrectable            : 0",
