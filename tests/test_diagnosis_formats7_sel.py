@@ -74,6 +74,8 @@ FOUND = [
     ("| Memory                    | Fail - GPU: 0                                  |", "xid", "warning"),
     ("| Targeted Stress           | Fail - GPU: 1                                  |", "xid", "warning"),
     ("| Overall Health            | Failure                                        |", "xid", "warning"),
+    ("|                           | Fail - GPU: 0                                  |", "xid", "warning"),
+    ("| targeted_stress           | Fail                                           |", "xid", "warning"),
     ("| Persistence Mode          | Fail                                           |", "gpu_init", "warning"),
     # smartctl's self-test log and execution status
     ("# 1  Extended offline    Completed: read failure       90%     12345         123456789", "disk", "warning"),
@@ -132,6 +134,8 @@ BENIGN = [
     "      <clocks_event_reason_sw_power_cap>Active</clocks_event_reason_sw_power_cap>",
     "| Memory                    | Pass - All                                     |",
     "| Overall Health            | Healthy                                        |",
+    "|                           | Pass - GPU: 1                                  |",
+    "| Warning                   | GPU 0 Error using CUDA API cuCtxCreate Check   |",
     "| Persistence Mode          | Pass                                           |",
     "# 1  Short offline       Completed without error       00%     12345         -",
     "Effective Physical BER          : 15E-255",
