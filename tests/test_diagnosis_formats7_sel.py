@@ -41,6 +41,14 @@ FOUND = [
     ("ipmievd: Critical Interrupt sensor PCIe Error Bus Fatal Error Asserted", "aer", "warning"),
     ("20,01/02/2024,10:11:12,Critical Interrupt #0x02,PCI PERR,Asserted", "aer", "warning"),
     ("Legacy PCI SERR. Bus=59 Device=0 Function=0.", "aer", "warning"),
+    # the Critical Interrupt sensor's "Bus Degraded": a bus below its performance (fail-slow, kind pcie)
+    ("  14 | 01/11/2024 | 09:52:01 | Critical Interrupt #0x18 | Bus Degraded | Asserted", "pcie", "warning"),
+    ("5   | Jan-11-2024 | 09:52:01 | PCIe Error       | Critical Interrupt          | "
+     "Bus Degraded (bus operating in a degraded performance state)", "pcie", "warning"),
+    # ipmitool sdr elist: the sensor's current states, comma-joined, after its status column
+    ("HDD0 Status      | 60h | cr  | 4.0 | Drive Present, Drive Fault", "disk", "warning"),
+    ("CPU1 Status      | 70h | cr  |  3.1 | Presence detected, IERR", "mce", "warning"),
+    ("PCIe Status      | A1h | cr  |  7.1 | PCI SERR", "aer", "warning"),
     ("PCIe Fatal Surprise Link Down Error. Bus=59 Device=0 Function=0.", "aer", "warning"),
     ("PCI1304: An I/O channel check error was detected.", "aer", "warning"),
     # temperature thresholds and thermal trips in ipmievd's, FreeIPMI's and OpenBMC's shapes
@@ -122,6 +130,8 @@ BENIGN = [
     "12 | CPU1 Temp        | Temperature              | 45.00      | C     | 'OK'",
     "40 | HDD0 Status      | Drive Slot               | N/A        | N/A   | 'Drive Presence'",
     "  1a | 01/02/2024 | 10:11:12 | Memory #0x87 | Uncorrectable ECC (@DIMMA1(CPU1)) | Deasserted",
+    "HDD0 Status      | 60h | ok  | 4.0 | Drive Present",
+    "CPU1 Status      | 70h | ok  |  3.1 | Presence detected",
     # tools at rest
     "        Pending                           : No",
     "            DRAM Uncorrectable            : 0",
