@@ -1,4 +1,4 @@
-"""Benign lines of whole public logs that once raised a warning or worse: the second sweep (62 whole files from 32
+"""Benign lines of whole public logs that once raised a warning or worse: the second sweep (65 whole files from 35
 public GitHub repositories nobody here collected, weighted to what a GPU cluster's epilog reads: Megatron-DeepSpeed,
 FSDP and DeepSpeed training output, nccl-tests on Slingshot and EFA, HPL-NVIDIA, vLLM and SGLang servers,
 nvidia-bug-report.log files, a kubelet log, a slurmctld log; docs/diagnosis.md). Each family's benign line, verbatim
