@@ -137,8 +137,9 @@ def error_word(text: str) -> str | None:
 
 
 #: A failure word that a library's line denies rather than reports (`no error`, `without failure`, `non-fatal`,
-#: `error: none`, `error 0 (Success)`): a library's status line, not a failure.
-_DENIED = re.compile(r"(?i)(?:\b(?:no|0|zero|without|not an?)\s+|\bnon-)$")
+#: `error: none`, `error 0 (Success)`, a compiler's `-Wno-error` in a build log): a library's status line, not a
+#: failure.
+_DENIED = re.compile(r"(?i)(?:\b(?:no|0|zero|without|not an?)\s+|\b(?:non|W?no)-)$")
 _NOTHING = re.compile(r"(?i)\W{0,3}(?:none|0|ok|success)\b")
 
 
