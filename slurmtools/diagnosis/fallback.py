@@ -39,10 +39,7 @@ def classify(message: str, number: int | None = None, stamp: str | None = None) 
         return None
     if sub.trust == "job" and not _reports(sub, message):
         return None
-    return Finding(kind=sub.kind, category=sub.category, action="investigate", severity="warning", trust=sub.trust,
-                   message=message, line=number, time=stamp,
-                   details={"unrecognised": True, "subsystem": sub.name, "rule": RULE_NAME,
-                            "family": normalise_message(message)})
+    return _finding(sub, sub.kind, message, number, stamp)
 
 
 def classify_job(message: str, number: int | None = None) -> Finding | None:
@@ -51,8 +48,14 @@ def classify_job(message: str, number: int | None = None) -> Finding | None:
     sub = library_of(message)
     if sub is None or sub.kind is None or not _reports(sub, message):
         return None
-    return Finding(kind=sub.kind, category=sub.category, action="investigate", severity="warning", trust="job",
-                   message=message, line=number,
+    return _finding(sub, sub.kind, message, number, None)
+
+
+def _finding(sub: Subsystem, kind: str, message: str, number: int | None, stamp: str | None) -> Finding:
+    """SUB's fallback finding for MESSAGE: a warning of its kind, action investigate, `unrecognised: true`, with the
+    subsystem's trust (a library's is `job`)."""
+    return Finding(kind=kind, category=sub.category, action="investigate", severity="warning", trust=sub.trust,
+                   message=message, line=number, time=stamp,
                    details={"unrecognised": True, "subsystem": sub.name, "rule": RULE_NAME,
                             "family": normalise_message(message)})
 
