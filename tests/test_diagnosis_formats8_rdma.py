@@ -40,6 +40,19 @@ FAULTS = [
     # ---- drivers/infiniband/hw/irdma/hw.c irdma_process_aeq(): ibdev_err(..., "abnormal ae_id = 0x%x bool qp=%d
     # qp_id = %d, ae_src=%d\n")
     ("infiniband irdma0: abnormal ae_id = 0x503 bool qp=1 qp_id = 12, ae_src=5", "ib", "warning"),
+    # ---- drivers/infiniband/ulp/ipoib/ipoib_main.c ipoib_dev_init(): pr_warn("%s failed to open device\n");
+    # ipoib_add_port(): pr_warn("%s, %d: ipoib_intf_alloc failed %ld\n"); ipoib_get_net_dev_by_params():
+    # dev_warn_ratelimited(&dev->dev, "duplicate IP address detected\n")
+    ("ib0 failed to open device", "ib", "warning"),
+    ("mlx5_0, 1: ipoib_intf_alloc failed -12", "ib", "warning"),
+    ("infiniband mlx5_0: duplicate IP address detected", "ib", "warning"),
+    # ---- mlx5 health.c reset_fw_if_needed(): mlx5_core_warn(dev, "Issuing FW Reset\n"); fw_reset.c poll_sync_reset():
+    # mlx5_core_warn(dev, "Got Device Reset\n")
+    ("mlx5_core 0000:3b:00.0: reset_fw_if_needed:205:(pid 2190): Issuing FW Reset", "ib", "warning"),
+    ("mlx5_core 0000:3b:00.0: poll_sync_reset:178:(pid 0): Got Device Reset", "ib", "warning"),
+    # ---- drivers/infiniband/ulp/rtrs/rtrs-clt.c post_recv_path(): rtrs_err(clt_path->clt, "post_recv_io(), err: %d\n")
+    # behind pr_fmt's "rtrs_client L%d: " and rtrs-log.h's "<%s>: " (the session name)
+    ("rtrs_client L1612: <rnbd-sess-01>: post_recv_io(), err: -12", "ib", "warning"),
     # ---- rdma-core v64.0 libibverbs/init.c, dynamic_driver.c: PFX "Warning: couldn't allocate driver for %s\n", PFX
     # "Fatal: couldn't allocate device for %s\n"
     ("libibverbs: Warning: couldn't allocate driver for mlx5_0", "ib", "warning"),
@@ -61,6 +74,12 @@ BENIGN = [
     # main.c mlx5_function_setup()): the prefix says nothing of the level, so no rule reads it alone
     "mlx5_core 0000:3b:00.0: mlx5_pcie_event:294:(pid 812): PCIe slot advertised sufficient power (75W).",
     "mlx5_core 0000:3b:00.0: mlx5_function_setup:1120:(pid 812): firmware version: 28.39.1002",
+    # health.c mlx5_health_try_recover() and fw_reset.c mlx5_pci_link_toggle(): mlx5_core_info, the recovery's success
+    "mlx5_core 0000:3b:00.0: mlx5_health_try_recover:356:(pid 2190): health recovery succeeded",
+    "mlx5_core 0000:3b:00.0: mlx5_pci_link_toggle:286:(pid 1234): PCI Link up",
+    # IPoIB's netdev_info_once about a program reading dev_id (ipoib_main.c dev_id_show())
+    'mlx5_core 0000:3b:00.0 ib0: "udevadm" wants to know my dev_id. Should it look at dev_port instead? See '
+    'Documentation/ABI/testing/sysfs-class-net for more info.',
     # an mlx5 step that reports success (err 0) is not rdma7_mlx5_errno's
     "mlx5_core 0000:3b:00.0: give_pages:366:(pid 0): func_id 0x0, npages 4096, err 0",
     # opensm's healthy sweep (OSM_LOG_SYS) and its INFO-level trap log
