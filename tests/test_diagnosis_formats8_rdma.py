@@ -50,6 +50,9 @@ FAULTS = [
     # mlx5_core_warn(dev, "Got Device Reset\n")
     ("mlx5_core 0000:3b:00.0: reset_fw_if_needed:205:(pid 2190): Issuing FW Reset", "ib", "warning"),
     ("mlx5_core 0000:3b:00.0: poll_sync_reset:178:(pid 0): Got Device Reset", "ib", "warning"),
+    # ---- drivers/infiniband/hw/bnxt_re/qplib_rcfw.c __wait_for_resp(): dev_err(&rcfw->pdev->dev, "cmdq[%#x]=%#x
+    # timedout (%d)msec\n")
+    ("bnxt_en 0000:41:00.0: cmdq[0x4f]=0x15 timedout (30000)msec", "ib", "warning"),
     # ---- drivers/infiniband/ulp/rtrs/rtrs-clt.c post_recv_path(): rtrs_err(clt_path->clt, "post_recv_io(), err: %d\n")
     # behind pr_fmt's "rtrs_client L%d: " and rtrs-log.h's "<%s>: " (the session name)
     ("rtrs_client L1612: <rnbd-sess-01>: post_recv_io(), err: -12", "ib", "warning"),
@@ -90,6 +93,9 @@ BENIGN = [
     "libibverbs: Fatal: couldn't read uverbs ABI version.",
     "libibverbs: Warning: couldn't load driver 'libmlx5-rdmav34.so': libmlx5-rdmav34.so: cannot open shared object "
     "file: No such file or directory",
+    # mlxlink's healthy port (the same row, state Active) and its troubleshooting opcode 0
+    "State                              : Active",
+    "Status Opcode                      : 0",
     # IPoIB's notes on its own configuration
     "ib0: mtu > 2044 will cause multicast packet drops.",
     "ib0: enabling connected mode will cause multicast packet drops",
@@ -102,6 +108,10 @@ def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
 
 
 NEVER_DRAINS = [
+    # mstflint mlxlink operatingInfoPage(): the "State" row (the key padded to 37 columns before ": ") with a phy
+    # manager state other than Active (mlxlink_maps.cpp _pmFsmState): tool output an admin pastes
+    "State                              : Port PLL Down",
+    "State                              : Negotiation",
     "libibverbs: Warning: couldn't allocate driver for mlx5_0",
     "Nov 26 09:52:01 sm-node-01 opensm[2345]: Errors during initialization",
     "Nov 26 09:52:01 sm-node-01 opensm[2345]: Errors on subnet. Duplicate GUID found by link from a port to itself. "
@@ -118,6 +128,13 @@ def test_text_a_job_or_a_daemon_prints_never_drains(line: str) -> None:
                                   if not line.startswith(("libibverbs", "Nov 26"))])
 def test_the_kernels_own_lines_are_trust_kernel(line: str) -> None:
     trust_kernel(line)
+
+
+def test_mlxlink_states_are_found_as_ib_warnings() -> None:
+    """A port's phy manager state other than Active (mlxlink) is an ib warning from rdma8_mlxlink_state."""
+    for state in ("Port PLL Down", "Close port", "Negotiation", "Training"):
+        found_as(f"State{' ' * 30}: {state}", "ib", "warning")
+    assert diagnose(b"State                              : Training")[0].details.get("rule") == "rdma8_mlxlink_state"
 
 
 def test_the_libibverbs_driver_warning_is_read_in_a_jobs_output() -> None:
