@@ -42,6 +42,9 @@ FAULTS = [
      "the engine.", "cuda", "error"),
     ("RuntimeError: /workspace/TransformerEngine/transformer_engine/common/gemm/cublaslt_gemm.cu:258 in function "
      "cublas_gemm: cuBLAS Error: the requested functionality is not supported", "cuda", "error"),
+    # XLA's coordination agent (job output: nccl, warning)
+    ("E1126 10:11:12.123456  48213 coordination_service_agent.cc:332] Polled an error from coordination service (this "
+     "can be an error from this or another task).", "nccl", "warning"),
     # DCGM's messages (tool output: warning)
     ("More than 100 single-bit ECC error(s) detected in GPU 3 Volatile SBEs: 1042", "xid", "warning"),
     ("Detected 12 ecc_sbe_volatile_total for GPU 3", "xid", "warning"),
@@ -118,8 +121,8 @@ def test_a_gpu_allocation_in_rmm_is_not_host_memory() -> None:
     takes `MemoryError` and `bad_alloc`; a host bad_alloc stays oom."""
     assert diagnose(b"MemoryError: std::bad_alloc: out_of_memory: CUDA error at: /x/rmm.hpp:60: "
                     b"cudaErrorMemoryAllocation out of memory")[0].kind == "cuda"
-    assert diagnose(b"terminate called after throwing an instance of 'std::bad_alloc'  what():  std::bad_alloc")[0].kind \
-        == "oom"
+    host = b"terminate called after throwing an instance of 'std::bad_alloc'  what():  std::bad_alloc"
+    assert diagnose(host)[0].kind == "oom"
 
 
 def test_the_new_rules_never_drain_even_as_the_kernels_lines() -> None:
