@@ -1,0 +1,127 @@
+"""Round 8's storage printers (rules8-storage), from their format strings: the lines of the shared filesystems' clients
+and the local disks that tests/data/kernel/printers/storage.tsv holds and no rule read before (the Ceph messenger's
+checksum failure, the automounter's failed mounts, nfsidmap's foreign ID domain, GPFS's expired disk lease, SCSI disks'
+short completions and missing sense, libata disabling a disk, md members failed or left out, XFS write-back failures).
+
+Every line is a format string of the public source named in the comment above it (Linux 6.12 unless said otherwise)
+with its conversions filled in by hand, not a line copied from a log or from the field corpus. The printer file checks
+the kind; this file checks what it cannot: the severity, the trust (a daemon's line never drains; the kernel's own is
+trust kernel) and the benign twins beside each family.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from slurmtools.diagnosis import diagnose
+from slurmtools.diagnosis.faults import is_node_fault
+
+from .rule_cases import below_warning, found_as, never_drains, trust_kernel
+
+KERNEL_FAULTS = [
+    # net/ceph/messenger_v1.c read_partial_message(): "read_partial_message %p data|front|middle crc %u != exp. %u"
+    ("libceph: read_partial_message 00000000a1b2c3d4 data crc 12345 != exp. 67890", "nfs", "warning"),
+    ("libceph: read_partial_message 00000000a1b2c3d4 front crc 1 != exp. 2", "nfs", "warning"),
+    # drivers/scsi/sd.c sd_done(): "Unaligned partial completion (resid=%u, sector_sz=%u)"
+    ("sd 2:0:0:0: [sdb] Unaligned partial completion (resid=78, sector_sz=512)", "disk", "warning"),
+    # drivers/ata/libata-eh.c ata_dev_disable(): "disable device"
+    ("ata3.00: disable device", "disk", "error"),
+    # drivers/md raid10.c check_decay_read_errors() (raid1-10.c's "md:%s: %pg: ..." in newer kernels),
+    # md.c analyze_sbs()
+    ("md/raid10:md2: sdd1: Raid device exceeded read_error threshold [cur 21:max 20]", "disk", "error"),
+    ("md/raid10:md2: sdd1: Failing raid device", "disk", "error"),
+    ("md:md2: sdd1: Raid device exceeded read_error threshold [cur 21:max 20]", "disk", "error"),
+    ("md: kicking non-fresh sdb1 from array!", "disk", "error"),
+    # fs/xfs xfs_buf_item.c "Failing async write on buffer block 0x%llx. Retrying async write.", xfs_aops.c
+    # xfs_discard_folio() "page discard on page %px, inode 0x%llx, pos %llu." (older: "offset %llu.")
+    ("XFS (sdb1): Failing async write on buffer block 0x4c0. Retrying async write.", "disk", "error"),
+    ("XFS (sdb1): page discard on page 00000000a1b2c3d4, inode 0x84, pos 0.", "disk", "error"),
+    ("XFS (bcache4): page discard on page 00000000d976f7c9, inode 0x400079d77, offset 28315648.", "disk", "error"),
+]
+
+# evidence of a disk event that is not a warning on its own: sd.c sd_read_capacity() "Sense not available.",
+# scsi_error.c scsi_report_sense() "Warning! Received an indication that the LUN assignments on this target have
+# changed."
+KERNEL_EVIDENCE = [
+    ("sd 7:0:0:0: [sdb] Sense not available.", "disk", "info"),
+    ("sd 2:0:0:0: Warning! Received an indication that the LUN assignments on this target have changed. The Linux SCSI "
+     "layer does not automatically remap LUN assignments.", "disk", "info"),
+]
+
+DAEMON_FAULTS = [
+    # autofs daemon/automount.c "failed to mount %s", modules/mount_nfs.c MODPREFIX "no hosts available"
+    ("automount[2231]: failed to mount /home/alice", "nfs", "warning"),
+    ("automount[2231]: mount(nfs): no hosts available", "nfs", "warning"),
+    # IBM Storage Scale's lease notice ("[N] Disk lease period expired %.3f seconds ago in cluster %s. Attempting to
+    # reacquire the lease.")
+    ("mmfs[4210]: [N] Disk lease period expired 5.160 seconds ago in cluster gpfs.example.org. Attempting to "
+     "reacquire the lease.", "nfs", "warning"),
+]
+
+# nfs-utils support/nfsidmap/nss.c: "nss_getpwnam|nss_name_to_gid: name '%s' does not map into domain '%s'" (info)
+DAEMON_EVIDENCE = [
+    ("nfsidmap[9312]: nss_getpwnam: name 'alice@example.org' does not map into domain 'localdomain'", "nfs", "info"),
+    ("rpc.idmapd[388]: nss_getpwnam: name 'nobody' does not map into domain 'localdomain'", "nfs", "info"),
+]
+
+
+ALL = KERNEL_FAULTS + KERNEL_EVIDENCE + DAEMON_FAULTS + DAEMON_EVIDENCE
+
+
+@pytest.mark.parametrize(("line", "kind", "severity"), ALL)
+def test_a_printers_format_string_is_found(line: str, kind: str, severity: str) -> None:
+    found_as(line, kind, severity)
+
+
+@pytest.mark.parametrize("line", [c[0] for c in KERNEL_FAULTS + KERNEL_EVIDENCE])
+def test_the_kernels_own_lines_are_trust_kernel(line: str) -> None:
+    trust_kernel(line)
+
+
+@pytest.mark.parametrize("line", [c[0] for c in DAEMON_FAULTS + DAEMON_EVIDENCE])
+def test_a_daemons_line_never_drains(line: str) -> None:
+    never_drains(line)
+
+
+BENIGN_TWINS = [
+    # the Ceph client's session coming back, a crc line that is not the messenger's
+    "libceph: mon1 (1)10.0.0.12:6789 session established",
+    "libceph: osd3 up",
+    # the automounter's healthy notes and a key that is not in the map (a user's typo)
+    'automount[2231]: key "alice" not found in map source(s).',
+    "automount[2231]: Starting automounter version 5.1.9, master map auto.master",
+    "automount[2231]: mounted indirect on /home with timeout 300, freq 75 seconds",
+    # the SCSI disk's bring-up, md's healthy recovery, XFS mounting
+    "sd 2:0:0:0: [sdb] Attached SCSI disk",
+    "sd 2:0:0:0: Power-on or device reset occurred",
+    "ata3.00: configured for UDMA/133",
+    "md: md0: recovery done.",
+    "md/raid:md1: read error corrected (8 sectors at 81920 on sdc1)",
+    "XFS (sdb1): Mounting V5 Filesystem 5f3a9c2e-1b4d-4e8f-9a0b-1c2d3e4f5a6b",
+    # GPFS's successful mount; rpc.statd starting
+    "mmfs[4210]: [I] Command: successful mount fs1",
+    "rpc.statd[733]: Version 2.7.1 starting",
+]
+
+
+@pytest.mark.parametrize("line", BENIGN_TWINS)
+def test_a_benign_twin_stays_below_warning(line: str) -> None:
+    below_warning(line)
+
+
+def test_another_programs_tag_is_not_the_automounter() -> None:
+    # a process a job names cannot pass for automount's tag
+    line = "python3[4821]: failed to mount /home/alice"
+    assert not [f for f in diagnose(line.encode()) if f.details.get("rule") == "automount_failed"]
+
+
+@pytest.mark.parametrize("line", [c[0] for c in KERNEL_FAULTS + KERNEL_EVIDENCE])
+def test_these_kernel_rules_investigate_and_never_drain_on_their_own(line: str) -> None:
+    # a disk or filesystem event is a ticket for the operator (action investigate), not a drain by itself
+    assert not [f for f in diagnose(line.encode()) if is_node_fault(f, None)]
+
+
+def test_a_long_hostile_line_is_read_in_linear_time() -> None:
+    # the idmap rule's bounded name and the automounter's path: a long line of near-matches is still decided
+    line = "nfsidmap[1]: nss_getpwnam: name '" + "a" * 100_000 + " does not map into domain 'x'"
+    assert not [f for f in diagnose(line.encode()) if f.details.get("rule") == "nfs_idmap_domain"]
