@@ -37,6 +37,14 @@ KERNEL_FAULTS = [
     ("XFS (sdb1): Failing async write on buffer block 0x4c0. Retrying async write.", "disk", "error"),
     ("XFS (sdb1): page discard on page 00000000a1b2c3d4, inode 0x84, pos 0.", "disk", "error"),
     ("XFS (bcache4): page discard on page 00000000d976f7c9, inode 0x400079d77, offset 28315648.", "disk", "error"),
+    # fs/jbd2/recovery.c "JBD2: Invalid checksum recovering data block %llu in journal block %lu" (older "... in log")
+    ("JBD2: Invalid checksum recovering data block 1234 in journal block 5678", "disk", "error"),
+    ("JBD2: Invalid checksum recovering block 8705 in log", "disk", "error"),
+    # fs/xfs xfs_log_recover.c "Log inconsistent (didn't find previous header)", "failed to find log head"; xfs_buf.c
+    # "%s: daddr 0x%llx out of range, EOFS 0x%llx"
+    ("XFS (md0): Log inconsistent (didn't find previous header)", "disk", "error"),
+    ("XFS (md0): failed to find log head", "disk", "error"),
+    ("XFS (sdb1): _xfs_buf_find: daddr 0x7fffff0 out of range, EOFS 0x7fff000", "disk", "error"),
 ]
 
 # evidence of a disk event that is not a warning on its own: sd.c sd_read_capacity() "Sense not available.",
@@ -56,6 +64,11 @@ DAEMON_FAULTS = [
     # reacquire the lease.")
     ("mmfs[4210]: [N] Disk lease period expired 5.160 seconds ago in cluster gpfs.example.org. Attempting to "
      "reacquire the lease.", "nfs", "warning"),
+    # autofs daemon/automount.c handle_mounts() crit("mount of %s failed!")
+    ("automount[2231]: handle_mounts: mount of /home failed!", "nfs", "warning"),
+    # ceph src/mount/mount.ceph.c "mount error: no mds server is up or the cluster is laggy", "mount error %d = %s"
+    ("mount error: no mds server is up or the cluster is laggy", "nfs", "warning"),
+    ("mount error 110 = Connection timed out", "nfs", "warning"),
 ]
 
 # nfs-utils support/nfsidmap/nss.c: "nss_getpwnam|nss_name_to_gid: name '%s' does not map into domain '%s'" (info)
@@ -101,6 +114,16 @@ BENIGN_TWINS = [
     # GPFS's successful mount; rpc.statd starting
     "mmfs[4210]: [I] Command: successful mount fs1",
     "rpc.statd[733]: Version 2.7.1 starting",
+    # smartd's reset_warning_mail() (a condition that cleared), NVMe without its host memory buffer
+    "smartd[1001]: Device: /dev/sda [SAT], No more Currently unreadable (pending) sectors, warning condition reset "
+    "after 1 email",
+    "smartd[1001]: Device: /dev/sdc [SAT], read SMART Attribute Data worked again, warning condition reset after "
+    "1 email",
+    "nvme nvme0: failed to allocate host memory buffer.",
+    "nvme nvme0: allocated 64 MiB host memory buffer.",
+    # JBD2 and XFS recovering cleanly
+    "XFS (sdb1): Starting recovery (logdev: internal)",
+    "XFS (sdb1): Ending recovery (logdev: internal)",
 ]
 
 
@@ -119,6 +142,13 @@ def test_another_programs_tag_is_not_the_automounter() -> None:
 def test_these_kernel_rules_investigate_and_never_drain_on_their_own(line: str) -> None:
     # a disk or filesystem event is a ticket for the operator (action investigate), not a drain by itself
     assert not [f for f in diagnose(line.encode()) if is_node_fault(f, None)]
+
+
+def test_a_reset_note_does_not_hide_a_new_fault_of_the_same_disk() -> None:
+    # the claim reads only smartd's reset form; the same condition's report is still the warning
+    line = "smartd[1001]: Device: /dev/sda [SAT], 8 Currently unreadable (pending) sectors"
+    found_as(line, "disk", "warning")
+    never_drains(line)
 
 
 def test_a_long_hostile_line_is_read_in_linear_time() -> None:
