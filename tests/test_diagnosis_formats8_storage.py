@@ -45,6 +45,8 @@ KERNEL_FAULTS = [
     ("XFS (md0): Log inconsistent (didn't find previous header)", "disk", "error"),
     ("XFS (md0): failed to find log head", "disk", "error"),
     ("XFS (sdb1): _xfs_buf_find: daddr 0x7fffff0 out of range, EOFS 0x7fff000", "disk", "error"),
+    # net/sunrpc/svc_xprt.c svc_check_conn_limits() "%s: too many open connections, consider increasing the %s"
+    ("nfsd: too many open connections, consider increasing the number of threads", "nfs", "warning"),
 ]
 
 # evidence of a disk event that is not a warning on its own: sd.c sd_read_capacity() "Sense not available.",
@@ -52,6 +54,11 @@ KERNEL_FAULTS = [
 # changed."
 KERNEL_EVIDENCE = [
     ("sd 7:0:0:0: [sdb] Sense not available.", "disk", "info"),
+    # a server's view of its client's event: lustre ldlm_lib.c target_handle_connect() "%s: Client %s (at %s)
+    # reconnecting", fs/nfsd/nfs4state.c "NFSD: client %s testing state ID with incorrect client ID"
+    ("Lustre: fs1-OST0003: Client 5f3a9c2e-1b4d-4e8f-9a0b-1c2d3e4f5a6b (at 10.0.0.57@o2ib) reconnecting", "nfs",
+     "info"),
+    ("NFSD: client 10.0.0.57 testing state ID with incorrect client ID", "nfs", "info"),
     ("sd 2:0:0:0: Warning! Received an indication that the LUN assignments on this target have changed. The Linux SCSI "
      "layer does not automatically remap LUN assignments.", "disk", "info"),
 ]
@@ -69,6 +76,10 @@ DAEMON_FAULTS = [
     # ceph src/mount/mount.ceph.c "mount error: no mds server is up or the cluster is laggy", "mount error %d = %s"
     ("mount error: no mds server is up or the cluster is laggy", "nfs", "warning"),
     ("mount error 110 = Connection timed out", "nfs", "warning"),
+    # nfs-utils utils/mountd/mountd.c get_rootfh() "refused mount request from %s for %s (%s): %s"
+    ("rpc.mountd[800]: refused mount request from 10.0.0.57 for /export/home (/export/home): unmatched host", "nfs",
+     "warning"),
+    ("mountd[30694]: refused mount request from 192.168.1.25 for /mnt/user/rA (/): not exported", "nfs", "warning"),
 ]
 
 # nfs-utils support/nfsidmap/nss.c: "nss_getpwnam|nss_name_to_gid: name '%s' does not map into domain '%s'" (info)
@@ -124,6 +135,10 @@ BENIGN_TWINS = [
     # JBD2 and XFS recovering cleanly
     "XFS (sdb1): Starting recovery (logdev: internal)",
     "XFS (sdb1): Ending recovery (logdev: internal)",
+    # mountd's accepted requests, a Lustre target's recovery window, nfsd stopping
+    "rpc.mountd[800]: authenticated mount request from 10.0.0.57:812 for /export/home (/export/home)",
+    "Lustre: fs1-OST0003: Will be in recovery for at least 2:30, or until 100 clients reconnect",
+    "nfsd: last server has exited, flushing export cache",
 ]
 
 
