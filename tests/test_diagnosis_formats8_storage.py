@@ -47,6 +47,8 @@ KERNEL_FAULTS = [
     ("XFS (sdb1): _xfs_buf_find: daddr 0x7fffff0 out of range, EOFS 0x7fff000", "disk", "error"),
     # net/sunrpc/svc_xprt.c svc_check_conn_limits() "%s: too many open connections, consider increasing the %s"
     ("nfsd: too many open connections, consider increasing the number of threads", "nfs", "warning"),
+    # drivers/ata/libata-eh.c ata_eh_link_report() "cmd %02x/%02x:...:%02x/%02x tag %d%s" (the taskfile)
+    ("ata3.00: cmd 60/00:00:00:08:00/01:00:00:00:00/40 tag 0 ncq dma 131072 in", "disk", "warning"),
 ]
 
 # evidence of a disk event that is not a warning on its own: sd.c sd_read_capacity() "Sense not available.",
@@ -82,6 +84,14 @@ DAEMON_FAULTS = [
     ("mountd[30694]: refused mount request from 192.168.1.25 for /mnt/user/rA (/): not exported", "nfs", "warning"),
 ]
 
+# a job's file operation on a shared path: GNU tar's "%s: Cannot stat: %s" (unquoted), strerror(ECOMM) and
+# strerror(EREMOTEIO) next to a shared filesystem's path
+JOB_FAULTS = [
+    ("tar: /lustre/fs1/alice/run/ckpt.pt: Cannot stat: Input/output error", "nfs", "warning"),
+    ("ls: cannot access '/mnt/beegfs/run01': Communication error on send", "nfs", "warning"),
+    ("OSError: [Errno 121] Remote I/O error: '/home/alice/ckpt.pt'", "nfs", "warning"),
+]
+
 # nfs-utils support/nfsidmap/nss.c: "nss_getpwnam|nss_name_to_gid: name '%s' does not map into domain '%s'" (info)
 DAEMON_EVIDENCE = [
     ("nfsidmap[9312]: nss_getpwnam: name 'alice@example.org' does not map into domain 'localdomain'", "nfs", "info"),
@@ -89,7 +99,7 @@ DAEMON_EVIDENCE = [
 ]
 
 
-ALL = KERNEL_FAULTS + KERNEL_EVIDENCE + DAEMON_FAULTS + DAEMON_EVIDENCE
+ALL = KERNEL_FAULTS + KERNEL_EVIDENCE + DAEMON_FAULTS + DAEMON_EVIDENCE + JOB_FAULTS
 
 
 @pytest.mark.parametrize(("line", "kind", "severity"), ALL)
@@ -102,7 +112,7 @@ def test_the_kernels_own_lines_are_trust_kernel(line: str) -> None:
     trust_kernel(line)
 
 
-@pytest.mark.parametrize("line", [c[0] for c in DAEMON_FAULTS + DAEMON_EVIDENCE])
+@pytest.mark.parametrize("line", [c[0] for c in DAEMON_FAULTS + DAEMON_EVIDENCE + JOB_FAULTS])
 def test_a_daemons_line_never_drains(line: str) -> None:
     never_drains(line)
 
@@ -139,6 +149,11 @@ BENIGN_TWINS = [
     "rpc.mountd[800]: authenticated mount request from 10.0.0.57:812 for /export/home (/export/home)",
     "Lustre: fs1-OST0003: Will be in recovery for at least 2:30, or until 100 clients reconnect",
     "nfsd: last server has exited, flushing export cache",
+    # a job's own quota, a local path's EIO is not the shared filesystem's, libata's boot notes
+    "mkdir: cannot create directory '/home/alice/run': Disk quota exceeded",
+    "tar: /tmp/alice/x: Cannot stat: No such file or directory",
+    "ata3.00: READ LOG DMA EXT failed, trying PIO",
+    "ata3.00: failed to get NCQ Send/Recv Log Emask 0x1",
 ]
 
 
