@@ -49,6 +49,16 @@ KERNEL_FAULTS = [
     ("nfsd: too many open connections, consider increasing the number of threads", "nfs", "warning"),
     # drivers/ata/libata-eh.c ata_eh_link_report() "cmd %02x/%02x:...:%02x/%02x tag %d%s" (the taskfile)
     ("ata3.00: cmd 60/00:00:00:08:00/01:00:00:00:00/40 tag 0 ncq dma 131072 in", "disk", "warning"),
+    # lustre-release o2iblnd_cb.c CNETERR (printed at KERN_INFO under "LNet: "): kiblnd_rejected() "%s rejected: no
+    # listener at %d", "%s rejected: reason %d, size %d"; kiblnd_cm_callback() "%s: UNREACHABLE %d", "Can't resolve
+    # address for %s: %d"
+    ("LNet: 2117:0:(o2iblnd_cb.c:2630:kiblnd_rejected()) 10.0.0.23@o2ib rejected: no listener at 987", "nfs",
+     "warning"),
+    ("LNet: 2117:0:(o2iblnd_cb.c:2730:kiblnd_rejected()) 10.0.0.23@o2ib rejected: reason 28, size 148", "nfs",
+     "warning"),
+    ("LNet: 2117:0:(o2iblnd_cb.c:3226:kiblnd_cm_callback()) 10.0.0.23@o2ib: UNREACHABLE -110", "nfs", "warning"),
+    ("LNet: 2117:0:(o2iblnd_cb.c:3180:kiblnd_cm_callback()) Can't resolve address for 10.0.0.23@o2ib: -110", "nfs",
+     "warning"),
 ]
 
 # evidence of a disk event that is not a warning on its own: sd.c sd_read_capacity() "Sense not available.",
@@ -154,6 +164,10 @@ BENIGN_TWINS = [
     "tar: /tmp/alice/x: Cannot stat: No such file or directory",
     "ata3.00: READ LOG DMA EXT failed, trying PIO",
     "ata3.00: failed to get NCQ Send/Recv Log Emask 0x1",
+    # an administrator's deactivation of a Lustre import, LNet's interface coming up
+    "Lustre: 4821:0:(llite_lib.c:1234:ll_umount_begin()) setting import fs1-MDT0000_UUID INACTIVE by administrator "
+    "request",
+    "LNet: Added LNI 10.0.0.57@o2ib [8/256/0/180]",
 ]
 
 
