@@ -49,6 +49,8 @@ KERNEL_FAULTS = [
     ("nfsd: too many open connections, consider increasing the number of threads", "nfs", "warning"),
     # drivers/ata/libata-eh.c ata_eh_link_report() "cmd %02x/%02x:...:%02x/%02x tag %d%s" (the taskfile)
     ("ata3.00: cmd 60/00:00:00:08:00/01:00:00:00:00/40 tag 0 ncq dma 131072 in", "disk", "warning"),
+    # drivers/nvme/host/core.c nvme_log_error() on a multipath namespace's path disk ("nvme%dc%dn%d")
+    ("nvme0c0n1: Read(0x2) @ LBA 2048, 8 blocks, Unrecovered Read Error (sct 0x2 / sc 0x81) DNR ", "disk", "warning"),
     # lustre-release o2iblnd_cb.c CNETERR (printed at KERN_INFO under "LNet: "): kiblnd_rejected() "%s rejected: no
     # listener at %d", "%s rejected: reason %d, size %d"; kiblnd_cm_callback() "%s: UNREACHABLE %d", "Can't resolve
     # address for %s: %d"
@@ -66,6 +68,10 @@ KERNEL_FAULTS = [
 # changed."
 KERNEL_EVIDENCE = [
     ("sd 7:0:0:0: [sdb] Sense not available.", "disk", "info"),
+    # drivers/nvme/host/core.c nvme_identify_ns_descs() (not fatal, the driver says): 6.x, 5.x and 4.x forms
+    ("nvme nvme0: Identify Descriptors failed (nsid=1, status=0x2)", "disk", "info"),
+    ("nvme nvme0: Identify Descriptors failed (4002)", "disk", "info"),
+    ("nvme nvme0: nvme_identify_ns: Identify Descriptors failed", "disk", "info"),
     # a server's view of its client's event: lustre ldlm_lib.c target_handle_connect() "%s: Client %s (at %s)
     # reconnecting", fs/nfsd/nfs4state.c "NFSD: client %s testing state ID with incorrect client ID"
     ("Lustre: fs1-OST0003: Client 5f3a9c2e-1b4d-4e8f-9a0b-1c2d3e4f5a6b (at 10.0.0.57@o2ib) reconnecting", "nfs",
