@@ -94,6 +94,9 @@ DAEMON_FAULTS = [
     # ceph src/mount/mount.ceph.c "mount error: no mds server is up or the cluster is laggy", "mount error %d = %s"
     ("mount error: no mds server is up or the cluster is laggy", "nfs", "warning"),
     ("mount error 110 = Connection timed out", "nfs", "warning"),
+    # smartmontools smartd.cpp "previous self-test completed with error (%s test element)"
+    ("smartd[1001]: Device: /dev/sdb [SAT], previous self-test completed with error (read test element)", "disk",
+     "warning"),
     # nfs-utils utils/mountd/mountd.c get_rootfh() "refused mount request from %s for %s (%s): %s"
     ("rpc.mountd[800]: refused mount request from 10.0.0.57 for /export/home (/export/home): unmatched host", "nfs",
      "warning"),
@@ -112,6 +115,8 @@ JOB_FAULTS = [
 DAEMON_EVIDENCE = [
     ("nfsidmap[9312]: nss_getpwnam: name 'alice@example.org' does not map into domain 'localdomain'", "nfs", "info"),
     ("rpc.idmapd[388]: nss_getpwnam: name 'nobody' does not map into domain 'localdomain'", "nfs", "info"),
+    # smartmontools 7.0-7.3 NVMe: "Device: %s, number of Error Log entries increased from %llu to %llu" (info)
+    ("smartd[1079]: Device: /dev/nvme0, number of Error Log entries increased from 273 to 275", "disk", "info"),
 ]
 
 
@@ -174,6 +179,7 @@ BENIGN_TWINS = [
     "Lustre: 4821:0:(llite_lib.c:1234:ll_umount_begin()) setting import fs1-MDT0000_UUID INACTIVE by administrator "
     "request",
     "LNet: Added LNI 10.0.0.57@o2ib [8/256/0/180]",
+    "smartd[1001]: Device: /dev/sdb [SAT], previous self-test completed without error",
 ]
 
 
