@@ -40,6 +40,7 @@ BENIGN = [
     "bnxt_en 0000:41:00.1 bnxt_re1: Device registered with IB successfully",
     "SMART overall-health self-assessment test result: PASSED",
     "NCCL INFO NET/OFI Selected provider is efa, fabric is efa (found 4 nics)",
+    "10.3.35.83: INFO: Function: ofi_init Line: 1102: NET/OFI Setting RDMAV_FORK_SAFE environment variable to 1.",
     "!!!! test PASSED",
     "CUDA error checking is enabled",
 ]
