@@ -62,6 +62,21 @@ FAULTS = [
      "libc.so.6[7f3a2b100000+195000]", "segfault", "info"),
     ("systemd-coredump[48300]: Process 48213 (python3) of user 1001 terminated abnormally with signal 11/SEGV, "
      "processing...", "segfault", "info"),
+    # ---- drivers/firmware/efi/cper.c cper_print_pcie(): a PCIe section's own fields say the record is AER's
+    ("{3}[Hardware Error]:   port_type: 4, root port", "aer", "info"),
+    ("{3}[Hardware Error]:   device_id: 0000:00:03.1", "aer", "info"),
+    ("{3}[Hardware Error]:   vendor_id: 0x1022, device_id: 0x1483", "aer", "info"),
+    ("{3}[Hardware Error]:   bridge: secondary_status: 0x2000, control: 0x0012", "aer", "info"),
+    # ---- ixgbe_check_minimum_link() before pcie_print_link_status()
+    ("ixgbe 0000:01:00.0: For optimal performance a x8 PCI-Express slot is required.", "pcie", "warning"),
+    # ---- arch/x86/kernel/cpu/mce/core.c kill_me_never(), arch/x86/kernel/nmi.c
+    ("mce: Kernel accessed poison in user space at 1a2b3c4000", "mce", "error"),
+    ("Dazed and confused, but trying to continue", "mce", "error"),
+    ("Kernel panic - not syncing: NMI: Not continuing", "mce", "error"),
+    # ---- mm/oom_kill.c dump_header() before 4.19, kernel/watchdog.c print_cpustat() (6.9+), slurmstepd's mgr.c
+    ("python3 cpuset=/ mems_allowed=0-1", "oom", "info"),
+    ("CPU#3 Utilization every 4s during lockup:", "soft_lockup", "info"),
+    ("slurmstepd[48200]: task 0 (48213) Out Of Memory (OOM)", "oom", "error"),
 ]
 
 
@@ -96,6 +111,14 @@ BENIGN_TWINS = [
     "INFO: NMI handler (perf_event_nmi_handler) took too long to run: 1.234 msecs",
     "workqueue: drm_fb_helper_damage_work hogged CPU for >10000us 4 times, consider switching to WQ_UNBOUND",
     "systemd-coredump[48300]: Resource limits disable core dumping for process 48213 (python3).",
+    # a memory section of a firmware record stays a machine check's detail; a full-speed NIC; Slurm's soft-limit note
+    "i40e 0000:3b:00.0: PCI-Express: Speed 8.0GT/s Width x8",
+    "slurmstepd[48200]: StepId=4411.0 hit memory limit at least once during execution. This may or may not result in "
+    "some failure.",
+    "MCE: In-kernel MCE decoding enabled.",
+    "EDAC amd64: Node 0: DRAM ECC enabled.",
+    "pcieport 0000:00:1b.4: PME: Spurious native interrupt!",
+    "watchdog: watchdog0: watchdog did not stop!",
 ]
 
 
@@ -147,6 +170,22 @@ def test_edacs_panic_on_an_uncorrected_error_takes_the_node_out() -> None:
     findings = diagnose(b"[  812.1] Kernel panic - not syncing: UE memory read error on DIMM_B2 (channel:1 slot:0 "
                         b"page:0x2a3b4c offset:0x0 grain:32)")
     assert findings[0].kind == "mce" and is_node_fault(findings[0], None)
+
+
+def test_a_memory_sections_fields_stay_the_machine_checks() -> None:
+    """Only the PCIe section's own field names retype a firmware record to AER; a memory section's detail stays mce."""
+    for line, kind in (("{1}[Hardware Error]:   physical_address: 0x0000001a2b3c4000", "mce"),
+                       ("{1}[Hardware Error]:   node: 0 card: 0 module: 0 rank: 0 bank: 3 device: 0 row: 1234", "mce"),
+                       ("{3}[Hardware Error]:   class_code: 060400", "aer")):
+        assert diagnose(line.encode())[0].kind == kind, line
+
+
+def test_the_cpuset_line_is_read_only_in_its_own_shape() -> None:
+    """The 4.x OOM report's `comm cpuset=... mems_allowed=...` line starts with a task's name: a longer line that only
+    holds the words is not read as it."""
+    assert diagnose(b"python3 cpuset=/ mems_allowed=0-1")[0].details["rule"] == "oom_cpuset_line"
+    assert not [f for f in diagnose(b"python3 cpuset=/ mems_allowed=0-1 and then some words")
+                if f.details.get("rule") == "oom_cpuset_line"]
 
 
 def test_a_task_name_before_a_vmalloc_failure_does_not_start_a_match_elsewhere() -> None:
