@@ -77,6 +77,28 @@ FAULTS = [
     ("python3 cpuset=/ mems_allowed=0-1", "oom", "info"),
     ("CPU#3 Utilization every 4s during lockup:", "soft_lockup", "info"),
     ("slurmstepd[48200]: task 0 (48213) Out Of Memory (OOM)", "oom", "error"),
+    # ---- rasdaemon's aer_event and memory_failure_event records (ras-aer-handler.c, ras-memory-failure-handler.c)
+    ("rasdaemon[1432]: <...>-1432 [003] 0.000002: aer_event: 2026-11-26 10:01:02 +0000 Receiver Error Corrected",
+     "aer", "info"),
+    ("rasdaemon[1432]: <...>-1432 [003] 0.000002: aer_event: 2026-11-26 10:01:02 +0000 Completion Timeout "
+     "Uncorrected", "aer", "warning"),
+    ("rasdaemon[1432]: <...>-1432 [003] 0.000002: memory_failure_event: 2026-11-26 10:01:02 +0000 pfn=0x1a2b3c "
+     "page_type=dirty LRU page action_result=Recovered", "mce", "info"),
+    ("rasdaemon[1432]: <...>-1432 [003] 0.000002: memory_failure_event: 2026-11-26 10:01:02 +0000 pfn=0x1a2b3c "
+     "page_type=huge page action_result=Failed", "mce", "warning"),
+    # ---- arch/powerpc/mm/fault.c show_signal_msg(); glibc malloc_printerr() and __fortify_fail()
+    ("python3[48213]: segfault (11) at 0 nip 7fff8a2b3c4d lr 7fff8a2b3c00 code 1 in libc.so.6[7fff8a200000+250000]",
+     "segfault", "info"),
+    ("*** stack smashing detected ***: terminated", "segfault", "info"),
+    ("double free or corruption (out)", "segfault", "info"),
+    ("malloc(): corrupted top size", "segfault", "info"),
+    # ---- bash xmalloc.c, R memory.c, Perl util.c/malloc.c; lib/ratelimit.c on the OOM path; slurmstepd's debug count
+    ("/var/spool/slurmd/job04411/slurm_script: xmalloc: cannot allocate 1073741824 bytes (0 bytes allocated)", "oom",
+     "error"),
+    ("Error: cannot allocate vector of size 7.5 Gb", "oom", "error"),
+    ("Out of memory!", "oom", "error"),
+    ("oom_kill_process: 3 callbacks suppressed", "oom", "info"),
+    ("slurmstepd[48200]: debug:  oom-kill event count: 1", "oom", "info"),
 ]
 
 
@@ -119,6 +141,11 @@ BENIGN_TWINS = [
     "EDAC amd64: Node 0: DRAM ECC enabled.",
     "pcieport 0000:00:1b.4: PME: Spurious native interrupt!",
     "watchdog: watchdog0: watchdog did not stop!",
+    # mcelog's end of throttling, a sensor below its limits, a glibc line that is not an abort
+    "mcelog: Processor 3 below trip temperature. Throttling disabled",
+    "Core 5:        +41.0\u00b0C  (high = +80.0\u00b0C, crit = +100.0\u00b0C)",
+    "ACPI: thermal: Thermal Zone [TZ00] (28 C)",
+    "slurmstepd[48200]: debug:  oom-kill event count: 0",
 ]
 
 
@@ -137,6 +164,11 @@ def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
     "Jan 11 09:52:01 gpu12 python[4242]: Kernel panic - not syncing: UE memory read error on DIMM_B2 (channel:1)",
     "Jan 11 09:52:01 gpu12 python[4242]: pcieport 0000:00:03.1: DPC: ERR_FATAL detected",
     "Jan 11 09:52:01 gpu12 python[4242]: AER: no pci_dev for 0000:3b:00.0",
+    "rasdaemon[1432]: <...>-1432 [003] 0.000002: memory_failure_event: 2026-11-26 10:01:02 +0000 pfn=0x1a2b3c "
+    "page_type=huge page action_result=Failed",
+    "*** stack smashing detected ***: terminated",
+    "Error: cannot allocate vector of size 7.5 Gb",
+    "Out of memory!",
 ])
 def test_text_a_job_a_daemon_or_a_tool_prints_never_drains(line: str) -> None:
     never_drains(line)
