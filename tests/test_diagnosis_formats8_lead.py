@@ -30,6 +30,12 @@ FOUND = [
     ("!!!! CUBLAS initialization error", "cuda", "error"),
     ("!!!! device memory allocation error (allocate A)", "cuda", "error"),
     ("CUDA error at cuMemAlloc: Out of memory", "cuda", "error"),
+    # an EDAC driver's error count in words; intel_pch_thermal's hot PCH and its cooling wait
+    ("EDAC: [3 Correctable errors @ 0x0001F2A0]", "mce", "info"),
+    ("intel_pch_thermal 0000:00:14.2: CPU-PCH is hot [61C] even after delay, continue to suspend. S0ix might fail",
+     "thermal", "warning"),
+    ("intel_pch_thermal 0000:00:12.0: CPU-PCH current temp [52C] higher than the threshold temp [50C], sleep 2 times "
+     "for 100 ms duration", "thermal", "info"),
 ]
 
 BENIGN = [
@@ -43,6 +49,8 @@ BENIGN = [
     "10.3.35.83: INFO: Function: ofi_init Line: 1102: NET/OFI Setting RDMAV_FORK_SAFE environment variable to 1.",
     "!!!! test PASSED",
     "CUDA error checking is enabled",
+    "intel_pch_thermal 0000:00:14.2: CPU-PCH is cool [45C], continue to suspend",
+    "EDAC MC: Ver: 3.0.0",
 ]
 
 
