@@ -20,6 +20,8 @@ LAPTOP_SD = f"{GH}/blogle/dotfiles/blob/5956fb30601c0e68fae9679f123db66e4229538d
 LAPTOP_GPU = f"{GH}/Crany-web/log/blob/c3fffa019598fcd432fd8c22b7fb911fc9f2731f/dmesg.txt"
 LAPTOP_AMD = f"{GH}/rebay1982/configs/blob/ae9fd543ccb453198d6726896c66e998ded51726/dmesg.log"
 ALLWINNER = f"{GH}/aiiaiiiyo/logs/blob/9b3c62eb262ce2e480a412bc3ef95a9b93b1f30b/dmesg.txt"
+OMEN = f"{GH}/Shaydu/mondrian-macos/blob/3e62999c1b2efd3f6deadd3784ad7fe580bb5c28/nvidia-bug-report.log.gz"
+DOTA = f"{GH}/danslo/Dota-2/blob/a7b5a2be9dbafa911b59392a68f9f5117c142819/nvidia-bug-report.log.gz"
 
 # (source, benign line) per family; the rule that claims each is in data/diagnosis_rules.toml (`sweep3_*`)
 BENIGN = [
@@ -31,6 +33,9 @@ BENIGN = [
     # probe-time and display notes that reached the subsystem fallback (sweep3_boot_fallback_notes)
     (LAPTOP_SD, "[    3.204224] mmc0: cannot verify signal voltage switch"),
     (LAPTOP_GPU, "[    3.736064] nvidia-modeset: WARNING: GPU:0: Unable to read EDID for display device DP-2"),
+    (OMEN, "2026-01-26T12:54:11.909389-07:00 omen kernel: nvidia-modeset: WARNING: GPU:0: HDMI FRL link training"
+           " failed."),
+    (DOTA, "[   14.073218] NVRM: corruption and stability problems, and is not supported."),
     (LAPTOP_AMD, "[    1.081112] pci 0000:00:00.2: AMD-Vi: Unable to read/write to IOMMU perf counter."),
     (ALLWINNER, "[    5.810415] dummy_sdmmc: probe of mmc1:0001:1 failed with error -123"),
 ]
@@ -43,6 +48,7 @@ FAULTS = [
     ("[    3.204224] mmc0: error -110 whilst initialising SD card", "disk", "warning"),
     ("[ 8127.332140] nvidia-modeset: ERROR: GPU:0: Error while waiting for GPU progress: 0x0000c67d:0 2:0:4048:4040",
      "gsp", "warning"),
+    ("[   14.073218] NVRM: GPU 0000:02:00.0: RmInitAdapter failed! (0x22:0x56:742)", "gpu_init", "critical"),
 ]
 
 # failures of the claimed families that no rule names: the fallback still reports them
