@@ -32,8 +32,6 @@ BENIGN = [
     (POLARIS, "libfabric:1612790:1751035971::core:core:cuda_gdrcopy_hmem_init():201<warn> gdr_open failed!"),
     (POLARIS, "libfabric:1612792:1751035971::core:core:cuda_hmem_init():486<warn> gdrcopy initialization failed!"
               " gdrcopy will not be used."),
-    # ext4 declining a partition a mount attempt tried (sweep3_ext4_superblock_probe, info)
-    (DOTA, "[ 7556.351994] EXT4-fs (sda2): unable to read superblock"),
     # probe-time and display notes that reached the subsystem fallback (sweep3_boot_fallback_notes)
     (LAPTOP_SD, "[    3.204224] mmc0: cannot verify signal voltage switch"),
     (LAPTOP_GPU, "[    3.736064] nvidia-modeset: WARNING: GPU:0: Unable to read EDID for display device DP-2"),
@@ -50,7 +48,6 @@ FAULTS = [
     ("[   10.479426] SQUASHFS error: Unable to read page, block 1a2b3c, size 4f00", "disk", "warning"),
     ("libfabric:1680520:1726870658::cxi:mr:cxip_do_map():421<warn> nid003336: cxil_map failed: -22:Invalid argument",
      "ib", "error"),
-    ("[ 7556.351994] EXT4-fs (sda2): unable to read superblock: I/O error", "disk", "error"),
     ("[    3.204224] mmc0: error -110 whilst initialising SD card", "disk", "warning"),
     ("[ 8127.332140] nvidia-modeset: ERROR: GPU:0: Error while waiting for GPU progress: 0x0000c67d:0 2:0:4048:4040",
      "gsp", "warning"),
@@ -59,7 +56,6 @@ FAULTS = [
 
 # failures of the claimed families that no rule names: the fallback still reports them
 UNCLAIMED = [
-    ("[ 7556.351994] EXT4-fs (sdb1): unable to read journal superblock", "disk"),
     ("[   18.137204] nvidia 0000:01:00.0: [drm] *ERROR* fbdev: Failed to setup emulation (ret=-12)", "gsp"),
     ("[    5.810415] dummy_sdmmc: probe of mmc1:0001:1 failed with error -5", "disk"),
     ("[    3.736064] nvidia-modeset: WARNING: GPU:0: Unable to read EDID for display device DP-2: timeout", "gsp"),
