@@ -51,6 +51,9 @@ BENIGN = [
     "CUDA error checking is enabled",
     "intel_pch_thermal 0000:00:14.2: CPU-PCH is cool [45C], continue to suspend",
     "EDAC MC: Ver: 3.0.0",
+    # r8169's chip revision (`XID %03x`) in its probe line, behind a host tag or an envelope the parser does not know
+    "gpu017: r8169 0000:03:00.0 eth0: RTL8125B, 58:47:ca:7b:55:71, XID 641, IRQ 51",
+    "gpu017 => r8169 0000:03:00.0 eth0: RTL8168h/8111h, 00:e0:4c:68:00:01, XID 541, IRQ 129",
 ]
 
 

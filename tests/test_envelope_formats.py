@@ -225,3 +225,26 @@ def test_later_starts_stop_where_a_tasks_text_begins(name: str) -> None:
     # a kernel audit record in an unknown envelope: the process name after `audit:` is the task's, never read
     raw = f'gpu017 => audit: type=1326 audit(1.2:3): auid=1 uid=1 pid=9 comm="{name}" exe="/x" sig=31'
     assert not diagnose(raw.encode())
+
+
+def test_later_starts_are_not_tried_on_a_line_no_kernel_record_can_be(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a kernel record is at most 1,024 bytes: a longer line (a compiler's command line in a bug report, a job's dump)
+    # is scanned once, not once per later start (24 scans of 3 kB each cost 40-90 ms a line in sweep 3's logs)
+    from slurmtools.diagnosis import kernel
+
+    calls: list[int] = []
+    real = kernel.match_line
+
+    def counting(*args, **kwargs):   # type: ignore[no-untyped-def]
+        calls.append(len(args[0].message))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(kernel, "match_line", counting)
+    flags = " ".join(f"-I/usr/src/nvidia-550/common/inc/dir{i}" for i in range(80))
+    long_line = f"gpu017 => cc -Wall -O2 {flags} -c nvidia/nv.c -o nvidia/nv.o"
+    assert len(long_line) > kernel.LATER_MAX
+    assert not [f for f in diagnose(long_line.encode()) if f.severity in SEVERE]
+    assert len(calls) == 1
+    calls.clear()
+    short = UNKNOWN_ENVELOPES[4].format(m=OOM)          # a short one still gets its later starts
+    assert diagnose(short.encode())[0].kind == "oom" and len(calls) > 1

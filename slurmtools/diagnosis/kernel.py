@@ -85,8 +85,10 @@ SKIP, BOOT, PLAIN, HEADER, DETAIL = range(5)
 
 #: Where a message may start inside an envelope the parser does not know: after a blank, `]`, `:`, `|` or `>`.
 _STARTS = re.compile(r"[\s\]:|>,;=\"']+")
-#: How many later starts are tried, within how many characters of the message.
-LATER_STARTS, LATER_SPAN = 24, 256
+#: How many later starts are tried, within how many characters of the message; and the longest message they are tried
+#: on: a kernel record is at most 1,024 bytes (printk's PRINTKRB_RECORD_MAX), so a longer line is not a kernel message
+#: behind an envelope (a compiler's command line, a job's dump) and its later starts would cost 24 scans of it.
+LATER_STARTS, LATER_SPAN, LATER_MAX = 24, 256, 2048
 
 
 def _later_start(message: str, ctx: dict[str, Any], rs: RuleSet) -> tuple[Rule, Finding | None] | None:
@@ -120,7 +122,7 @@ def _plan(key: bytes | str, ctx: dict[str, Any], rs: RuleSet) -> tuple[int, str,
     message = normalise(text, after_stamp=True).message if isinstance(key, bytes) else text
     hit = match_line(Line(0, message, None, None, None), ctx, rs)
     unclaimed = hit is None or (hit[1] is None and hit[0].handler == "unrecognised")   # the fallback: no tag here
-    if unclaimed and not ANY_TAG.match(message) and not TASK_FIRST.match(message):
+    if unclaimed and len(message) <= LATER_MAX and not ANY_TAG.match(message) and not TASK_FIRST.match(message):
         hit = _later_start(message, ctx, rs) or hit
     if hit is None or hit[0].handler == "ignore":
         return SKIP, message, None, None
