@@ -267,7 +267,12 @@ def test_library_tags_are_never_where_a_message_starts() -> None:
     the kernel subsystems still win at a message's start."""
     libraries = {s.name for s in subsystems.LIBRARIES}
     assert {"ucx", "rdma-core", "libfabric", "psm", "mpi-fabric", "sharp-hcoll", "nccl-net", "rdma-tools"} <= libraries
-    assert all(s.trust == "job" and s.kind == "ib" for s in subsystems.LIBRARIES)
+    assert all(s.trust == "job" for s in subsystems.LIBRARIES)
+    assert all(s.kind == "ib" for s in subsystems.LIBRARIES if s.name not in ("nccl-core", "cuda-stack", "nvml"))
+    # (round 8) the GPU stack's libraries, after the fabric's: a line naming both is the fabric's
+    kinds = {s.name: s.kind for s in subsystems.LIBRARIES}
+    assert (kinds["nccl-core"], kinds["cuda-stack"], kinds["nvml"]) == ("nccl", "cuda", "gpu_init")
+    assert subsystems.library_of("NCCL WARN NET/IB : frob failed").name == "nccl-net"
     assert not any(s.trust == "job" for s in subsystems.ANCHORED)
     assert subsystems.ANY_TAG.match("UCX  ERROR frob") is None
     assert lines.normalise("[  12.5] node1 UCXError: frob failed").message == "node1 UCXError: frob failed"

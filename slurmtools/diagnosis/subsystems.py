@@ -138,9 +138,12 @@ def error_word(text: str) -> str | None:
 
 #: A failure word that a library's line denies rather than reports (`no error`, `without failure`, `non-fatal`,
 #: `error: none`, `error 0 (Success)`, a compiler's `-Wno-error` in a build log): a library's status line, not a
-#: failure.
-_DENIED = re.compile(r"(?i)(?:\b(?:no|0|zero|without|not an?)\s+|\b(?:non|W?no)-)$")
-_NOTHING = re.compile(r"(?i)\W{0,3}(?:none|0|ok|success)\b")
+#: failure. "down" as a verb's particle (`slow down`, `shutting down` at exit, `scaling down`) and a timeout that is a
+#: setting (`TIMEOUT(ms): 600000`, `timeout=1800`) report nothing either.
+_DENIED = re.compile(r"(?i)(?:\b(?:no|0|zero|without|not an?)\s+|\b(?:non|W?no)-"
+                     r"|\b(?:slow(?:s|ing|ed)?|shutting|winding|counting|cooling|scaling|breaking|stepping|backing)\s+)$")
+_NOTHING = re.compile(r"(?i)\W{0,3}(?:none|0|ok|success|no error)\b")
+_SETTING = re.compile(r"\s*(?:\(\w{1,8}\))?\s*[:=]\s*\d")
 
 
 def reported_error_word(text: str) -> str | None:
@@ -148,6 +151,8 @@ def reported_error_word(text: str) -> str | None:
     library fallback asks of a job's line, whose libraries print their status words on healthy paths too."""
     for m in _ERROR.finditer(text):
         if _DENIED.search(text[max(0, m.start() - 12):m.start()]) or _NOTHING.match(text, m.end()):
+            continue
+        if m.group(0).lower() == "timeout" and _SETTING.match(text, m.end()):
             continue
         return m.group(0)
     return None
