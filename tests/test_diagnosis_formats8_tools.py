@@ -66,6 +66,10 @@ FAULTS = [
     ("0000:3b:00.0(ib0) has degraded link 200 Gb/sec (4X HDR)", "ib"),
     ("Exit Code 2: Node gpu-node07 reports 7 HCAs found, but expected 8", "ib"),
     ("GPU3 has degraded PCIe link (current: 'x8 @ 16.0 GT/s PCIe', expected: 'x16 @ 32.0 GT/s PCIe').", "pcie"),
+    ("ib link flap detected.", "ib"),
+    ("Directory /checkpoint: directory is not mounted.", "nfs"),
+    # ---- Dell iDRAC FAN0002
+    ("Description: Fan 1 RPM is less than the lower critical threshold.", "thermal"),
     # ---- Slurm src/common/gres.c, as scontrol show node prints the reason
     ("   Reason=gres/gpu count reported lower than configured (7 < 8) [slurm@2026-11-26T10:01:07]", "gpu_init"),
 ]
@@ -75,6 +79,22 @@ FAULTS = [
 def test_a_tools_fault_line_is_a_warning_of_its_kind(line: str, kind: str) -> None:
     found_as(line, kind, "warning")
     assert diagnose(line.encode())[0].action == "investigate"
+
+
+# dcgmi/Health.cpp's subsystems dcgm_health did not name (SM, PMU, MCU, NVSwitch Fatal / Non-Fatal): a failure is an
+# error, a warning a warning, as for the others
+HEALTH_ROWS = [
+    ("|       -> SM system        | Failure - Detected a miscompare failure in the  |", "xid", "error"),
+    ("|       -> PMU system       | Warning - Detected a PMU error on GPU 3         |", "xid", "warning"),
+    ("|       -> NVSwitch Fatal system | Failure - Detected fatal errors on NvSwitch 2 |", "sxid", "error"),
+    ("|       -> NVSwitch Non-Fatal system | Warning - Detected nonfatal errors on NvSwitch 2 |", "sxid", "warning"),
+]
+
+
+@pytest.mark.parametrize(("line", "kind", "severity"), HEALTH_ROWS, ids=lambda v: str(v)[:50])
+def test_dcgmi_healths_other_subsystems_are_read_by_name(line: str, kind: str, severity: str) -> None:
+    found_as(line, kind, severity)
+    never_drains(line)
 
 
 BENIGN_TWINS = [
@@ -95,6 +115,9 @@ BENIGN_TWINS = [
     "Node Health Check completed successfully (2s).",
     "gpu_num check: exit_code: ExitCode.OK, Number of GPUs present is the same as expected, 8",
     "row_remap check: exit_code: ExitCode.OK, all GPUs do not have row remap failures or pending remaps.",
+    "No link flaps were detected",
+    "Directory /checkpoint: directory is mounted.",
+    "|       -> SM system        | Healthy                                         |",
     # a user's prose that names a check or a field is not the tool's line
     "see check_fs_mount in the NHC docs for how to list /scratch",
     "the Fabric Status field reads Success on a healthy node",
