@@ -118,6 +118,10 @@ BENIGN_TWINS = [
     "No link flaps were detected",
     "Directory /checkpoint: directory is mounted.",
     "|       -> SM system        | Healthy                                         |",
+    # an unplugged onboard port in `ip link`; a CI summary's "Status: Failure" is not nvidia-smi's padded field
+    "3: eno2: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 1500 qdisc mq state DOWN mode DEFAULT group default qlen 1000",
+    "Status: Failure",
+    "State: Not Started",
     # a user's prose that names a check or a field is not the tool's line
     "see check_fs_mount in the NHC docs for how to list /scratch",
     "the Fabric Status field reads Success on a healthy node",
