@@ -37,6 +37,9 @@ FAULTS = [
      "nfs", "warning"),
     # IPoIB connected mode (kernel: ib, warning)
     ("[ 812.1] ib0: Rejecting connection: mtu 4 <= 4", "ib", "warning"),
+    # Soft-RoCE's ibdev_err prints (kernel: ib, warning)
+    ("[ 812.1] rxe0: qp#17 rxe_init_sq: Unable to allocate send queue", "ib", "warning"),
+    ("[ 812.1] rxe0: rxe_create_qp: returned err = -12", "ib", "warning"),
     # rdma-core's example programs (job output: ib, warning)
     ("cma detected device removal!!!!", "ib", "warning"),
     ("cq completion failed status 5", "ib", "warning"),
@@ -71,6 +74,8 @@ BENIGN_TWINS = [
     "  local address:  LID 0x0003, QPN 0x000123, PSN 0x4f2a1b, GID ::",
     "8192000 bytes in 0.01 seconds = 6553.60 Mbit/sec",
     "[ 812.1] pNFS: using block device sdb (reservation key 0x666b60901e7b26b3)",
+    "[ 812.1] rxe0: rxe_set_mtu: Set mtu to 4096",
+    "[ 812.1] ceph: [2a3b8c1e-0f4d-4b6a-9c2d-1e2f3a4b5c6d 4187]: mds0 reconnect success",
 ]
 
 
@@ -97,3 +102,10 @@ def test_a_lustre_client_name_cannot_start_the_target_rule() -> None:
 def test_ipoib_rejecting_another_reason_is_not_read_as_the_mtu_reject() -> None:
     findings = diagnose(b"[ 812.1] ib0: Rejecting connection: peer busy")
     assert not [f for f in findings if f.details.get("rule") == "leftovers8_ipoib_cm_reject"]
+
+
+def test_rxes_prefix_alone_is_not_an_error() -> None:
+    """rxe_info_dev() prints the same `rxe0: function: ` prefix as rxe_err_dev(): a line without an error word is not
+    read by the Soft-RoCE rule (the lesson of mlx5_core_info in rules8-rdma)."""
+    for line in (b"[ 812.1] rxe0: rxe_set_mtu: Set mtu to 4096", b"[ 812.1] rxe0: qp#17 rxe_qp_do_cleanup: freed"):
+        assert not [f for f in diagnose(line) if f.details.get("rule") == "leftovers8_rxe_error"], line
