@@ -40,6 +40,8 @@ FAULTS = [
     # Soft-RoCE's ibdev_err prints (kernel: ib, warning)
     ("[ 812.1] rxe0: qp#17 rxe_init_sq: Unable to allocate send queue", "ib", "warning"),
     ("[ 812.1] rxe0: rxe_create_qp: returned err = -12", "ib", "warning"),
+    # RTRS naming the verb that failed (kernel: ib, warning; rdma8_rtrs_error extended)
+    ("[ 812.1] rtrs_client L1732: <rnbd-sess-01>: rdma_connect_locked(): -110", "ib", "warning"),
     # rdma-core's example programs (job output: ib, warning)
     ("cma detected device removal!!!!", "ib", "warning"),
     ("cq completion failed status 5", "ib", "warning"),
