@@ -39,6 +39,12 @@ FAULTS = [
     ("ERROR: CudaCustomAllocator out of memory", "cuda", "error"),
     ("call to cuMemAlloc returned error 2: Out of memory", "cuda", "error"),
     ("Failing in Thread:1", "cuda", "error"),
+    ("Accelerator Fatal Error: call to cuStreamSynchronize returned error 700 (CUDA_ERROR_ILLEGAL_ADDRESS): Illegal "
+     "address during kernel execution", "cuda", "error"),
+    ("PreconditionNotMetError: The third-party dynamic library (libcudnn.so) that Paddle depends on is not configured "
+     "correctly. (error code is libcudnn.so: cannot open shared object file: No such file or directory)",
+     "cuda", "error"),
+    ("FATAL ERROR: No usable CUDA devices found.", "cuda", "error"),
     ("Libomptarget fatal error 1: failure of target construct while offloading is mandatory", "cuda", "error"),
     ("The call to cuIpcOpenMemHandle failed. This is an unrecoverable error and will cause the program to abort.",
      "cuda", "error"),
@@ -120,6 +126,13 @@ def test_the_accelerator_words_need_the_printers_sentence() -> None:
     not a CUDA failure, and a gpu-burn row with another verdict is not FAULTY."""
     assert not [f for f in diagnose(b"loading accelerator for use in step 3") if f.kind == "cuda"]
     assert not [f for f in diagnose(b"GPU 3: FAULTY handling of input ignored") if f.kind == "xid"]
+
+
+def test_a_paddle_library_that_is_not_cudas_is_not_a_cuda_failure() -> None:
+    """Paddle's dynamic loader is read for the CUDA libraries only: a missing MKL is not a GPU failure."""
+    line = (b"PreconditionNotMetError: The third-party dynamic library (libmklml_intel.so) that Paddle depends on is "
+            b"not configured correctly. (error code is libmklml_intel.so: cannot open shared object file)")
+    assert not [f for f in diagnose(line) if f.kind == "cuda"]
 
 
 def test_the_new_rules_never_drain_even_as_the_kernels_lines() -> None:
