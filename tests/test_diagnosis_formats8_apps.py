@@ -45,6 +45,9 @@ FAULTS = [
      "correctly. (error code is libcudnn.so: cannot open shared object file: No such file or directory)",
      "cuda", "error"),
     ("FATAL ERROR: No usable CUDA devices found.", "cuda", "error"),
+    ("lightning_fabric.utilities.exceptions.MisconfigurationException: `CUDAAccelerator` can not run on your system "
+     "since the accelerator is not available.", "cuda", "error"),
+    ("RuntimeError: FlashAttention only supports Ampere GPUs or newer.", "cuda", "error"),
     ("Libomptarget fatal error 1: failure of target construct while offloading is mandatory", "cuda", "error"),
     ("The call to cuIpcOpenMemHandle failed. This is an unrecoverable error and will cause the program to abort.",
      "cuda", "error"),
@@ -103,6 +106,9 @@ BENIGN_TWINS = [
     "Pe 0 physical rank 0 binding to CUDA device 0 on gpu01: 'NVIDIA A100-SXM4-80GB'  Mem: 81050MB  Rev: 8.0  "
     "PCI: 0:3b:0",
     "INFO:    Setting 'NVIDIA_VISIBLE_DEVICES=all' to emulate legacy GPU binding.",
+    "GPU available: True (cuda), used: True",
+    "2026-11-26 10:11:12.123456: I tensorflow/tsl/cuda/cudart_stub.cc:28] Ignore above cudart dlerror if you do not "
+    "have a GPU set up on your machine.",
     "time=2026-11-26T10:11:12.123Z level=INFO source=gpu.go:347 msg=\"no compatible GPUs were discovered\"",
 ]
 
