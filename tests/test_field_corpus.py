@@ -89,7 +89,14 @@ def test_the_split_is_by_source_and_deterministic() -> None:
 #: 91.7 % (710 of 774); round6's own test rows, the freshest measure, 92.3 % (96 of 104, no false alarm). Then two
 #: branches that did not read the test half (BMC consoles and tools; a second public-log sweep), scored a second and
 #: last time: 92.0 % (808 of 878), round6's rows 93.3 % (97 of 104). Floor 0.91.
-TEST_HALF_FLOOR = 0.91
+#: Round 8 (2026-11-26): round7.tsv (430 rows from 372 pages, mostly the kernel's mailing lists) and round7gpu.tsv (150
+#: rows from 113 pages, GPU job output) joined, from two collectors who wrote no rules and scored nothing; rules from
+#: every format string of the families' printers (tests/data/kernel/printers/, bench/printer_coverage.py), a third
+#: public-log sweep, round7's rules half, and the GPU stack's library fallback. The test half scored once after the
+#: first wave: 93.0 % (997 of 1,072); round7's own test rows 98.7 % (153 of 155), round7gpu's 82.1 % (32 of 39), the
+#: earlier files' 92.5 % (812 of 878). Scored a second and last time after the second wave (apps, tools, leftovers):
+#: 93.1 % (998 of 1,072), the same one false alarm. Floor 0.93.
+TEST_HALF_FLOOR = 0.93
 #: Benign test-half lines that raise a warning: 0 until round3, whose benign rows brought 1 (in a dmesg envelope;
 #: which line is not looked at, the test half being scored only). Never raise this.
 TEST_HALF_FALSE_ALARMS = 1
@@ -99,7 +106,7 @@ ISSUE_BAR = 0.95
 def test_the_test_half_holds_its_measured_floor() -> None:
     """Scored only: its lines are never read when writing rules (bench/field_corpus.py --misses refuses it)."""
     result = score(split(load())["test"])
-    assert result["fault_lines"] >= 850
+    assert result["fault_lines"] >= 1050
     per_kind = {k: f"{v['found']}/{v['lines']}" for k, v in result["per_kind"].items()}
     assert result["recall"] >= TEST_HALF_FLOOR, (round(result["recall"], 4), per_kind)
     assert result["false_alarms"] <= TEST_HALF_FALSE_ALARMS, result["false_alarms"]
