@@ -86,8 +86,9 @@ SKIP, BOOT, PLAIN, HEADER, DETAIL = range(5)
 #: Where a message may start inside an envelope the parser does not know: after a blank, `]`, `:`, `|` or `>`.
 _STARTS = re.compile(r"[\s\]:|>,;=\"']+")
 #: How many later starts are tried, within how many characters of the message; and the longest message they are tried
-#: on: a kernel record is at most 1,024 bytes (printk's PRINTKRB_RECORD_MAX), so a longer line is not a kernel message
-#: behind an envelope (a compiler's command line, a job's dump) and its later starts would cost 24 scans of it.
+#: on: a kernel record is at most 1,024 bytes (printk's PRINTKRB_RECORD_MAX), 2,048 formatted with its prefix
+#: (PRINTK_MESSAGE_MAX), so a longer line is not a kernel message behind an envelope (a compiler's command line, a
+#: job's dump) and its later starts would cost 24 scans of it.
 LATER_STARTS, LATER_SPAN, LATER_MAX = 24, 256, 2048
 
 
