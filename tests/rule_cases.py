@@ -34,3 +34,12 @@ def trust_kernel(line: str) -> None:
     """LINE (the kernel's own) is found with trust kernel."""
     findings = diagnose(line.encode())
     assert findings and findings[0].trust == "kernel"
+
+
+def reaches_fallback(line: str, kind: str) -> None:
+    """LINE (a failure no rule names) is still the subsystem fallback's: its top warning-or-above finding is KIND and
+    flagged `unrecognised`."""
+    findings = [f for f in diagnose(line.encode()) if f.severity in SEVERE]
+    assert findings, line
+    assert findings[0].kind == kind
+    assert findings[0].details.get("unrecognised") is True
