@@ -25,6 +25,8 @@ KERNEL = [
     "[ 812.1] LNet: 2117:0:(lib-move.c:4355:lnet_parse_put()) Dropping PUT from 12345-10.0.0.23@o2ib portal 4 match "
     "1784236123456 offset 0 length 520: 4",
     "[ 812.1] LNet: 2117:0:(socklnd_cb.c:906:ksocknal_launch_packet()) No usable routes to 12345-10.0.0.23@tcp",
+    "[ 812.1] LNet: Connection to 10.0.0.23@tcp at host 10.0.0.23:988 took too long: that node may be hung or "
+    "experiencing high load.",
     "[ 812.1] Lustre: 4821:0:(events.c:420:request_in_callback()) All ost_io request buffers busy",
     "[ 812.1] Lustre: 4821:0:(llite_mmap.c:417:ll_fault0()) fs1: FID [0x200000401:0x1:0x0] under heavy mmap "
     "contention by 'python3', consider revising IO pattern",
