@@ -58,6 +58,16 @@ FAULTS = [(line, "ib", "warning") for line in CXI] + [
     ("libfabric:41234:1732612345::ofi_rxm:cq:rxm_handle_comp_error():1857<warn> Invalid state!", "ib", "warning"),
     ("libfabric:41234:1732612345::shm:ep_ctrl:smr_progress_connreq():856<warn> Could not map peer region", "ib",
      "warning"),
+    # prov/verbs vrb_eq_xrc_rej_event() VRB_WARN("CM REJ private data not valid\n"); prov/tcp xnet_rts_matched()
+    # "CTS connection no longer active\n"
+    ("libfabric:41234:1732612345::verbs:ep_ctrl:vrb_eq_xrc_rej_event():688<warn> CM REJ private data not valid", "ib",
+     "warning"),
+    ("libfabric:41234:1732612345::tcp:ep_data:xnet_rts_matched():225<warn> CTS connection no longer active", "ib",
+     "warning"),
+    # ---- opensm osm_node_info_rcv.c ni_rcv_get_port_info(): OSM_LOG(OSM_LOG_ERROR, "ERR OD02: Failure initiating
+    # PortInfo request (%s)\n") (a letter O in the code)
+    ("Nov 26 09:52:01 123456 [7F3A2C00] 0x01 -> ERR OD02: Failure initiating PortInfo request (IB_TIMEOUT)", "ib",
+     "warning"),
 ]
 
 
