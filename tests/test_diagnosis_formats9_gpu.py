@@ -50,6 +50,11 @@ KERNEL = [
     ("amdgpu 0000:c1:00.0: amdgpu: socket: 0, die: 1, 2 new uncorrectable hardware errors detected in umc block",
      "gpu_init", "error"),
     ("[drm:amdgpu_ib_ring_tests [amdgpu]] *ERROR* IB test failed on gfx_0.0.0 (-110).", "gpu_init", "error"),
+    # the RM's state init/load steps (rules9_nvrm_state_init, placed before nvrm_internal: gpu_init, error)
+    ("NVRM: GPU0 gpuStateInit_IMPL: Failing GPU Init for Engine ID 0x10 (16)", "gpu_init", "error"),
+    ("NVRM: GPU0 gpuStateLoad_IMPL: Failing GPU PostLoad for Engine ID 0x2a (42)", "gpu_init", "error"),
+    ("NVRM: GPU0 kbusStateInitLockedKernel_IMPL: Failed to modify CPU-RM's BAR1 PDB to GSP-RM's BAR1 PDB.", "gpu_init",
+     "error"),
 ]
 
 DAEMON = [
@@ -90,6 +95,8 @@ BENIGN_TWINS = [
     # the driver going on without an optional feature (rules9_nvrm_fallback_note, placed before nvrm_init_text)
     "[    5.123456] NVRM: GPU 0000:3b:00.0: Failed to enable MSI; falling back to PCIe virtual-wire interrupts.",
     "[   12.345678] NVRM: RmInitAdapter: Failed to load gsp_log_*.bin, no GSP-RM logs will be printed (non-fatal)",
+    # a Confidential Computing GPU's teardown note (rules9_gsp_cc_cleanup_note, placed before gsp_report)
+    "[ 9912.345678] NVRM: GPU0 kgspFreeSuspendResumeData_GH100: CC secret cleanup successful!",
     # amdgpu's recovery and counts
     "[ 8812.104113] amdgpu 0000:c1:00.0: amdgpu: GPU reset begin!",
     "[ 8812.504113] amdgpu 0000:c1:00.0: amdgpu: GPU reset(2) succeeded!",
@@ -127,3 +134,17 @@ def test_a_job_echoing_an_amdgpu_failure_is_not_the_kernels() -> None:
     findings = diagnose(line)
     assert not any(is_node_fault(f, None) for f in findings)
     assert all(f.trust != "kernel" for f in findings if f.details.get("rule") == "rules9_amdgpu_gpu_failure")
+
+
+def test_a_gsp_function_in_a_state_step_stays_gsp() -> None:
+    """The state-init rule comes after the GSP rules: a GSP boot failure inside a state step is still gsp, and an RM
+    function outside the state steps is still the driver's family (gsp)."""
+    assert diagnose(b"NVRM: GPU0 kgspInitRm_IMPL: GSP-RM heartbeat timed out")[0].kind == "gsp"
+    assert diagnose(b"NVRM: GPU0 memmgrInitFbRegions_IMPL: Failed to reserve vidmem for WPR and FRTS.")[0].kind == "gsp"
+    assert diagnose(b"NVRM: GPU0 gpuStateInit_IMPL: Failing GPU Init for Engine ID 0x10 (16)")[0].kind == "gpu_init"
+
+
+def test_a_cc_cleanup_failure_is_still_a_warning() -> None:
+    """Only the success note is quiet: the cleanup's failure stays a GSP finding."""
+    findings = diagnose(b"NVRM: GPU0 kgspFreeSuspendResumeData_GH100: CC secret cleanup failed! Status 0x65")
+    assert findings and findings[0].kind == "gsp" and findings[0].severity in ("warning", "error", "critical")
