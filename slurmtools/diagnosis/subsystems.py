@@ -144,6 +144,11 @@ _DENIED = re.compile(r"(?i)(?:\b(?:no|0|zero|without|not an?)\s+|\b(?:non|W?no)-
                      r"|\b(?:slow(?:s|ing|ed)?|shutting|winding|counting|cooling|scaling|breaking|stepping|backing)\s+)$")
 _NOTHING = re.compile(r"(?i)\W{0,3}(?:none|0|ok|success|no error)\b")
 _SETTING = re.compile(r"\s*(?:\(\w{1,8}\))?\s*[:=]\s*\d")
+#: A monitor's state field, not the message's word (public-log sweep 4): Nagios and Icinga write an alert as
+#: `SERVICE ALERT: host;service;STATE;HARD|SOFT;attempt;output` (`HOST ALERT: host;STATE;...`, `CURRENT SERVICE
+#: STATE: ...`), so `;CRITICAL;HARD;3;` or `;DOWN;SOFT;1;` is the check's verdict on whatever the output says; the
+#: output's own words are still read.
+_MONITOR_STATE = re.compile(r";(?:HARD|SOFT);\d{1,4};")
 
 
 def reported_error_word(text: str) -> str | None:
@@ -153,6 +158,8 @@ def reported_error_word(text: str) -> str | None:
         if _DENIED.search(text[max(0, m.start() - 12):m.start()]) or _NOTHING.match(text, m.end()):
             continue
         if m.group(0).lower() == "timeout" and _SETTING.match(text, m.end()):
+            continue
+        if text[m.start() - 1:m.start()] == ";" and _MONITOR_STATE.match(text, m.end()):
             continue
         return m.group(0)
     return None
