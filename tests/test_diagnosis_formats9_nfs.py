@@ -34,8 +34,12 @@ KERNEL_FAULTS = [
     ("svc: only UDP and TCP sockets supported", "nfs", "warning"),
     ("receive_cb_reply: Got unrecognized reply: calldir 0x1 xpt_bc_xprt 00000000432042d3 xid c369f54d", "nfs",
      "warning"),
-    # fs/lockd/clntproc.c nlm_stat_to_errno() "lockd: unexpected status NLM_BLOCKED"
+    # fs/lockd/clntproc.c nlm_stat_to_errno() "lockd: unexpected status NLM_BLOCKED"; fs/nfs/nfs4state.c
+    # nfs4_schedule_state_manager() "%s: kthread_run: %ld"
     ("lockd: unexpected status NLM_BLOCKED", "nfs", "warning"),
+    ("nfs4_schedule_state_manager: kthread_run: -4", "nfs", "warning"),
+    # net/sunrpc/clnt.c rpc_setup_pipedir_sb() "RPC: Couldn't create pipefs entry %s/%s, error %ld" (6.x form)
+    ("RPC: Couldn't create pipefs entry nfs/clnt1a, error -17", "nfs", "warning"),
 ]
 
 # the NFS client's lines the older rules already read, in the forms the printers make: none of them drains a node
@@ -69,6 +73,8 @@ TOOL_FAULTS = [
     # 'vers=' option"
     ("mount.nfs: Unable to connect to 10.0.0.5:2049, errno 111 (Connection refused)", "nfs", "warning"),
     ("mount.nfs: parsing error on 'vers=' option", "nfs", "warning"),
+    # mount_libmount.c umount_main() "%s: %s: is not an NFS filesystem"
+    ("umount.nfs4: /mnt/data: is not an NFS filesystem", "nfs", "warning"),
 ]
 
 DAEMON_FAULTS = [
@@ -88,6 +94,10 @@ DAEMON_FAULTS = [
     ("nfsidmap[9312]: Unparsable keyring entry in /proc/keys", "nfs", "warning"),
     # utils/gssd/gssd.c scan_active_thread_list() "watchdog: thread id 0x%lx running for %lld seconds"
     ("rpc.gssd[812]: watchdog: thread id 0x7f3a2b1c0700 running for 45 seconds", "nfs", "warning"),
+    # utils/statd/monitor.c caller_is_localhost() "SM_MON/SM_UNMON call from non-local host %s"; idmapd.c imconv()
+    # "imconv: Invalid conversion type (%d) in message"
+    ("rpc.statd[733]: SM_MON/SM_UNMON call from non-local host 10.0.0.99", "nfs", "warning"),
+    ("rpc.idmapd[700]: imconv: Invalid conversion type (3) in message", "nfs", "warning"),
     # utils/nfsdcld/nfsdcld.c cld_create() "%s: problem writing to cld pipe (%zd): %m"
     ("nfsdcld[512]: cld_create: problem writing to cld pipe (-1): Broken pipe", "nfs", "warning"),
     # rpc.idmapd's nfsdopenone() with another errno than ENOENT is still the daemon's failure
@@ -122,6 +132,11 @@ BENIGN_TWINS = [
     # fs/nfs/nfs4client.c nfs4_detect_session_trunking(): both outcomes of the trunking test are pr_info notes
     "NFS:  10.0.0.5: Session trunking succeeded for 10.0.0.6",
     "NFS:  10.0.0.5: Session trunking failed for 10.0.0.7",
+    # net/sunrpc/clnt.c: an extra transport of a trunked or nconnect mount not added (the mount runs on the others),
+    # rpc_setup_pipedir_sb()'s note that rpc_pipefs is not mounted
+    "RPC:   rpc_clnt_test_xprt failed: -110 addr 10.0.0.7 not added",
+    "SUNRPC: reached max allowed number (16) did not add transport to server: 10.0.0.6",
+    "RPC: pipefs directory doesn't exist: nfs",
     # net/sunrpc/clnt.c call_decode() "%s: server %s OK" for the other RPC programs
     "lockd: server nfs01 OK",
     "nfsacl: server nfs01 OK",
@@ -135,6 +150,7 @@ BENIGN_TWINS = [
     "rpc.idmapd[700]: New client: 1a",
     "rpc.idmapd[700]: exiting on signal 15",
     "sm-notify[734]: Already notifying clients; Exiting!",
+    "rpc.statd[733]: SM_NOTIFY from nfs01 while not monitoring any hosts",
     "nfsidmap[9312]: key: 0x2f3a1b type: uid value: alice@example.org timeout 600",
     "nfsidmap[9312]: libnfsidmap: using domain: example.org",
     # mount.nfs's verbose notes
