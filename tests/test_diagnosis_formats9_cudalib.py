@@ -36,6 +36,9 @@ FAULTS = [
     ("tensorflow.python.framework.errors_impl.InternalError: cuSolverDN call failed with status =7 [Op:Cholesky]",
      "cuda", "error"),
     ("cuda.bindings.nvjitlink.nvJitLinkError: ERROR_PTX_COMPILE (NVJITLINK_ERROR_PTX_COMPILE)", "cuda", "error"),
+    ("cupy_backends.cuda.libs.cutensor.CuTensorError: CUTENSOR_STATUS_INSUFFICIENT_DRIVER", "cuda", "error"),
+    ("Got cutlass error: Error Internal at: 212", "cuda", "error"),
+    ("RuntimeError: Got CUTLASS error: Error Architecture Mismatch", "cuda", "error"),
     # TensorRT's engine built elsewhere: cuda, not the GPFS lease its "please rebuild" used to read as
     ("[11/26/2026-10:11:12] [TRT] [E] 6: The engine plan file is generated on an incompatible device, expecting "
      "compute 8.0 got compute 9.0, please rebuild.", "cuda", "error"),
@@ -89,6 +92,7 @@ BENIGN_TWINS = [
     "step 3 done in kernel.cu at line 20 of 40 (ok)",
     "cuFFT plan created for size 4096",
     "GPUassert",
+    "CUTENSOR_STATUS_SUCCESS",
 ]
 
 
