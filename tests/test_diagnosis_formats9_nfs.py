@@ -100,6 +100,8 @@ DAEMON_FAULTS = [
     ("rpc.idmapd[700]: imconv: Invalid conversion type (3) in message", "nfs", "warning"),
     # utils/nfsdcld/nfsdcld.c cld_create() "%s: problem writing to cld pipe (%zd): %m"
     ("nfsdcld[512]: cld_create: problem writing to cld pipe (-1): Broken pipe", "nfs", "warning"),
+    # autofs daemon/indirect.c do_mount_autofs_indirect() crit("failed to create ioctl fd for autofs path %s")
+    ("automount[2231]: do_mount_autofs_indirect: failed to create ioctl fd for autofs path /home", "nfs", "warning"),
     # rpc.idmapd's nfsdopenone() with another errno than ENOENT is still the daemon's failure
     ("rpc.idmapd[700]: nfsdopenone: Opening /proc/net/rpc/nfs4.nametoid/channel failed: errno 13 (Permission denied)",
      "nfs", "warning"),
@@ -159,6 +161,9 @@ BENIGN_TWINS = [
     # blkmapd's pipe notes; a program map's key that is not there
     "blkmapd[611]: blocklayout pipe file created",
     "automount[2231]: lookup(program): lookup for alice failed",
+    # autofs shutting down or reloading with mounts in use
+    "automount[2231]: umount_autofs_indirect: ask umount returned busy /home",
+    "automount[2231]: do_umount_autofs_direct: ask umount returned busy for /data/proj01",
 ]
 
 
