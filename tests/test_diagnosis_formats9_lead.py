@@ -27,6 +27,11 @@ FOUND = [
     ("rdma_rxe: err -14 from rxe_umem_get", "ib", "warning"),
     # systemd before 231: the unit's name, then "mount process exited" without a colon
     ("Mar  2 10:11:12 node07 systemd: scratch.mount mount process exited, code=exited status=32", "nfs", "warning"),
+    # the audit record of a crash (AUDIT_ANOM_ABEND): a user process, info, never a node action
+    ('Mar  2 10:11:12 node07 audit[4242]: ANOM_ABEND auid=1001 uid=1001 gid=1001 ses=3 pid=4242 comm="python3" '
+     'exe="/usr/bin/python3.11" sig=11', "segfault", "info"),
+    ('[ 812.114] audit: type=1701 audit(1700000000.123:456): auid=1001 uid=1001 gid=1001 ses=3 subj=unconfined '
+     'pid=4242 comm="train" exe="/opt/app/train" sig=7 res=1', "segfault", "info"),
 ]
 
 
@@ -46,6 +51,9 @@ BENIGN = [
     "Mar  2 10:11:12 node07 systemd: scratch.mount mount process exited, code=exited status=0",
     "Mar  2 10:11:12 node07 systemd[1]: Mounted /scratch.",
     "rdma_rxe: loaded",
+    # a process killed by SIGKILL or ended by SIGTERM is not a crash
+    '[ 812.114] audit: type=1701 audit(1700000000.123:456): auid=1001 uid=1001 gid=1001 ses=3 pid=4242 comm="train" '
+    'exe="/opt/app/train" sig=9 res=1',
 ]
 
 
