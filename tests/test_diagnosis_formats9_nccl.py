@@ -52,6 +52,9 @@ FAULTS = [
     ("/dvs/p4/build/sw/rel/gpgpu/toolkit/r12.8/main_nvshmem/src/modules/transport/ibgda/ibgda.cpp:2916: non-zero "
      "status: 7 create DCT share err.", "nccl", "error"),
     ("nvshmem initialization failed, exiting", "nccl", "error"),
+    # RCCL's missing iommu=pt stays an NCCL WARN (nccl, error): only the performance advisories are info
+    ('gpu01:48213:48213 [0] NCCL WARN Missing "iommu=pt" from kernel command line which can lead to system '
+     'instablity or hang!', "nccl", "error"),
 ]
 
 
@@ -89,6 +92,11 @@ BENIGN_TWINS = [
     "INFO:jax._src.distributed:Connecting to JAX distributed service on 10.1.0.5:1234",
     "[1,0]<stdout>:INFO:root:[0]: Elastic driver: discovered 4 hosts, 32 slots",
     "# Out of bounds values : 0 OK",
+    # RCCL's performance advisories at start (placed before nccl_error, which reads any NCCL WARN)
+    'gpu01:48213:48213 [0] NCCL WARN NUMA auto balancing enabled which can lead to variability in the RCCL '
+    'performance! Disable by "sudo sysctl kernel.numa_balancing=0"',
+    'gpu01:48213:48213 [0] init.cc:168 NCCL WARN Missing "HSA_FORCE_FINE_GRAIN_PCIE=1" from environment which can '
+    'lead to low RCCL performance, system instablity or hang!',
     "gpu01:48213:48213 [0] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin.",
 ]
 
