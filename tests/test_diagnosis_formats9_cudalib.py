@@ -39,6 +39,11 @@ FAULTS = [
     ("cupy_backends.cuda.libs.cutensor.CuTensorError: CUTENSOR_STATUS_INSUFFICIENT_DRIVER", "cuda", "error"),
     ("Got cutlass error: Error Internal at: 212", "cuda", "error"),
     ("RuntimeError: Got CUTLASS error: Error Architecture Mismatch", "cuda", "error"),
+    ("terminate called after throwing an instance of 'thrust::THRUST_200600_900_NS::system::system_error'",
+     "cuda", "error"),
+    # RMM's GPU pool: cuda, not the host memory its "MemoryError"/"bad_alloc" would say
+    ("MemoryError: std::bad_alloc: out_of_memory: RMM failure at:/opt/conda/include/rmm/mr/device/"
+     "pool_memory_resource.hpp:196: Maximum pool size exceeded", "cuda", "error"),
     # TensorRT's engine built elsewhere: cuda, not the GPFS lease its "please rebuild" used to read as
     ("[11/26/2026-10:11:12] [TRT] [E] 6: The engine plan file is generated on an incompatible device, expecting "
      "compute 8.0 got compute 9.0, please rebuild.", "cuda", "error"),
@@ -93,6 +98,8 @@ BENIGN_TWINS = [
     "cuFFT plan created for size 4096",
     "GPUassert",
     "CUTENSOR_STATUS_SUCCESS",
+    "CUDA Driver Version         : 12040",
+    "Detected 1 CUDA Capable device(s)",
 ]
 
 
