@@ -269,6 +269,7 @@ def test_library_tags_are_never_where_a_message_starts() -> None:
     assert {"ucx", "rdma-core", "libfabric", "psm", "mpi-fabric", "sharp-hcoll", "nccl-net", "rdma-tools"} <= libraries
     assert all(s.trust == "job" for s in subsystems.LIBRARIES)
     gpu_stack = ("nccl-core", "cuda-stack", "nvml", "collectives")    # (round 9, rules9-nccl: collectives)
+    gpu_stack += ("shared-fs-mention",)    # (round 9, the lead: a job's words naming a shared filesystem are kind nfs)
     assert all(s.kind == "ib" for s in subsystems.LIBRARIES if s.name not in gpu_stack)
     # (round 8) the GPU stack's libraries, after the fabric's: a line naming both is the fabric's
     kinds = {s.name: s.kind for s in subsystems.LIBRARIES}

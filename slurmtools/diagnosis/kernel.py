@@ -122,9 +122,14 @@ def _plan(key: bytes | str, ctx: dict[str, Any], rs: RuleSet) -> tuple[int, str,
     text = key.decode("utf-8", "replace").replace("\x00", "") if isinstance(key, bytes) else key
     message = normalise(text, after_stamp=True).message if isinstance(key, bytes) else text
     hit = match_line(Line(0, message, None, None, None), ctx, rs)
-    unclaimed = hit is None or (hit[1] is None and hit[0].handler == "unrecognised")   # the fallback: no tag here
+    # unclaimed: no rule, or only the fallback, with no tag here or only a library's tag found anywhere in the line
+    # (a job's words): a later start may still hold a kernel message a rule reads (`...;CRITICAL;1;nfs: server ...`)
+    unclaimed = hit is None or (hit[0].handler == "unrecognised" and (
+        hit[1] is None or (hit[1].trust == "job" and bool(hit[1].details.get("unrecognised")))))
     if unclaimed and len(message) <= LATER_MAX and not ANY_TAG.match(message) and not TASK_FIRST.match(message):
-        hit = _later_start(message, ctx, rs) or hit
+        later = _later_start(message, ctx, rs)
+        if later is not None and (hit is None or hit[1] is None or later[0].handler != "unrecognised"):
+            hit = later          # a library's finding yields to a rule's at a later start, not to another fallback
     if hit is None or hit[0].handler == "ignore":
         return SKIP, message, None, None
     rule, template = hit
