@@ -139,7 +139,9 @@ UNRECOGNISED = [
      "directory", "rdma-core", "job"),
     # infiniband-diags ibstat and mstflint's mlxconfig as an admin pastes them
     ("ibstat: Can't find device mlx5_5", "rdma-tools", "job"),
-    ("mlxconfig: -E- Failed to query device current configuration", "rdma-tools", "job"),
+    # (round 9: mstflint's own `-E- ` prefix after the tool's name is now read by ib_tool_error from a later start,
+    # tested below; the tool's name before a message no rule reads is still the fallback's)
+    ("mlxconfig: Failed to query device current configuration", "rdma-tools", "job"),
 ]
 
 
@@ -150,6 +152,13 @@ def test_a_line_no_rule_names_is_the_fallbacks_warning(line: str, subsystem: str
     f = findings[0]
     assert (f.kind, f.severity, f.action, f.trust) == ("ib", "warning", "investigate", trust)
     assert f.details["unrecognised"] is True and f.details["subsystem"] == subsystem
+    assert not is_node_fault(f, None)
+
+
+def test_a_rule_behind_a_tools_name_wins_over_the_librarys_fallback() -> None:
+    # (round 9) mlxconfig's `-E- ` error behind the tool's name: the rule's reading from a later start, never a drain
+    f = diagnose(b"mlxconfig: -E- Failed to query device current configuration")[0]
+    assert (f.kind, f.severity, f.details.get("rule"), f.trust) == ("ib", "warning", "ib_tool_error", "syslog")
     assert not is_node_fault(f, None)
 
 

@@ -115,5 +115,5 @@ def test_a_monitor_state_field_is_no_failure_word(line: str) -> None:
 def test_the_output_inside_an_alert_is_still_read() -> None:
     """The alert's output keeps its own words: a failure a rule names, and one only the fallback reports."""
     found_as("[1704966721] SERVICE ALERT: gpu017;dmesg;CRITICAL;HARD;1;rdma_rxe: failed to add enp1s0", "ib", "error")
-    reaches_fallback("[1704966721] SERVICE ALERT: gpu017;dmesg;CRITICAL;HARD;1;rdma_rxe: could not allocate queue"
-                     " pair, error -12", "ib")
+    reaches_fallback("[1704966721] SERVICE ALERT: gpu017;dmesg;CRITICAL;HARD;1;rdma_rxe: queue pair 17 stuck in an"
+                     " unexpected state, error -12", "ib")
