@@ -118,3 +118,49 @@ BENIGN = [
 @pytest.mark.parametrize("line", BENIGN)
 def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
     below_warning(line)
+
+
+# ---- the kernel's own words about a consumer's queue pair (the fabric writer's open judgement): linux v6.12 mlx5_ib
+# cq.c mlx5_handle_error_cqe()/dump_cqe() "WC error: %d, Message: %s\n", bnxt_re ib_verbs.c "Failed to create HW QP",
+# ulp/iser iser_err_comp() "%s failure: %s (%d) vend_err %#x\n", ulp/isert isert_print_wc(), ulp/ipoib
+# ipoib_transport_dev_init() "%s: failed to create receive CQ\n"
+KERNEL_QP = [
+    "[ 5123.456789] infiniband mlx5_0: mlx5_handle_error_cqe:333:(pid 0): WC error: 10, message: remote access error",
+    "[ 5123.456789] infiniband mlx5_0: dump_cqe:281:(pid 0): WC error: 12, Message: transport retry counter exceeded",
+    "Nov 26 09:52:01 gpu-node-07 kernel: bnxt_re bnxt_en.rdma.1 bnxt_re1: Failed to create HW QP",
+    "[ 5123.456789] iser: iser_err_comp: login failure: transport retry counter exceeded (12) vend_err 0x81",
+    "[Thu Nov 26 09:52:01 2026] isert: isert_print_wc: send failure: remote access error (10) vend_err 88",
+    "Nov 26 09:52:01 gpu-node-07 kernel: mlx5_1: failed to create receive CQ",
+]
+
+
+@pytest.mark.parametrize("line", KERNEL_QP)
+def test_the_kernels_queue_pair_errors_are_kernel_findings_not_a_jobs(line: str) -> None:
+    """Before, verbs_job_error read these kernel lines with a job's trust and restart_app; now the kernel's own report
+    is kernel evidence (ib, warning, investigate) and never a drain."""
+    findings = diagnose(line.encode())
+    top = findings[0]
+    assert (top.kind, top.severity, top.action, top.trust) == ("ib", "warning", "investigate", "kernel")
+    assert top.details.get("rule") == "rules9_rdma2_kernel_qp_error"
+    assert not any(is_node_fault(f, None) for f in findings)
+
+
+def test_a_jobs_copy_of_the_kernels_words_stays_the_jobs() -> None:
+    """In a job's output the same words are still the job's (verbs_job_error, trust job)."""
+    found = joblog.scan(["0: infiniband mlx5_0: mlx5_handle_error_cqe:333:(pid 0): WC error: 10, message: remote "
+                         "access error"])
+    assert [(f.kind, f.trust, f.details.get("rule")) for f in found] == [("ib", "job", "verbs_job_error")]
+
+
+@pytest.mark.parametrize("line", [
+    # linux mana_ib (v6.13) main.c/qp.c ibdev_err(&mdev->ib_dev, ...) behind `mana_ib PARENT IBDEV: `; vmw_pvrdma's
+    # other probe failures
+    "mana_ib mana.rdma.0 mana_0: Failed to create EQs for RNIC err -5",
+    "mana_ib mana.rdma.0 mana_0: Failed to create rc qp  -5",
+])
+def test_the_new_rdma_tags_reach_the_fallback_as_kernel_findings(line: str) -> None:
+    """`mana_ib` and `vmw_pvrdma` joined the rdma table of subsystems.toml: their failures no rule names are the
+    fallback's ib warnings with the kernel's trust."""
+    findings = diagnose(line.encode())
+    assert (findings[0].kind, findings[0].severity, findings[0].trust) == ("ib", "warning", "kernel")
+    assert findings[0].details.get("unrecognised")
