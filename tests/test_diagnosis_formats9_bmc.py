@@ -139,3 +139,29 @@ def test_a_long_hostile_line_is_decided(line: str) -> None:
     # a long line of near-matches is decided, and is not the new rules' finding
     rules = {f.details.get("rule") for f in diagnose(line.encode())}
     assert not {r for r in rules if r and str(r).startswith("rules9_bmc_")}
+
+
+@pytest.mark.parametrize(("line", "kind"), [
+    # FreeIPMI's words (libfreeipmi's power supply / power unit / generic tables) in ipmi-sel's and ipmi-sensors' tables
+    ("12 | Nov-26-2026 | 10:01:07 | PS1 Status       | Power Supply                | Power Supply input lost (AC/DC)",
+     "thermal"),
+    ("118 | P12V             | Voltage                  | 10.80      | V     | 'At or Below (<=) Lower Critical "
+     "Threshold'", "thermal"),
+    # ipmitool's CSV form (-c) and a registry message inside a Redfish LogEntry's JSON
+    ("2a,11/26/2026,10:01:07,Power Supply PS2 Status,Power Supply AC lost,Asserted", "thermal"),
+    ('{"Message": "Fan redundancy lost.", "MessageId": "OpenBMC.0.1.FanRedundancyLost", "Severity": "Warning"}',
+     "thermal"),
+])
+def test_other_shapes_of_the_same_events_are_found(line: str, kind: str) -> None:
+    found_as(line, kind, "warning")
+    never_drains(line)
+
+
+@pytest.mark.parametrize("line", [
+    "1b | Nov-26-2026 | 10:01:07 | PS Redundancy    | Power Unit                  | Fully Redundant",
+    "118 | P12V             | Voltage                  | 12.00      | V     | 'OK'",
+    "2d,11/26/2026,10:01:07,Power Supply PS2 Status,Power Supply AC lost,Deasserted",
+    '{"Message": "Fan redundancy regained.", "MessageId": "OpenBMC.0.1.FanRedundancyRegained", "Severity": "OK"}',
+])
+def test_their_twins_stay_below_warning(line: str) -> None:
+    below_warning(line)
