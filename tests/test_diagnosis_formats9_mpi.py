@@ -1,6 +1,7 @@
 """Round 9's MPI printers (rules9-MPI): what tests/data/kernel/printers/mpi.tsv cannot say about the rules it needed.
-How Open MPI (btl/tcp, ORTE/PRRTE, oob/tcp, PMIx, the CUDA accelerator), MPICH (ch4 OFI netmod, hydra) and Slurm's
-launcher (srun, slurmstepd) report a node, a daemon or the network under a job failing.
+How Open MPI (btl/tcp, ORTE/PRRTE, oob/tcp, PMIx, coll/ucc and coll/hcoll, the CUDA accelerator), MPICH (ch4 OFI and UCX
+netmods, hydra) and Slurm's launcher (srun, slurmstepd, its PMIx plugin) report a node, a daemon or the network under
+a job failing.
 
 Every line is a format string of the public source named in the rule's comment in slurmtools/data/diagnosis_rules.toml,
 its conversions filled in by hand: none is copied from a log or from the field corpus. A job's text never drains
@@ -42,6 +43,17 @@ FAULTS = [
     ("[mpiexec@n1] HYD_pmcd_pmip_control_cmd_cb (pm/pmiserv/pmiserv_cb.c:208): assert (!closed) failed", "ib", "error"),
     ("[mpiexec@n1] control_cb (mpiexec/pmiserv_cb.c:279): unable to read command from proxy", "ib", "error"),
     ("[proxy:0:1@n2] HYDU_sock_write (lib/utils/sock.c:250): write error (Broken pipe)", "ib", "error"),
+    ("MPIDI_UCX_send_cmpl_cb(35)...............: returned failed request in UCX netmod(ucx_send.h 35 "
+     "MPIDI_UCX_send_cmpl_cb Endpoint timeout)", "ib", "error"),
+    # Open MPI's collective offload components (ib, warning)
+    ("Error: coll_ucc_module.c:380 - mca_coll_ucc_init_ctx() UCC context create failed", "ib", "warning"),
+    # Slurm's PMIx plugin unable to reach another node's server (ib, warning)
+    ("slurmstepd: error:  mpi/pmix_v4: pmixp_coll_ring_reset_if_to: n1 [0]: pmixp_coll_ring.c:737: 0x7f1234567890: "
+     "collective timeout seq=0", "ib", "warning"),
+    ("slurmstepd: error:  mpi/pmix_v4: pmixp_stepd_send: n1 [0]: pmixp_utils.c:369: send failed, rc=1001, exceeded "
+     "the retry limit", "ib", "warning"),
+    ("slurmstepd: error:  mpi/pmix_v4: pmixp_dconn_connect: n1 [0]: pmixp_dconn.h:245: Cannot establish direct "
+     "connection to n2 (1)", "ib", "warning"),
     # SIGKILL in hydra's words, as oom_job_killed files mpirun's and srun's (oom, warning)
     ("YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)", "oom", "warning"),
     # Slurm: a node declared failed, a launch that lost its connection (ib, warning)
@@ -54,6 +66,7 @@ FAULTS = [
     ("slurmstepd: error: _send_launch_resp: Failed to send RESPONSE_LAUNCH_TASKS: Connection refused", "ib", "warning"),
     # Open MPI 5's CUDA support (cuda, error)
     ("The call to cuPointerSetAttribute with CU_POINTER_ATTRIBUTE_SYNC_MEMOPS", "cuda", "error"),
+    ("A call to allocate memory within the CUDA support failed.  This is", "cuda", "error"),
 ]
 
 
@@ -82,6 +95,8 @@ BENIGN_TWINS = [
     "[n1:41234] [[41234,0],0] ORTE_ERROR_LOG: Data unpack would read past end of buffer in file util/show_help.c at "
     "line 501",
     "[mpiexec@n1] main (mpiexec/mpiexec.c:129): no nodes available to launch processes",
+    "Error: coll_ucc_module.c:340 - mca_coll_ucc_init_ctx() UCC library doesn't support MPI_THREAD_MULTIPLE",
+    "slurmstepd: debug:  n1 [0]: pmixp_server.c:615: Connection closed fd = 12",
 ]
 
 
@@ -105,6 +120,14 @@ def test_a_slurm_launch_failure_that_is_the_users_is_not_a_lost_node() -> None:
                  b"srun: error: Task launch for StepId=4411.0 failed on node gpu-node08: Invalid generic resource "
                  b"(gres) specification"):
         assert not [f for f in diagnose(line) if f.kind == "ib"], line
+
+
+def test_the_pmix_plugin_rule_needs_the_plugins_frame() -> None:
+    """The PMIx plugin's failures are read after its `mpi/pmix_vN: func: host [id]: file:line:` frame: the words alone
+    in a job's chatter are not a lost node."""
+    for line in (b"collective timeout seq=0", b"worker: send failed, rc=1001, exceeded the retry limit",
+                 b"mpi/pmix_v4: collective timeout seq=0"):
+        assert not [f for f in diagnose(line) if f.kind == "ib" and f.severity != "info"], line
 
 
 def test_the_new_rules_never_drain_even_as_the_kernels_lines() -> None:
