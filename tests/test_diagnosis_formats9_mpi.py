@@ -43,6 +43,9 @@ FAULTS = [
     ("[mpiexec@n1] HYD_pmcd_pmip_control_cmd_cb (pm/pmiserv/pmiserv_cb.c:208): assert (!closed) failed", "ib", "error"),
     ("[mpiexec@n1] control_cb (mpiexec/pmiserv_cb.c:279): unable to read command from proxy", "ib", "error"),
     ("[proxy:0:1@n2] HYDU_sock_write (lib/utils/sock.c:250): write error (Broken pipe)", "ib", "error"),
+    ("MPID_nem_tcp_connpoll(1845)...........: Communication error with rank 1: Connection reset by peer",
+     "ib", "error"),
+    ("MPID_nem_tcp_recv_handler(1538).......: socket closed", "ib", "error"),
     ("MPIDI_UCX_send_cmpl_cb(35)...............: returned failed request in UCX netmod(ucx_send.h 35 "
      "MPIDI_UCX_send_cmpl_cb Endpoint timeout)", "ib", "error"),
     # Open MPI's collective offload components (ib, warning)
