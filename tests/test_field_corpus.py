@@ -96,6 +96,14 @@ def test_the_split_is_by_source_and_deterministic() -> None:
 #: round7's own test rows 98.7 % (153 of 155), round7gpu's 82.1 % (32 of 39), the earlier files' 92.5 % (812 of 878).
 #: Scored a second and last time after the second wave (apps, tools, leftovers, the GPU stack's library fallback):
 #: 93.1 % (998 of 1,072), the same one false alarm. Floor 0.93.
+#: Round 9 (2026-11-26): round9.tsv (409 rows from 258 pages) and round9b.tsv (126 rows from 86 pages) joined from two
+#: collectors who wrote no rules and scored nothing; rules from the format strings of ten more printer families (NFS
+#: client, parallel filesystems, fabric, RDMA leftovers, the GPU's node side, CUDA libraries, collectives, MPI and
+#: Slurm's launcher, BMC events), a fourth public-log sweep, the two new files' rules halves, and a last-resort
+#: fallback for a job's words naming a shared filesystem or the fabric. Scored after the first wave: 93.1 % (1,199 of
+#: 1,288); a second and last time after the second (RDMA leftovers, BMC, MPI, the mention fallback): 93.2 % (1,200 of
+#: 1,288); round9's own test rows 93.4 % (156 of 167), round9b's 91.8 % (45 of 49), the earlier files' 93.2 % (999 of
+#: 1,072), the same one false alarm. Floor 0.93.
 TEST_HALF_FLOOR = 0.93
 #: Benign test-half lines that raise a warning: 0 until round3, whose benign rows brought 1 (in a dmesg envelope;
 #: which line is not looked at, the test half being scored only). Never raise this.
@@ -106,7 +114,7 @@ ISSUE_BAR = 0.95
 def test_the_test_half_holds_its_measured_floor() -> None:
     """Scored only: its lines are never read when writing rules (bench/field_corpus.py --misses refuses it)."""
     result = score(split(load())["test"])
-    assert result["fault_lines"] >= 1050
+    assert result["fault_lines"] >= 1250
     per_kind = {k: f"{v['found']}/{v['lines']}" for k, v in result["per_kind"].items()}
     assert result["recall"] >= TEST_HALF_FLOOR, (round(result["recall"], 4), per_kind)
     assert result["false_alarms"] <= TEST_HALF_FALSE_ALARMS, result["false_alarms"]
