@@ -92,6 +92,11 @@ _STARTS = re.compile(r"[\s\]:|>,;=\"']+")
 LATER_STARTS, LATER_SPAN, LATER_MAX = 24, 256, 2048
 
 
+def _library_fallback(found: Finding) -> bool:
+    """FOUND is the fallback's finding for a library's tag (trust job), which is searched anywhere in a message."""
+    return found.trust == "job" and bool(found.details.get("unrecognised"))
+
+
 def _later_start(message: str, ctx: dict[str, Any], rs: RuleSet) -> tuple[Rule, Finding | None] | None:
     """A message no rule claims, from an envelope the parser does not know (`host:: 12 [x] NVRM: Xid ...`): the first
     later start (`_STARTS`, the first LATER_STARTS within LATER_SPAN characters) where a rule finds something. The
@@ -109,7 +114,7 @@ def _later_start(message: str, ctx: dict[str, Any], rs: RuleSet) -> tuple[Rule, 
             if TASK_FIRST.match(rest):
                 return None              # past here the text is a task's (`audit: ... comm="..."`): not read
             continue
-        if found.trust == "job" and found.details.get("unrecognised"):
+        if _library_fallback(found):
             continue                     # a library's tag is searched anywhere: the whole message had its say
         details = {**found.details, "envelope": "unread"}
         trust = "syslog" if found.trust in NODE_TRUST else found.trust
@@ -124,8 +129,7 @@ def _plan(key: bytes | str, ctx: dict[str, Any], rs: RuleSet) -> tuple[int, str,
     hit = match_line(Line(0, message, None, None, None), ctx, rs)
     # unclaimed: no rule, or only the fallback, with no tag here or only a library's tag found anywhere in the line
     # (a job's words): a later start may still hold a kernel message a rule reads (`...;CRITICAL;1;nfs: server ...`)
-    unclaimed = hit is None or (hit[0].handler == "unrecognised" and (
-        hit[1] is None or (hit[1].trust == "job" and bool(hit[1].details.get("unrecognised")))))
+    unclaimed = hit is None or (hit[0].handler == "unrecognised" and (hit[1] is None or _library_fallback(hit[1])))
     if unclaimed and len(message) <= LATER_MAX and not ANY_TAG.match(message) and not TASK_FIRST.match(message):
         later = _later_start(message, ctx, rs)
         if later is not None and (hit is None or hit[1] is None or later[0].handler != "unrecognised"):
