@@ -22,23 +22,34 @@ def recover_once() -> list[dict[str, object]]:
     return list(json.loads(out.stdout)["recovery"])
 
 
-def deep_checks(lab: Lab, node: str) -> list[dict[str, object]]:
+def last_id(lab: Lab) -> int:
+    """The newest ledger row id of node state changes: what a test's window starts after."""
     subprocess.run(["slurmtools", "ledger", "flush", "--quiet"], capture_output=True, check=False)
-    return [c.details for c in ledger_rows(lab, models.NodeStateChange, action="deep_check")
-            if isinstance(c, models.NodeStateChange) and c.node == node]
+    return max((c.id for c in ledger_rows(lab, models.NodeStateChange) if isinstance(c, models.NodeStateChange)),
+               default=0)
+
+
+def deep_checks(lab: Lab, node: str, after: int) -> list[dict[str, object]]:
+    """NODE's deep-check records written after row id AFTER, oldest first (by id: a SELECT without ORDER BY has no
+    order in PostgreSQL, so a count of earlier rows is no window)."""
+    subprocess.run(["slurmtools", "ledger", "flush", "--quiet"], capture_output=True, check=False)
+    rows = [c for c in ledger_rows(lab, models.NodeStateChange, action="deep_check")
+            if isinstance(c, models.NodeStateChange) and c.node == node and c.id > after]
+    return [dict(c.details, id=c.id, time=str(c.time)) for c in sorted(rows, key=lambda c: c.id)]
 
 
 def test_xid79_keeps_the_node_out_until_a_reboot_then_confirmed(lab: Lab, slurm: CliSlurm, jobs: list[int],
                                                                  workdir: Path, resume_after: list[str]) -> None:
     resume_after.append("n2")
-    before = len(deep_checks(lab, "n2"))
+    before = last_id(lab)
     run_and_inject(lab, slurm, jobs, workdir, "xid79")
     wait_until("n2 drained by its epilog", lambda: slurm.nodes(["n2"])[0].drain)
     # the deep checks fail while the GPU is gone: the node stays out, whatever the time
     rows = wait_until("two failed deep checks", lambda: (
         lambda checks: checks if len([c for c in checks if c.get("verdict") == "fail"]) >= 2 else None)(
-        (recover_once(), deep_checks(lab, "n2")[before:])[1]), timeout=60, every=2)
-    assert all(r.get("verdict") == "fail" for r in rows) and slurm.nodes(["n2"])[0].drain
+        (recover_once(), deep_checks(lab, "n2", before))[1]), timeout=60, every=2)
+    assert all(r.get("verdict") == "fail" for r in rows), rows
+    assert slurm.nodes(["n2"])[0].drain
     assert any("gpu" in (r.get("failed") or []) for r in rows)
     subprocess.run(["slurmtools", "lab", "inject", "n2", "reboot"], check=True, capture_output=True)
     wait_until("n2 back in service after the reboot", lambda: (recover_once() or True) and not slurm.nodes(
@@ -56,13 +67,13 @@ def test_a_fault_only_a_reboot_clears_is_not_refuted_by_checks_before_it(
     """XID 154 with 'Node Reboot Required': even a deep check that passes (the driver's recovery action read back
     as none here, as after a GPU reset) does not return the node before its boot id changes."""
     resume_after.append("n2")
-    before = len(deep_checks(lab, "n2"))
+    before = last_id(lab)
     run_and_inject(lab, slurm, jobs, workdir, "xid154")
     wait_until("n2 drained by its epilog", lambda: slurm.nodes(["n2"])[0].drain)
     lab.set_snapshot("n2", "healthy-8xh100")                   # the probes pass, in the same boot
     rows = wait_until("two deep checks", lambda: (lambda checks: checks if len(checks) >= 2 else None)(
-        (recover_once(), deep_checks(lab, "n2")[before:])[1]), timeout=60, every=2)
-    assert {r.get("verdict") for r in rows} == {"waiting"} and rows[0].get("waiting_for") == "reboot"
+        (recover_once(), deep_checks(lab, "n2", before))[1]), timeout=60, every=2)
+    assert {r.get("verdict") for r in rows} == {"waiting"} and rows[0].get("waiting_for") == "reboot", rows
     assert slurm.nodes(["n2"])[0].drain
     subprocess.run(["slurmtools", "lab", "inject", "n2", "reboot"], check=True, capture_output=True)
     wait_until("n2 back in service after the reboot", lambda: (recover_once() or True) and not slurm.nodes(
