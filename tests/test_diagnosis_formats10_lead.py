@@ -31,6 +31,9 @@ FOUND = [
     # mount failing on an NFS source
     ("mount.nfs: mounting nas01:/export/scratch on /scratch failed, reason given by server: No such file or directory",
      "nfs", "warning"),
+    # EIO as a job or a copy tool reports it
+    ("OSError: [Errno 5] Input/output error: '/lustre/proj/ckpt/step_4000/model.pt'", "nfs", "warning"),
+    ('rsync: [sender] read errors mapping "/nfs/home/u1/data.h5": Input/output error (5)', "nfs", "warning"),
     # ParaStation MPI's fabric plugins
     ("<PSP:r0000012:ucp:ucp_ep_create() failed: Destination is unreachable>", "ib", "error"),   # ucx_job_error's
     ("<PSP:r0000012:connection to (10.1.2.3,4711,0x2,r0000013) (type:ofed,state:open) : write : Connection reset by peer>",
@@ -56,6 +59,7 @@ BENIGN = [
     "gpu-a17:40211:40377 [5] NCCL INFO NET/Socket : Using [0]eth0:10.1.2.3<0>",
     "docker: using runtime nvidia for container 4f2a",
     "make[2]: Leaving directory '/var/lib/dkms/nvidia/550.90.07/build'",
+    "OSError: [Errno 28] No space left on device: '/tmp/x'",
     "mount.nfs: trying text-based options 'vers=4.2,addr=10.1.2.3,clientaddr=10.1.2.4'",
     "<PSP:r0000012:connection to (10.1.2.3,4711,0x2,r0000013) (type:openib,state:open)>",
 ]
