@@ -22,6 +22,12 @@ FOUND = [
     # NCCL's header without its name
     ("gpu-a17:40211:40377 [5] transport/net_socket.cc:498 WARN NET/Socket : peer 10.1.2.3<43211> shutdown", "nccl",
      "error"),
+    # the HCA's fatal async events as NCCL's IB transport relays them: the fabric's failure
+    ("gpu7:181:210 [0] transport/net_ib.cc:107 NCCL WARN NET/IB : Got async event : local catastrophic error", "ib",
+     "error"),
+    ("NCCL WARN NET/IBext : Got async event : local work queue catastrophic error", "ib", "error"),
+    # NVSHMEM's InfiniBand transports
+    ("/opt/nvshmem/src/modules/transport/ibrc/ibrc.cpp:611: non-zero status: 7 ibv_modify_qp failed", "ib", "error"),
     # the GPU container runtime or the driver's libraries missing
     ("docker: Error response from daemon: unknown or invalid runtime name: nvidia.", "gpu_init", "warning"),
     ("[WARN] Could not find any NVIDIA libraries on this host!", "gpu_init", "warning"),
@@ -52,11 +58,13 @@ def test_a_jobs_or_a_tools_line_never_drains(line: str) -> None:
 
 
 BENIGN = [
+    "gpu7:181:210 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.1.2.3<0>",
     "Kokkos::Cuda::initialize WARNING: Cuda is allocating into UVMSpace by default",
     "cudaGetDeviceCount returned 0 devices",
     "cudaMemcpy returned 0",
     "Return value 0 from 'cudaMallocHost(&pinnedChunk, n)'.",
     "gpu-a17:40211:40377 [5] NCCL INFO NET/Socket : Using [0]eth0:10.1.2.3<0>",
+    "gpu7:181:181 [0] NVSHMEM INFO Using transport ibrc on device mlx5_0 port 1",
     "docker: using runtime nvidia for container 4f2a",
     "make[2]: Leaving directory '/var/lib/dkms/nvidia/550.90.07/build'",
     "OSError: [Errno 28] No space left on device: '/tmp/x'",
@@ -68,3 +76,9 @@ BENIGN = [
 @pytest.mark.parametrize("line", BENIGN)
 def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
     below_warning(line)
+
+
+def test_an_informational_async_event_stays_the_collective_librarys() -> None:
+    """Only the HCA's fatal events are the fabric's: an SM's client reregistration stays nccl_net's."""
+    found_as("gpu1:5021:5386 [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : client reregistration",
+             "nccl", "error")
