@@ -121,6 +121,23 @@ KERNEL_FAULTS = [
     ("CacheFiles: I/O Error: Trunc-to-size failed -5 [o=0000002a]", "disk", "warning"),
     ("CacheFiles: mkdir cache failed with error -28", "disk", "warning"),
     ("FS-Cache: Cache 'mycache' stopped due to I/O error", "disk", "warning"),
+    # net/sunrpc rpc_pipe.c rpc_mkpipe_dentry() pr_warn("%s() failed to create pipe %pd/%s (errno = %d)\n"), svc_xprt.c
+    # svc_delete_xprt() pr_warn("failed to unregister %s with rpcbind\n")
+    ("rpc_mkpipe_dentry() failed to create pipe nfs/clnt1a/idmap (errno = -17)", "nfs", "warning"),
+    ("failed to unregister nfsd with rpcbind", "nfs", "warning"),
+]
+
+DAEMON_FAULTS = [
+    # Slurm 24.11 slurmstepd io.c _init_task_stdio_fds() error("Could not open stderr file %s: %m"), mgr.c
+    # _pre_task_child_privileged() error("couldn't chdir to `%s': %m: going to /tmp instead"), slurmctld job_mgr.c
+    # _write_data_array_to_file() error("Error writing file %s, %m"), controller.c set_slurmctld_state_loc()
+    # fatal("Unable to stat state save loc: %s: %m")
+    ("slurmstepd: error: Could not open stderr file /lustre/alice/err-4411.log: Input/output error", "nfs", "warning"),
+    ("Nov 26 10:00:01 gpu-node07 slurmstepd[48213]: error: couldn't chdir to `/scratch/alice': Transport endpoint is "
+     "not connected: going to /tmp instead", "nfs", "warning"),
+    ("slurmctld: error: Error writing file /nfs/slurm/state/hash.1/job.4411/script, Input/output error", "nfs",
+     "warning"),
+    ("slurmctld: fatal: Unable to stat state save loc: /nfs/slurm/state: Stale file handle", "nfs", "warning"),
 ]
 
 KERNEL_TWINS = [
@@ -138,16 +155,22 @@ KERNEL_TWINS = [
     "fuse: virtio-fs: tag <hostshare> not found",
     "NFS: decode_pnfs_layout_types: Warning: Too many (9) pNFS layout types",
     "NFS: decode_copy_notify: nsvr 3 > Supported. Use first servers",
+    "RPC: Registered rdma transport module.",
+    "RPC:   addr 10.0.0.6 already in xprt switch",
+    # the same Slurm printers with a user's own error: no shared filesystem failed
+    "slurmstepd: error: Could not open stdout file /home/alice/out/slurm-4411.out: No such file or directory",
+    "slurmstepd: error: couldn't chdir to `/home/alice/typo': No such file or directory: going to /tmp instead",
+    "slurmstepd: error: Could not open stdin file /home/alice/in.txt: Permission denied",
 ]
 
 
-@pytest.mark.parametrize(("line", "kind", "severity"), JOB_FAULTS + KERNEL_FAULTS)
+@pytest.mark.parametrize(("line", "kind", "severity"), JOB_FAULTS + KERNEL_FAULTS + DAEMON_FAULTS)
 def test_a_printers_format_string_is_found(line: str, kind: str, severity: str) -> None:
     found_as(line, kind, severity)
 
 
-@pytest.mark.parametrize("line", [c[0] for c in JOB_FAULTS])
-def test_an_mpi_librarys_line_never_drains(line: str) -> None:
+@pytest.mark.parametrize("line", [c[0] for c in JOB_FAULTS + DAEMON_FAULTS])
+def test_an_mpi_librarys_or_slurms_line_never_drains(line: str) -> None:
     never_drains(line)
 
 
@@ -183,9 +206,10 @@ def test_a_job_echoing_a_kernel_nfs_text_is_not_the_kernels() -> None:
     "x" * 50_000 + "(" + "ofi_a.c:1:f:" + "A" * 100_000 + ")",
     "[mpiexec@" + "n" * 100_000 + "] Error: Unable to run bstrap_proxy on x",
     'Invalid hostname "' + "h" * 100_000 + '" in NFS lock request',
+    "slurmstepd: error: Could not open stdout file " + "/d" * 50_000 + ": Stale file handle",
 ])
 def test_a_long_hostile_line_is_read_in_linear_time(line: str) -> None:
     # bounded quantifiers: a long line of near-matches is decided and is not the new rules' finding
     rules = {f.details.get("rule") for f in diagnose(line.encode())}
     assert not rules & {"rules10_mvapich_verbs_error", "rules10_ofi_errno_detail", "rules10_hydra_bootstrap",
-                        "rules10_nfs_kernel_more"}
+                        "rules10_nfs_kernel_more", "rules10_slurm_shared_fs_io"}
