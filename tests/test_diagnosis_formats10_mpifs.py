@@ -52,6 +52,15 @@ JOB_FAULTS = [
     # common/src/rdma_cm/rdma_cm.c ib_cma_event_handler() "RDMA CM Connect error: rdma cma event %d, error %d"
     (MV + "[ib_cma_event_handler] src/mpid/ch3/channels/common/src/rdma_cm/rdma_cm.c:482: RDMA CM Connect error: rdma "
      "cma event 8, error -111", "ib", "error"),
+    # common/src/cm/cm.c MPICM_Init_UD_CM() "**fail %s" "Couldn't create UD QP"
+    ("MPICM_Init_UD_CM(2201)...................: Couldn't create UD QP", "ib", "error"),
+    # mrail/src/gen2/ibv_cuda_event.c process_cuda_event_op() ibv_error_abort(IBV_STATUS_ERR, "cudaEventRecord failed");
+    # ibv_cuda_util.h CUDA_CHECK(): PRINT_ERROR("[%s:%d] cuda failed with %d \n", __FILE__, __LINE__, result): cuda, not
+    # the fabric the path's "mrail" names
+    (MV + "[process_cuda_event_op] src/mpid/ch3/channels/mrail/src/gen2/ibv_cuda_event.c:334: cudaEventRecord failed",
+     "cuda", "error"),
+    (MV + "[allocate_cuda_rndv_streams] [src/mpid/ch3/channels/mrail/src/gen2/ibv_cuda_event.c:39] cuda failed with 2 ",
+     "cuda", "error"),
     # common/src/qos/rdma_3dtorus.c mv2_get_path_rec_sl() fprintf(stderr, "No response from SA\n")
     ("No response from SA", "ib", "error"),
     # MPICH 3.4 hydra's cascade (HYDU_ERR_POP): pmiserv_pmci.c ui_cmd_cb, tools/demux/demux_poll.c
@@ -125,6 +134,8 @@ KERNEL_FAULTS = [
     # svc_delete_xprt() pr_warn("failed to unregister %s with rpcbind\n")
     ("rpc_mkpipe_dentry() failed to create pipe nfs/clnt1a/idmap (errno = -17)", "nfs", "warning"),
     ("failed to unregister nfsd with rpcbind", "nfs", "warning"),
+    # fs/nfsd/nfscache.c nfsd_cache_update() printk("nfsd: RC_REPLSTAT/reply len %d!\n")
+    ("nfsd: RC_REPLSTAT/reply len 8192!", "nfs", "warning"),
 ]
 
 DAEMON_FAULTS = [
