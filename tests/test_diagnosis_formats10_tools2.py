@@ -152,9 +152,9 @@ def test_the_printers_routine_lines_stay_below_warning(line: str) -> None:
     ("Effective Physical BER             : 15E-255", False),
 ])
 def test_the_mlxlink_ber_threshold_is_1e_11(line: str, warn: bool) -> None:
-    """mlxlink prints the BER as COEF E-MAGNITUDE: a magnitude of 11 or less (1E-11 or worse) is a warning; the usual
-    healthy link (E-15 and below, 15E-255 for none) stays silent. 15E-12 (1.5E-11) is under the line by design: the
-    rule reads the magnitude only."""
+    """mlxlink prints the BER as COEF E-MAGNITUDE (mlxlink_effective_ber reads it): a magnitude of 11 or less (1E-11 or
+    worse) is a warning; the usual healthy link (E-15 and below, 15E-255 for none) stays silent. 15E-12 (1.5E-11) is
+    under the line by design: the rule reads the magnitude only."""
     findings = [f for f in diagnose(line.encode()) if f.severity in ("warning", "error", "critical")]
     assert bool(findings) is warn, findings
 
