@@ -29,6 +29,10 @@ READ_BY = [
     ("Query SA failed: Connection timed out", "ib", "tools2_saquery_ibnetdisc"),
     ("ibnetdisc.c:660; Duplicate Port: Port with guid 0x0c42a10300abc123 already exists in ports DB", "ib",
      "tools2_saquery_ibnetdisc"),
+    # infiniband-diags/vendstat.c config_counter_groups(), dump_fts.c dump_multicast_tables()
+    ("config counter group query failure", "ib", "tools2_saquery_ibnetdisc"),
+    ("SubnGet(MFT) failed on switch 'sw-spine02 QM8790' Lid 3 Node GUID 0x248a0703009b4e51 SMA LID 3; MAD status 0x1c "
+     "AM 0x10000000", "ib", "tools2_saquery_ibnetdisc"),
     # infiniband-diags/scripts/ibcheckportwidth.in, ibcheckstate.in (the envelope parser drops the leading "# ")
     ("#warn: Link configured as 1X  lid 44 port 7", "ib", "tools2_ibcheck_scripts"),
     ("# Ca: nodeguid 0x0c42a10300abc123 failed", "ib", "tools2_ibcheck_scripts"),
@@ -69,6 +73,11 @@ READ_BY = [
      "tools2_dcgm_fr_pcie"),
     ("Cannot get pointer to nvmlDeviceGetCount_v2 from libnvidia-ml.so", "gpu_init", "tools2_dcgm_fr_gpu_init"),
     ("Couldn't allocate at least 90.0% of GPU memory on GPU 6", "cuda", "tools2_dcgm_fr_cuda"),
+    # DCGM_FR_FIELD_THRESHOLD_TS_MSG, by the field it names
+    ("ecc_dbe_volatile_total met or exceeded the threshold of 1 per second: 3 at 12.5 seconds into the test.", "xid",
+     "tools2_dcgm_fr_xid"),
+    ("pcie_replay_counter met or exceeded the threshold of 8 per second: 30 at 12.5 seconds into the test.", "pcie",
+     "tools2_dcgm_fr_pcie"),
 ]
 
 
@@ -112,6 +121,9 @@ BENIGN = [
     # nvidia-fs's nvfs_warn / nvfs_info notes (nvfs-pci.c, nvfs-core.c)
     "[    9.123456] nvidia-fs:detected pci-distance more than proc limit :12/8",
     "[ 8812.004113] nvidia-fs:truncate request size :65536",
+    # nvfs_info (seen with the module's info parameter on) and nvfs_init's pr_info
+    "[ 8812.004113] nvidia-fs:nvfs_free_gpu_info failed. for mgroup 00000000a1b2c3d4, ref cnt 2",
+    "[    9.123456] nvidia_fs: Initializing nvfs driver module",
     # GDS's compat mode: a file or platform without GDS (cufile.h strings, cufile.log NOTICE)
     "cuFileHandleRegister failed : GPUDirect Storage not supported on current platform",
     " 26-11-2026 11:02:03:004 [pid=5120 tid=5120] NOTICE  cufio:293 cuFileHandleRegister GDS not supported or "
@@ -137,6 +149,8 @@ BENIGN = [
     # the ibcheck* scripts on a healthy fabric
     "## Summary: 12 nodes checked, 0 bad nodes found",
     "Port check lid 44 port 7: OK",
+    # ibnetdiscover's topology (a tab written as 4 spaces)
+    'Switch    41 "S-248a0703009b4e51"        # "sw-spine02 QM8790" enhanced port 0 lid 3 lmc 0',
 ]
 
 
