@@ -25,6 +25,8 @@ AZURE_RNNT = (f"{MLPERF}/training_results_v1.1/blob/ebe92f81f7a69255a3b0a907595d
               "nd96amsr_a100_v4_n16_ngc21.09_pytorch/rnnt/result_2.txt")
 DELL_SSD = (f"{MLPERF}/training_results_v3.1/blob/d06288b2bd675a9d88e0e6181f5bb5626b71ec19/Dell/results/"
             "2xXE9680x8H100-SXM-80GB/ssd/result_0.txt")
+RED_HAT = (f"{MLPERF}/training_results_v4.0/blob/6fe954378efe4a1a1bd665550b18ff8f26018def/Red_Hat/results/"
+           "AS-8125GS-TNHR-RHEL9.4/llama2_70b_lora/result_3.txt")
 CLEMSON = (f"{MLPERF}/hpc_results_v3.0/blob/dfea490b1e7b6545eb5c8b7a4ff9b05021cba098/Clemson/results/"
            "18xR750-2xA100-PCIe-80GB/strong/openfold/result_6.txt")
 
@@ -54,6 +56,11 @@ BENIGN = [
     (CLEMSON, "WARNING:torch.distributed.elastic.rendezvous.dynamic_rendezvous:The node"
               " 'node0406.palmetto.clemson.edu_169243_0' has failed to shutdown the rendezvous '2094' due to an error"
               " of type RendezvousConnectionError."),
+    # PyTorch's API-usage warning when a process group names two timeouts, NeMo's start-up on every rank
+    # (sweep5_c10d_pg_options_timeout_note, before the library fallback)
+    (RED_HAT, "[NeMo W 2024-05-19 13:43:05 nemo_logging:349] /usr/local/lib/python3.10/dist-packages/torch/distributed/"
+              "distributed_c10d.py:1507: UserWarning: pg_options._timeout was specified, but timeout kwarg has a"
+              " default value that will always override it. \r"),
     # a row of Nsight Systems' NVTX range summary naming NCCL's teardown call (sweep5_nsys_nvtx_table_row, before
     # benign_noise and every rule after it)
     (NSYS_RUN, "19:       3.0       1107171719          2  553585859.5  553585859.5  533453311   573718408   28471723.1"
@@ -77,6 +84,9 @@ FAULTS = [
      " See inner exception for details.", "nccl", "warning"),
     ("torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError", "nccl", "warning"),
     ("torch.distributed.elastic.multiprocessing.errors.ChildFailedError:", "nccl", "warning"),
+    # c10d's own failure at process-group creation
+    ("RuntimeError: Timed out initializing process group in store based barrier on rank: 3, for key:"
+     " store_based_barrier_key:1 (world_size=8, worker_count=4, timeout=0:30:00)", "nccl", "error"),
     # NCCL's own abort, outside a profiler's table
     ("NCCL communicator was aborted on rank 3. Original reason for failure was: NCCL error: ncclCommAbort", "nccl",
      "error"),
@@ -85,6 +95,8 @@ FAULTS = [
 # failures of the claimed families that no rule names: the library fallback still reports them
 UNCLAIMED = [
     ("ERROR Failed to connect to Aggregation Manager (sharp_am) in sharp_create_job.", "ib"),
+    ("[NeMo W 2024-05-19 13:43:05 nemo_logging:349] /usr/local/lib/python3.10/dist-packages/torch/distributed/"
+     "distributed_c10d.py:1507: UserWarning: new_group() timed out after 1800 seconds", "nccl"),
 ]
 
 
