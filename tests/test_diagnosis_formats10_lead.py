@@ -1,11 +1,15 @@
-"""Families read from their printers after round10a.tsv's rules half showed them (its test half only scored): each
-line is found in other values too, its benign twin stays below warning, and job or tool output never drains."""
+"""Families read from their printers after round10a.tsv's and round10b.tsv's rules halves showed them (their test
+halves only scored): each line is found in other values too, its benign twin stays below warning, job or tool output
+never drains, and the kernel's lines are only investigated."""
 
 from __future__ import annotations
 
 import pytest
 
-from .rule_cases import below_warning, found_as, never_drains
+from slurmtools.diagnosis import diagnose
+from slurmtools.diagnosis.faults import is_node_fault
+
+from .rule_cases import below_warning, found_as, never_drains, reaches_fallback
 
 FOUND = [
     # CUDA's failures in a program's mixed-case words
@@ -42,8 +46,8 @@ FOUND = [
     ('rsync: [sender] read errors mapping "/nfs/home/u1/data.h5": Input/output error (5)', "nfs", "warning"),
     # ParaStation MPI's fabric plugins
     ("<PSP:r0000012:ucp:ucp_ep_create() failed: Destination is unreachable>", "ib", "error"),   # ucx_job_error's
-    ("<PSP:r0000012:connection to (10.1.2.3,4711,0x2,r0000013) (type:ofed,state:open) : write : Connection reset by peer>",
-     "ib", "warning"),
+    ("<PSP:r0000012:connection to (10.1.2.3,4711,0x2,r0000013) (type:ofed,state:open) : write : Connection reset by "
+     "peer>", "ib", "warning"),
 ]
 
 
@@ -82,3 +86,66 @@ def test_an_informational_async_event_stays_the_collective_librarys() -> None:
     """Only the HCA's fatal events are the fabric's: an SM's client reregistration stays nccl_net's."""
     found_as("gpu1:5021:5386 [0] transport/net_ib.cc:93 NCCL WARN NET/IB : Got async event : client reregistration",
              "nccl", "error")
+
+
+# ---- round10b.tsv's rules half: the kernel's own lines (never drained on: warning, investigate)
+KERNEL_FOUND = [
+    # the SMB/CIFS client's error level, SMB Direct included
+    ("[ 3130.975013] CIFS: VFS: \\\\fs01 Send error in SessSetup = -13", "nfs", "warning"),
+    ("[79912.177783] CIFS VFS: _smbd_get_connection:1740 rdma_connect failed port=445", "nfs", "warning"),
+    ("[21838.320247] CIFS: VFS: sign fail cmd 0x8 message id 0x1965e", "nfs", "warning"),
+    # NVMe over Fabrics' host refused or reconnecting
+    ("[30382.257058] nvme nvme3: Connect Invalid Data Parameter, cntlid: 1", "disk", "warning"),
+    ("[30371.808113] nvme nvme0: Reconnecting in 10 seconds...", "disk", "warning"),
+    # Lustre's assertion without the blank after the tag
+    ("kernel: LustreError:(osc_request.c:1011:osc_init_grant()) LBUG", "nfs", "error"),
+]
+
+
+@pytest.mark.parametrize(("line", "kind", "severity"), KERNEL_FOUND)
+def test_a_kernel_line_is_found_and_only_investigated(line: str, kind: str, severity: str) -> None:
+    found_as(line, kind, severity)
+    assert not [f for f in diagnose(line.encode()) if is_node_fault(f, None)]
+
+
+FALLBACK = [
+    # the other GPU drivers' prefixes (nouveau on a PCI GPU and on a Tegra, amdgpu): gpu_init
+    ("[    0.484470] nouveau 0000:01:00.0: DRM-master: Device allocation failed: -5", "gpu_init"),
+    ("[ 34.438145] nouveau 57000000.gpu: pmu: timeout waiting for queue ready", "gpu_init"),
+    ("[94869.390335] amdgpu 0000:03:00.0: amdgpu: RAP TA initialize fail (0) status -1.", "gpu_init"),
+    # the shared filesystem's other clients and servers: CIFS, ksmbd, rbd
+    ("[ 3594.016795] ksmbd: smb_direct: Send error. status='WR flushed (5)', opcode=0", "nfs"),
+    ("[  406.733601] rbd: rbd0: failed to blocklist client3363889: -13", "nfs"),
+    # the NVMe target and Fibre Channel HBAs: disk
+    ("[  552.633034] nvmet: ctrl 2 fatal error occurred!", "disk"),
+    ("[  211.080240] lpfc 0000:47:00.3: 1:2505 EQ_DESTROY mailbox failed", "disk"),
+]
+
+
+@pytest.mark.parametrize(("line", "kind"), FALLBACK)
+def test_a_subsystems_failure_no_rule_names_reaches_the_fallback(line: str, kind: str) -> None:
+    reaches_fallback(line, kind)
+
+
+KERNEL_BENIGN = [
+    # an interface nobody brought up (no UP flag, qdisc noop)
+    "    ib4: <BROADCAST,MULTICAST> mtu 4092 qdisc noop state DOWN mode DEFAULT group default qlen 256",
+    "5: ib1: <BROADCAST,MULTICAST> mtu 2044 qdisc noop state DOWN mode DEFAULT group default qlen 256",
+    # amdgpu's notes with a failure word
+    "[ 8812.004113] amdgpu 0000:c1:00.0: amdgpu: ring gfx_0.0.0 timeout, but soft recovered",
+    "[ 8812.004113] amdgpu 0000:c1:00.0: amdgpu: 0 correctable hardware errors detected in gfx block",
+    # the CIFS client's notes
+    "[  12.000001] CIFS: VFS: Autodisabling the use of server inode numbers on \\\\fs01\\scratch",
+    "[  12.000001] CIFS: Attempting to mount \\\\fs01\\scratch",
+    "[   3.141592] nouveau 0000:01:00.0: DRM: allocated 1920x1080 fb: 0x200000, bo 0000000012345678",
+]
+
+
+@pytest.mark.parametrize("line", KERNEL_BENIGN)
+def test_a_kernel_note_stays_below_warning(line: str) -> None:
+    below_warning(line)
+
+
+def test_an_interface_up_without_carrier_is_still_a_link_down() -> None:
+    found_as("4: ib0: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 2044 qdisc mq state DOWN mode DEFAULT group default "
+             "qlen 256", "ib", "error")

@@ -373,9 +373,9 @@ BENIGN_TWINS = [
     "E0111 09:52:01.123456    1234 utils.go:240] rados: ret=-2, No such file or directory",
     "GPFS           HEALTHY       1 day ago      -",
     "NODE           TIPS          1 day ago      gpfs_maxstatcache_low",
-    # a read-only /tmp (a container's by design), a shared filesystem's path, a full disk (the job's own doing)
+    # a read-only /tmp (a container's by design), a full disk (the job's own doing); EIO on a shared filesystem's path
+    # is no local disk's either, but since round 10 it is the shared filesystem's warning (lead10_job_eio, below)
     "OSError: [Errno 30] Read-only file system: '/tmp/ray/session_1/logs'",
-    "OSError: [Errno 5] Input/output error: '/home/u/tmp/x'",
     "cp: error reading '/tmp/x': Input/output error",
     "torch.save failed: [Errno 28] No space left on device: '/tmp/ckpt.pt'",
     # mdadm's healthy events, systemd's mounts that worked
@@ -500,3 +500,10 @@ def test_an_rpc_server_that_answered_again_is_recorded_with_its_server() -> None
                                                          "nfsacl: server fs01 OK"))
     assert (down.details["server"], down.details["ok"], down.severity) == ("fs01", False, "error")
     assert (up.details["server"], up.details["ok"], up.severity) == ("fs01", True, "info")
+
+
+def test_eio_on_a_shared_path_is_the_shared_filesystems_not_the_local_disks() -> None:
+    """The local-disk rule reads EIO next to a node-local path; on a shared path (/home) it is not the node's disk, and
+    round 10's lead10_job_eio files it as the shared filesystem's warning (job output, never a drain)."""
+    found_as("OSError: [Errno 5] Input/output error: '/home/u/tmp/x'", "nfs", "warning")
+    never_drains("OSError: [Errno 5] Input/output error: '/home/u/tmp/x'")
