@@ -104,17 +104,28 @@ def test_the_split_is_by_source_and_deterministic() -> None:
 #: 1,288); a second and last time after the second (RDMA leftovers, BMC, MPI, the mention fallback): 93.2 % (1,200 of
 #: 1,288); round9's own test rows 93.4 % (156 of 167), round9b's 91.8 % (45 of 49), the earlier files' 93.2 % (999 of
 #: 1,072), the same one false alarm. Floor 0.93.
-TEST_HALF_FLOOR = 0.93
+#: Round 10 (2026-11-26): round10a.tsv (397 rows from 293 pages: GPU jobs' and tools' own words) and round10b.tsv (296
+#: rows from 188 pages: mailing-list kernel lines of storage, fabric and GPU drivers) joined from two collectors who
+#: wrote no rules and scored nothing. Their fresh test rows, before any rule from their rules halves: round10a 85.2 %
+#: (121 of 142, one false alarm in job output), round10b 74.6 % (88 of 118). Then rules from the two rules halves
+#: (families: the other GPU drivers' and the SMB client's prefixes, NVMe-oF, CUDA's mixed-case and numeric statuses,
+#: the HCA's fatal async events, ...), two printer families and a fifth sweep. Scored once after round10a's rules:
+#: 92.4 % (1,321 of 1,430); a second and last time at the end: 92.2 % (1,428 of 1,548): round10a's rows 86.6 % (123 of
+#: 142), round10b's 87.3 % (103 of 118), the earlier files' 93.3 % (1,202 of 1,288). The larger test half measures
+#: lower because the fresh sets land below the old ones: the floor is what it measured, 0.92 (rounded down).
+TEST_HALF_FLOOR = 0.92
 #: Benign test-half lines that raise a warning: 0 until round3, whose benign rows brought 1 (in a dmesg envelope;
-#: which line is not looked at, the test half being scored only). Never raise this.
-TEST_HALF_FALSE_ALARMS = 1
+#: which line is not looked at, the test half being scored only); round10a's test rows brought a second (in job
+#: output; not looked at either). A count measured on new held-out rows, not raised to pass a change: never raise it
+#: for the same rows.
+TEST_HALF_FALSE_ALARMS = 2
 ISSUE_BAR = 0.95
 
 
 def test_the_test_half_holds_its_measured_floor() -> None:
     """Scored only: its lines are never read when writing rules (bench/field_corpus.py --misses refuses it)."""
     result = score(split(load())["test"])
-    assert result["fault_lines"] >= 1250
+    assert result["fault_lines"] >= 1500
     per_kind = {k: f"{v['found']}/{v['lines']}" for k, v in result["per_kind"].items()}
     assert result["recall"] >= TEST_HALF_FLOOR, (round(result["recall"], 4), per_kind)
     assert result["false_alarms"] <= TEST_HALF_FALSE_ALARMS, result["false_alarms"]
