@@ -3,7 +3,7 @@ string, its benign twin, text a job or daemon controls, and the kernel's own lin
 
 from __future__ import annotations
 
-from slurmtools.diagnosis import diagnose
+from slurmtools.diagnosis import diagnose, diagnose_job_output
 from slurmtools.diagnosis.faults import is_node_fault
 
 SEVERE = ("warning", "error", "critical")
@@ -21,6 +21,16 @@ def below_warning(line: str) -> None:
     """LINE (a benign twin) raises nothing of warning or above."""
     findings = diagnose(line.encode())
     assert not [f for f in findings if f.severity in SEVERE], [(f.kind, f.severity, f.details) for f in findings]
+
+
+def job_scan_below_warning(line: str) -> None:
+    """LINE, read as a job's output (joblog, what the epilog reads), raises nothing of warning or above."""
+    assert not [f for f in diagnose_job_output([line]) if f.severity in SEVERE], line
+
+
+def no_node_fault(line: str) -> None:
+    """LINE (the kernel's own, which may be found and recorded) is no node fault: it is never drained on."""
+    assert not [f for f in diagnose(line.encode()) if is_node_fault(f, None)], line
 
 
 def never_drains(line: str) -> None:

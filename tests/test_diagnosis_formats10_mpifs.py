@@ -14,9 +14,8 @@ from __future__ import annotations
 import pytest
 
 from slurmtools.diagnosis import diagnose
-from slurmtools.diagnosis.faults import is_node_fault
 
-from .rule_cases import below_warning, found_as, never_drains, trust_kernel
+from .rule_cases import below_warning, found_as, never_drains, no_node_fault, trust_kernel
 
 MV = "[gpu-node07:mpi_rank_3]"
 
@@ -188,7 +187,7 @@ def test_an_mpi_librarys_or_slurms_line_never_drains(line: str) -> None:
 @pytest.mark.parametrize("line", [c[0] for c in KERNEL_FAULTS])
 def test_the_kernels_own_lines_are_trust_kernel_and_never_drain(line: str) -> None:
     trust_kernel(line)
-    assert not [f for f in diagnose(line.encode()) if is_node_fault(f, None)], line
+    no_node_fault(line)
 
 
 @pytest.mark.parametrize("line", JOB_NOTES + KERNEL_TWINS)

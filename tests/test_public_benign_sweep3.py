@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from slurmtools.diagnosis import diagnose_job_output
-
-from .rule_cases import SEVERE, below_warning, found_as, reaches_fallback
+from .rule_cases import below_warning, found_as, job_scan_below_warning, reaches_fallback
 
 GH = "https://github.com"
 JETSON = f"{GH}/HighlandersFRC/MIRV-Robot/blob/9f463de034dd7c8efb2a4af15363f3b92d270c32/dmesg.out"
@@ -71,7 +69,7 @@ def test_a_benign_line_of_a_public_log_stays_below_warning(source: str, line: st
 @pytest.mark.parametrize("line", [ln for s, ln in BENIGN if s == POLARIS])
 def test_the_job_scan_reads_the_libfabric_probe_below_warning_too(line: str) -> None:
     """The epilog reads the job's output through joblog (diagnose_job_output), not the kernel scan: the same verdict."""
-    assert not [f for f in diagnose_job_output([line]) if f.severity in SEVERE], line
+    job_scan_below_warning(line)
 
 
 @pytest.mark.parametrize(("line", "kind", "severity"), FAULTS)

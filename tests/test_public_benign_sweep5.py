@@ -11,7 +11,7 @@ import pytest
 
 from slurmtools.diagnosis import diagnose_job_output
 
-from .rule_cases import SEVERE, below_warning, found_as, reaches_fallback
+from .rule_cases import SEVERE, below_warning, found_as, job_scan_below_warning, reaches_fallback
 
 GH = "https://github.com"
 AWS = f"{GH}/aws-samples/awsome-distributed-training/blob"
@@ -110,7 +110,7 @@ def test_a_benign_line_of_a_public_log_stays_below_warning(source: str, line: st
 def test_the_job_scan_reads_the_benign_line_below_warning_too(source: str, line: str) -> None:
     """The epilog reads the job's output through joblog (diagnose_job_output), not the kernel scan: the same verdict."""
     assert source.startswith(GH)
-    assert not [f for f in diagnose_job_output([line]) if f.severity in SEVERE], line
+    job_scan_below_warning(line)
 
 
 @pytest.mark.parametrize(("line", "kind", "severity"), FAULTS)
