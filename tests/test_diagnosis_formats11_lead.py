@@ -1,0 +1,147 @@
+"""Families read from their printers after round11a.tsv's and round11b.tsv's rules halves showed them (their test
+halves only scored): each line is found in other values than the corpus's, its benign twin stays below warning, job
+and tool output never drains, and the kernel's lines are only investigated."""
+
+from __future__ import annotations
+
+import pytest
+
+from .rule_cases import below_warning, found_as, never_drains, no_node_fault
+
+# ---- what daemons, tools and jobs print (trust syslog or job: recorded, never a drain)
+FOUND = [
+    # md arrays with a failed member, as mdadm --detail prints them
+    ("Failed Devices : 2", "disk", "warning"),
+    ("       3       8       49        -      faulty   /dev/sdd1", "disk", "warning"),
+    # a health check naming XIDs
+    ("check_gpu: Found XID errors: 48", "xid", "critical"),   # the catalog's verdict for XID 48
+    # slurmd without a GPU's device file
+    ("Mar 02 07:11:40 gpu-n12 slurmd[2211]: slurmd: fatal: can't stat gres.conf file /dev/nvidia3: No such file or "
+     "directory", "gpu_init", "error"),
+    # iSCSI initiators' daemons and the tcmu-runner backstore
+    ("Feb 14 02:10:05 node7 iscsid[913]: iscsid: Kernel reported iSCSI connection 1:0 error (1011 - "
+     "ISCSI_ERR_CONN_FAILED: iSCSI connection failed) state (3)", "nfs", "warning"),
+    ("Feb 14 02:10:07 node7 iscsid[913]: iscsid: can't bind conn 1:0 to session 1, retcode -107 (115)", "nfs",
+     "warning"),
+    ("tcmu-runner: tcmu_notify_conn_lost:201 rbd/rbd.disk2: Handler connection lost (lock state 0)", "nfs", "warning"),
+    # GlusterFS's client
+    ("[2024-02-01 10:11:12.000123 +0000] E [MSGID: 114058] [client-handshake.c:1455:client_query_portmap_cbk] "
+     "0-gv0-client-2: failed to get the port number for remote subvolume.", "nfs", "warning"),
+    ("[2024-02-01 10:11:12.000456] W [MSGID: 114031] [client-rpc-fops_v2.c:2634:client4_0_lookup_cbk] 0-gv0-client-1: "
+     "remote operation failed. Path: /data [Transport endpoint is not connected]", "nfs", "warning"),
+    # mount(8) and the kubelet on a network filesystem
+    ("mount: wrong fs type, bad option, bad superblock on nas02:/vol/home,", "nfs", "warning"),
+    ("mount: mounting 10.0.0.5:/export on /mnt/data failed: Connection refused", "nfs", "warning"),
+    ('Unable to mount volumes for pod "trainer-0_ml": exit status 32', "nfs", "warning"),
+    # Ceph's OSD aborting on its disk's I/O error
+    ('/usr/src/ceph/src/os/bluestore/KernelDevice.cc: 612: FAILED ceph_assert(0 == "unexpected aio error")', "disk",
+     "warning"),
+    # more disk tools: btrfs scrub, smartctl, zpool
+    ("Error summary:    read=3 csum=0", "disk", "warning"),
+    ("ATA Error Count: 4", "disk", "warning"),
+    ("status: One or more devices is faulted in response to persistent errors.", "disk", "warning"),
+    ("tank   21.8T  12.1T  9.70T        -         -     4%    55%  1.00x  FAULTED  -", "disk", "warning"),
+    # Open MPI's report of a rank's crash
+    ("[gpu-n03:40211] Signal code: Invalid permissions (2)", "segfault", "error"),
+    ("[gpu-n03:40211] Failing at address: 0x7f3a2c000010", "segfault", "error"),
+    # MLNX_OFED's experimental verbs and SPDK's NVMe-oF RDMA transport
+    ("ibv_exp_create_qp: invalid comp_mask !!! (comp_mask = 0x3 valid_mask = 0x1)", "ib", "warning"),
+    ("[2023-05-02 11:00:01.000001] nvme_rdma.c: 812:nvme_rdma_resolve_route: *ERROR*: RDMA route resolution error",
+     "ib", "warning"),
+]
+
+
+@pytest.mark.parametrize(("line", "kind", "severity"), FOUND)
+def test_a_printers_line_is_found(line: str, kind: str, severity: str) -> None:
+    found_as(line, kind, severity)
+
+
+@pytest.mark.parametrize("line", [line for line, _, _ in FOUND])
+def test_a_daemons_a_tools_or_a_jobs_line_never_drains(line: str) -> None:
+    never_drains(line)
+
+
+# ---- the kernel's own lines (warning or error, investigated; never a node fault of ours)
+KERNEL_FOUND = [
+    # OpenVZ's OOM report for a container (the task's pid and name first: the job's)
+    ("[ 8101.100200] 4411 (java) invoked oom-killer in ub 2001 generation 0 gfp 0x201da", "oom", "error"),
+    # a disk whose capacity fell to 0
+    ("[51234.000100] nvme1n1: detected capacity change from 3840755982336 to 0", "disk", "warning"),
+    ("[51234.000100] sd 4:0:0:0: [sde] sde: detected capacity change from 1000204886016 to 0", "disk", "warning"),
+    # md arrays started degraded
+    ("[    9.870001] md/raid10:md1: active with 3 out of 4 devices", "disk", "warning"),
+    ("[    9.870001] md/raid:md0: raid level 6 active with 10 out of 12 devices, algorithm 2", "disk", "warning"),
+    # sb_edac's older header (the MCE event's header: its details say how bad)
+    ("Aug  3 01:02:03 n17 kernel: sbridge: HANDLING MCE MEMORY ERROR", "mce", "info"),
+    # Fibre Channel's remote port gone
+    ("[ 9120.000300]  rport-7:0-3: blocked FC remote port time out: removing target and saving binding", "disk",
+     "warning"),
+    # IPoIB's send ring full and the older netdev watchdog
+    ("[ 1200.004000] ib0: TX ring full, stopping kernel net queue", "ib", "warning"),
+    ("NETDEV WATCHDOG: ib0: transmit timed out", "ib", "warning"),
+    # the iSCSI initiator's kernel side
+    ("[ 3011.220010]  connection2:0: ping timeout of 5 secs expired, recv timeout 5, last rx 4295412, last ping "
+     "4295162, now 4295668", "nfs", "warning"),
+    ("[ 3131.220010]  session2: session recovery timed out after 120 secs", "nfs", "warning"),
+    # nvidia-peermem refused (GPUDirect RDMA)
+    ("[Mon Jun  3 10:00:00 2024] nvidia_peermem: disagrees about version of symbol ib_register_peer_memory_client",
+     "ib", "warning"),
+    ("modprobe: FATAL: could not insert 'nvidia_peermem': Unknown symbol in module, or unknown parameter", "ib",
+     "warning"),
+    # the BSD NFS client and FreeBSD's disk stack
+    ("nfs server fs02:/home: not responding", "nfs", "warning"),
+    ("(da3:mpr0:0:12:0): CAM status: SCSI Status Error", "disk", "warning"),
+    ("(da3:mpr0:0:12:0): Error 5, Unretryable error", "disk", "warning"),
+    ("ahcich3: Timeout on slot 12 port 0", "disk", "warning"),
+    # the SMB client's older prefix on a mount it cannot do
+    ("[  451.500000] CIFS VFS: Connecting to DFS root not implemented yet", "nfs", "warning"),
+]
+
+
+@pytest.mark.parametrize(("line", "kind", "severity"), KERNEL_FOUND)
+def test_a_kernel_line_is_found_and_only_investigated(line: str, kind: str, severity: str) -> None:
+    found_as(line, kind, severity)
+    no_node_fault(line)
+
+
+def test_an_oom_killers_stack_frame_is_evidence_not_an_alarm() -> None:
+    """A frame of the OOM killer's call trace read alone carries its kind at info: the report's first line is the
+    finding (a whole report's frames never raise a second alarm)."""
+    found_as("Apr 25 19:05:01 n1 kernel: [ 7097.005006]  oom_kill_process.cold+0x9/0x10", "oom", "info")
+    found_as("[ 7097.005010]  out_of_memory+0x1b6/0x4e0", "oom", "info")
+
+
+BENIGN = [
+    # md arrays started whole, mdadm with no failed member
+    "[    9.870001] md/raid1:md0: active with 2 out of 2 mirrors",
+    "[    9.870001] md/raid:md0: raid level 5 active with 4 out of 4 devices, algorithm 2",
+    "raid1: raid set md2 active with 2 out of 2 mirrors",
+    "Failed Devices : 0",
+    "       0       8        1        0      active sync   /dev/sda1",
+    # capacity changes that are media, resizes or detached loop devices
+    "[    5.100000] loop3: detected capacity change from 0 to 129024",
+    "[ 9000.100000] loop3: detected capacity change from 129024 to 0",
+    "[  100.000000] sdb: detected capacity change from 0 to 62521344",
+    "[  100.000000] nvme0n1: detected capacity change from 1000 to 2000",
+    # the tools when all is well
+    "Error summary:    no errors found",
+    "ATA Error Count: 0",
+    "tank   21.8T  12.1T  9.70T        -         -     4%    55%  1.00x  ONLINE  -",
+    "[gpu-n03:40211] *** Process received signal ***",
+    # iSCSI's normal notes
+    "[ 3011.220010] scsi host6: iSCSI Initiator over TCP/IP",
+    "iscsid: Connection1:0 to [target: iqn.2003-01.org.linux-iscsi.t1:sn.1, portal: 10.0.0.9,3260] through [iface: "
+    "default] is operational now",
+    # Gluster's informational lines
+    "[2024-02-01 10:11:12.000123 +0000] I [MSGID: 114057] [client-handshake.c:1283:select_server_supported_programs] "
+    "0-gv0-client-2: Using Program GlusterFS 4.x v1, Num (1298437), Version (400)",
+    # nvidia-peermem loaded
+    "[   12.000001] nvidia_peermem: loading out-of-tree module taints kernel.",
+    # mount success
+    "mount: /dev/sdb1 mounted on /scratch.",
+]
+
+
+@pytest.mark.parametrize("line", BENIGN)
+def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
+    below_warning(line)
