@@ -36,6 +36,13 @@ FOUND = [
     # Ceph's OSD aborting on its disk's I/O error
     ('/usr/src/ceph/src/os/bluestore/KernelDevice.cc: 612: FAILED ceph_assert(0 == "unexpected aio error")', "disk",
      "warning"),
+    # Ceph's health about the data path (cluster log, `ceph health detail`, `ceph -s`, an OSD's log)
+    ("2024-01-02T10:00:00.000+0000 mon.a (mon.0) 123 : cluster [WRN] Health check failed: 2 osds down (OSD_DOWN)",
+     "nfs", "warning"),
+    ("[ERR] PG_AVAILABILITY: Reduced data availability: 4 pgs inactive", "nfs", "warning"),
+    ("    health: HEALTH_ERR", "nfs", "warning"),
+    ("2024-01-02 10:00:00.000 7f00 0 log_channel(cluster) log [WRN] : 3 slow requests, 1 included below; oldest "
+     "blocked for > 32.1 secs", "nfs", "warning"),
     # more disk tools: btrfs scrub, smartctl, zpool
     ("Error summary:    read=3 csum=0", "disk", "warning"),
     ("ATA Error Count: 4", "disk", "warning"),
@@ -135,6 +142,12 @@ BENIGN = [
     # Gluster's informational lines
     "[2024-02-01 10:11:12.000123 +0000] I [MSGID: 114057] [client-handshake.c:1283:select_server_supported_programs] "
     "0-gv0-client-2: Using Program GlusterFS 4.x v1, Num (1298437), Version (400)",
+    # Ceph's health when the data path is fine: cleared, healthy, configuration checks
+    "cluster [INF] Health check cleared: OSD_DOWN (was: 1 osds down)",
+    "cluster [INF] Cluster is now healthy",
+    "    health: HEALTH_OK",
+    "[WRN] POOL_APP_NOT_ENABLED: 1 pool(s) do not have an application enabled",
+    "cluster [WRN] Health check failed: noout flag(s) set (OSDMAP_FLAGS)",
     # nvidia-peermem loaded
     "[   12.000001] nvidia_peermem: loading out-of-tree module taints kernel.",
     # mount success
