@@ -109,6 +109,16 @@ KERNEL_FAULTS = [
     # NVIDIA/gdrcopy src/gdrdrv/gdrdrv.c __gdrdrv_pin_buffer() gdr_err("No address space left for BAR1 mapping.\n")
     ("gdrdrv:__gdrdrv_pin_buffer:No address space left for BAR1 mapping.", "ib", "warning"),
     ("gdrdrv:__gdrdrv_pin_buffer:incompatible page table version 0x00020000", "ib", "warning"),
+    # NVIDIA/open-gpu-kernel-modules kernel-open/nvidia-peermem/nvidia-peermem.c peer_err() as the open modules
+    # print it now ("nvidia-peermem %s:%d " FMT, no "ERROR "): nv_mem_get_pages() "error %d while calling
+    # nvidia_p2p_get_pages()\n", nv_dma_map() "nv_dma_map -- error %d while calling nvidia_p2p_dma_map_pages()\n";
+    # ib as rdma7_peermem, not the gsp that nvidia_display_error (which reads "error" in any nvidia-peermem line)
+    # would make of them
+    ("nvidia-peermem nv_mem_get_pages:362 error -22 while calling nvidia_p2p_get_pages()", "ib", "warning"),
+    ("nvidia-peermem nv_dma_map:246 nv_dma_map -- error -12 while calling nvidia_p2p_dma_map_pages()", "ib", "warning"),
+    ("nvidia-peermem nv_mem_client_init:478 nv_mem_client_init -- error while registering traditional client", "ib",
+     "warning"),
+    ("nvidia-peermem nv_mem_param_conf_check:446 invalid peerdirect_support param value 2", "ib", "warning"),
 ]
 
 UP = "[1732612345.123456] [gpu-node-07:41234:0]"
