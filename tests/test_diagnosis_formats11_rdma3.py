@@ -83,12 +83,12 @@ KERNEL_FAULTS = [
     # (%d)\n"), session_recovery_timedout() "session recovery timed out after %d secs\n"; libiscsi.c
     # iscsi_check_transport_timeouts() "ping timeout of %d secs expired, ...", iscsi_send_nopout() "Could not send
     # nopout\n"; the class device has no driver name, so the message starts with a space
-    (" connection1:0: detected conn error (1020)", "disk", "warning"),
-    (" session1: session recovery timed out after 120 secs", "disk", "warning"),
+    (" connection1:0: detected conn error (1020)", "nfs", "warning"),
+    (" session1: session recovery timed out after 120 secs", "nfs", "warning"),
     (" connection1:0: ping timeout of 5 secs expired, recv timeout 5, last rx 4295123456, last ping 4295124706, now "
-     "4295125956", "disk", "warning"),
-    (" connection1:0: Could not send nopout", "disk", "warning"),
-    (" connection1:0: pdu (op 0x1 itt 0x12) rejected due to DataDigest error.", "disk", "warning"),
+     "4295125956", "nfs", "warning"),
+    (" connection1:0: Could not send nopout", "nfs", "warning"),
+    (" connection1:0: pdu (op 0x1 itt 0x12) rejected due to DataDigest error.", "nfs", "warning"),
     # drivers/target (LIO, no pr_fmt): iscsi_target_login.c "iSCSI Login timeout on Network Portal %pISpc\n",
     # iscsi_target_util.c "Did not receive response to NOPIN on CID: %hu, failing connection for I_T Nexus ...",
     # iscsi_target_erl0.c "Time2Retain timer expired for SID: %u, cleaning up iSCSI session.\n", target_core_iblock.c
@@ -149,9 +149,9 @@ DAEMON_FAULTS = [
     # %s) state (%d)"), conn_nop_out_timeout() "Nop-out timedout after %d seconds on connection %d:%d state (%d).
     # Dropping session."
     ("Nov 26 09:52:01 gpu-node-07 iscsid[1203]: Kernel reported iSCSI connection 1:0 error (1020 - "
-     "ISCSI_ERR_TCP_CONN_CLOSE: TCP connection closed) state (3)", "disk", "warning"),
+     "ISCSI_ERR_TCP_CONN_CLOSE: TCP connection closed) state (3)", "nfs", "warning"),
     ("Nov 26 09:52:01 gpu-node-07 iscsid[1203]: Nop-out timedout after 15 seconds on connection 1:0 state (3). "
-     "Dropping session.", "disk", "warning"),
+     "Dropping session.", "nfs", "warning"),
 ]
 
 KERNEL_TWINS = [
