@@ -1,9 +1,9 @@
 """Benign lines of whole public logs that once raised a warning or worse: the sixth sweep (whole public logs none of
-the earlier sweeps used: the Slurm output of MLPerf training v4.1, v5.0 and v5.1 runs on H100, H200, B200 and GB200
-systems of NVIDIA, Dell, Oracle, Azure, Lenovo, Supermicro and other vendors, MI300X and MI325X runs over RCCL, TPU
-and workstation runs; docs/diagnosis.md). Each family's benign line, verbatim with its source, stays below warning, in
-the kernel scan and in the job scan (the epilog reads a job's output through diagnose_job_output), and its fault twin
-(the same printer reporting a failure) is still found."""
+the earlier sweeps used: the Slurm output of MLPerf training v4.1, v5.0 and v5.1 runs on H100, H200, B200, GB200 and
+GB300 systems of NVIDIA, Dell, Oracle, Azure, Lenovo, Supermicro, HPE, Lambda and other vendors, MI300X, MI325X and
+MI350X runs over RCCL, TPU and workstation runs; docs/diagnosis.md). Each family's benign line, verbatim with its
+source, stays below warning, in the kernel scan and in the job scan (the epilog reads a job's output through
+diagnose_job_output), and its fault twin (the same printer reporting a failure) is still found."""
 
 from __future__ import annotations
 
@@ -21,6 +21,8 @@ V51 = f"{MLPERF}/training_results_v5.1/blob/441d65f4445cd59687466533fd9f55399136
 ORACLE_H100 = f"{V41}/Oracle/results/128xBM.GPU.H100.8/llama2_70b_lora/result_0.txt"
 ORACLE_H200 = f"{V50}/Oracle/results/8xBM.GPU.H200.8/retinanet/result_0.txt"
 DELL_H200 = f"{V50}/Dell/results/2xXE9680Lx8H200-SXM-141GB/rgat/result_0.txt"
+DELL_H200_1X = f"{V50}/Dell/results/1xXE9680Lx8H200-SXM-141GB/retinanet/result_3.txt"
+ORACLE_H200_1X = f"{V50}/Oracle/results/1xBM.GPU.H200.8/llama2_70b_lora/result_2.txt"
 MANGO_4N = f"{V50}/MangoBoost/results/MI300X-LLMBoost-GPUBoost-4node/llama2_70b_lora/result_0.txt"
 MANGO_2N = f"{V51}/MangoBoost/results/MI300X-LLMBoost-GPUBoost-2node/llama2_70b_lora/result_0.txt"
 RCCL_PATH = ("/longer_pathname_so_that_rpms_can_support_packaging_the_debug_info_for_all_os_profiles/src/out/"
@@ -41,6 +43,10 @@ BENIGN = [
     (ORACLE_H200, "GPU-761:88622:88986 [3] proxy.cc:1521 NCCL WARN [Proxy Service 51] Failed to execute operation Close"
                   " from rank 53, retcode 3"),
     (DELL_H200, "tnasnt5:2773519:2775242 [4] proxy.cc:1458 NCCL WARN [Service thread] Accept failed Success"),
+    (DELL_H200_1X, "tnasnt5:565699:566248 [7] proxy.cc:1497 NCCL WARN [Service thread] Could not receive type from"
+                   " localRank 7, res=3, closed=0"),
+    (ORACLE_H200_1X, "4: GPU-644:183015:188181 [4] proxy.cc:1521 NCCL WARN [Proxy Service 0] Failed to execute"
+                     " operation Close from rank 0, retcode 3"),
     # RCCL's MSCCL++ start-up check refusing the communicator, which goes on with RCCL's own algorithms
     # (sweep6_rccl_mscclpp_unavailable, before nccl_error)
     (MANGO_4N, f"ai1:152:1465 [6] {RCCL_PATH} NCCL WARN MSCCL++: Cannot enable MSCCL++; environment is not MSCCL"
