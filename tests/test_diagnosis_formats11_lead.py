@@ -51,6 +51,9 @@ FOUND = [
     # Open MPI's report of a rank's crash
     ("[gpu-n03:40211] Signal code: Invalid permissions (2)", "segfault", "error"),
     ("[gpu-n03:40211] Failing at address: 0x7f3a2c000010", "segfault", "error"),
+    # c10d's older wording of a store no address of which connects (sweep 6's note)
+    ("RuntimeError: The client socket has failed to connect to any network address of (node12, 29500). The client "
+     "socket has failed to connect to [node12]:29500 (errno: 113 - No route to host).", "nccl", "error"),
     # MLNX_OFED's experimental verbs and SPDK's NVMe-oF RDMA transport
     ("ibv_exp_create_qp: invalid comp_mask !!! (comp_mask = 0x3 valid_mask = 0x1)", "ib", "warning"),
     ("[2023-05-02 11:00:01.000001] nvme_rdma.c: 812:nvme_rdma_resolve_route: *ERROR*: RDMA route resolution error",
