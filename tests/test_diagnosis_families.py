@@ -90,8 +90,9 @@ FAULTS = [
     ("CPU 1 has a thermal trip (over-temperature) event.", "thermal", "warning"),
     # linux drivers/net/ethernet/mellanox/mlx5/core/health.c print_health_info(): "hw_id 0x%08x", "irisc_index %d",
     # "raw fw_ver 0x%08x", "time %u"
-    ("mlx5_core 0000:3b:00.0: print_health_info:423:(pid 0): hw_id 0x0000020d", "ib", "error"),
-    ("mlx5_core 0000:3b:00.0: irisc_index 3", "ib", "error"),
+    # (round 11: the report's neutral fields alone are info, its evidence; `synd` and `assert_*` stay errors)
+    ("mlx5_core 0000:3b:00.0: print_health_info:423:(pid 0): hw_id 0x0000020d", "ib", "info"),
+    ("mlx5_core 0000:3b:00.0: irisc_index 3", "ib", "info"),
     ("mlx5_core 0000:3b:00.0: raw fw_ver 0x10230fa0", "ib", "error"),
     # rdma-core libibverbs/examples/devinfo.c: "\t\t\tphys_state:\t\t%s (%d)" with port_phy_state_str() "POLLING"
     ("\t\t\tphys_state:\t\tPOLLING (2)", "ib", "warning"),

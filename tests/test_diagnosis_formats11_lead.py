@@ -1,6 +1,6 @@
-"""Families read from their printers after round11a.tsv's and round11b.tsv's rules halves showed them (their test
-halves only scored): each line is found in other values than the corpus's, its benign twin stays below warning, job
-and tool output never drains, and the kernel's lines are only investigated."""
+"""Families read from their printers after the rules halves of round 11's four collections (round11a-d.tsv) showed
+them (their test halves only scored): each line is found in other values than the corpus's, its benign twin stays
+below warning, job and tool output never drains, and the kernel's lines are only investigated."""
 
 from __future__ import annotations
 
@@ -54,6 +54,25 @@ FOUND = [
     # c10d's older wording of a store no address of which connects (sweep 6's note)
     ("RuntimeError: The client socket has failed to connect to any network address of (node12, 29500). The client "
      "socket has failed to connect to [node12]:29500 (errno: 113 - No route to host).", "nccl", "error"),
+    # round11c: c10d's desync report, the shell's SIGKILL, the GPU container hook, ggml's CUDA backend
+    ("[rank3]: - [3] Timeout at collective: BROADCAST, #112", "nccl", "error"),
+    ("/var/spool/slurmd/job4411/slurm_script: line 9: 80211 Killed                  torchrun train.py", "oom",
+     "warning"),
+    ("Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create "
+     "failed: unable to start container process: error during container init: error running createContainer hook #1: "
+     "exit status 1, stdout: , stderr: nvidia-container-cli: initialization error: nvml error: driver not loaded",
+     "gpu_init", "error"),   # the driver not loaded: gpu_driver_mismatch's verdict
+    ("/opt/llama.cpp/ggml/src/ggml-cuda/mmq.cuh:3027: fatal error", "cuda", "error"),
+    # round11d: GPFS's recovery, GlusterFS's disconnected brick, a QP that cannot be created, SRP, Ceph's MDS heartbeat,
+    # Dell's UEFI0078
+    ("Tue Mar  4 10:11:12.123 2025: [N] Recovering nodes: 10.20.0.7 10.20.0.8", "nfs", "warning"),
+    ("[2023-01-01 00:00:00.000001] D [MSGID: 0] [client.c:256:client_submit_request] 0-scratch-client-0: connection "
+     "in disconnected state", "nfs", "warning"),
+    ("Failed to create queue pair: Cannot allocate memory", "ib", "warning"),
+    ("echo id_ext=0x1,ioc_guid=0x1,dgid=fe80000000000000f452140300a1b2c3,pkey=ffff,service_id=0x1 "
+     ">/sys/class/infiniband_srp/srp-mlx5_2-1/add_target failed: Invalid argument", "ib", "warning"),
+    ("2024-03-01 10:00:00.100 7f1 1 heartbeat_map is_healthy 'MDSRank' had timed out after 15", "nfs", "warning"),
+    ("UEFI0078: One or more Machine Check errors occurred in the previous boot.", "mce", "warning"),
     # MLNX_OFED's experimental verbs and SPDK's NVMe-oF RDMA transport
     ("ibv_exp_create_qp: invalid comp_mask !!! (comp_mask = 0x3 valid_mask = 0x1)", "ib", "warning"),
     ("[2023-05-02 11:00:01.000001] nvme_rdma.c: 812:nvme_rdma_resolve_route: *ERROR*: RDMA route resolution error",
@@ -114,6 +133,48 @@ def test_a_kernel_line_is_found_and_only_investigated(line: str, kind: str, seve
     no_node_fault(line)
 
 
+KERNEL_FOUND_11D = [
+    # an oops whose older `IP:` line names an RDMA or a shared filesystem's module
+    ("Oct 16 13:17:50 n4 kernel: IP: [<ffffffffa01e3c44>] ib_free_recv_mad+0x44/0xa0 [ib_core]", "ib", "warning"),
+    ("IP: nfs_updatepage+0x1c/0x90 [nfs]", "nfs", "warning"),
+    # the RCU stall's summary, another spelling of the soft lockup
+    ("[ 900.000100] All QSes seen, last rcu_preempt kthread activity 21003 (4295020000-4294998997), "
+     "jiffies_till_next_fqs=3, root ->qsmask 0x0", "soft_lockup", "error"),
+    ("May 16 00:01:29 n2 kernel: [19099.025631] ^I3-...: (5 GPs behind) idle=1a2/1/0 softirq=1/2 fqs=100",
+     "soft_lockup", "error"),
+    ("Soft lockup CPU#7 stuck for 41s", "soft_lockup", "warning"),
+    # a PCIe host controller that failed to probe
+    ("[    2.100000] tegra194-pcie: probe of 14160000.pcie failed with error -110", "pcie", "warning"),
+]
+
+
+@pytest.mark.parametrize(("line", "kind", "severity"), KERNEL_FOUND_11D)
+def test_a_kernel_line_of_round11d_is_found_and_only_investigated(line: str, kind: str, severity: str) -> None:
+    found_as(line, kind, severity)
+    no_node_fault(line)
+
+
+@pytest.mark.parametrize(("line", "kind"), [
+    # a report's detail lines carry their kind at info: the report's first line is the finding
+    ("kernel: #2:  99% system,   1% softirq,   0% hardirq,   0% idle", "soft_lockup"),
+    ("kworker/u8:2    D ffff88003fc13a80     0   123      2 0x00000000", "hung_task"),
+    ("mlx5_core 0000:3b:00.0: print_health_info:437:(pid 0): hw_id 0x0000020d", "ib"),
+])
+def test_a_reports_detail_line_is_evidence_at_info(line: str, kind: str) -> None:
+    found_as(line, kind, "info")
+
+
+def test_a_source_files_location_in_front_is_part_of_the_message() -> None:
+    """`path.cu:579: fatal error` is the program's own location, not a grep's file name: the message keeps it (a log
+    file's name in front is still the envelope's)."""
+    from slurmtools.diagnosis.lines import normalise
+
+    assert normalise("/src/ggml/ggml-cuda/fattn.cu:579: fatal error").message.startswith("/src/ggml/ggml-cuda/")
+    assert normalise("src/os/bluestore/KernelDevice.cc:397: FAILED assert").message.startswith("src/os/")
+    assert normalise("/var/log/kern.log.1:Mar  5 10:11:12 n1 kernel: EDAC MC0: 1 CE").message == "EDAC MC0: 1 CE"
+    assert normalise("logs/kern.log:Mar  5 10:11:12 n1 kernel: EDAC MC0: 1 CE").message == "EDAC MC0: 1 CE"
+
+
 def test_an_oom_killers_stack_frame_is_evidence_not_an_alarm() -> None:
     """A frame of the OOM killer's call trace read alone carries its kind at info: the report's first line is the
     finding (a whole report's frames never raise a second alarm)."""
@@ -151,6 +212,13 @@ BENIGN = [
     "    health: HEALTH_OK",
     "[WRN] POOL_APP_NOT_ENABLED: 1 pool(s) do not have an application enabled",
     "cluster [WRN] Health check failed: noout flag(s) set (OSDMAP_FLAGS)",
+    # a report's neutral lines and the tools' healthy output
+    "cluster [INF] Health check cleared: MDS_SLOW_REQUEST (was: 1 MDSs report slow requests)",
+    "[2023-01-01 00:00:00.000001] I [MSGID: 114046] [client-handshake.c:855:client_setvolume_cbk] 0-scratch-client-0: "
+    "Connected to scratch-client-0, attached to remote volume '/bricks/b0'.",
+    "Recovered 1 nodes for file system gpfs01.",
+    "[    2.100000] tegra194-pcie 14160000.pcie: Link up, Gen4",
+    "warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)",
     # nvidia-peermem loaded
     "[   12.000001] nvidia_peermem: loading out-of-tree module taints kernel.",
     # mount success

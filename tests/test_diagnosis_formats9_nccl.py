@@ -46,11 +46,12 @@ FAULTS = [
      "ipv4:10.1.0.5:1234: Failed to connect to remote host: Connection refused", "nccl", "warning"),
     ("RuntimeError: Unable to meet other processes at the rendezvous store. If you are using P2P communication, "
      "please check if tensors are put in the correct GPU.", "nccl", "warning"),
-    # NVSHMEM (nccl, error), including the source-located print whose path the envelope parser cuts
+    # NVSHMEM (nccl, error), including the source-located print (its path is kept in the message)
     ("/dvs/p4/build/sw/rel/gpgpu/toolkit/r12.8/main_nvshmem/src/host/transport/transport.cpp:420: non-zero status: 7 "
      "connect EPS failed", "nccl", "error"),
+    # (the IBGDA transport's print keeps its path since round 11: the fabric's, lead10_nvshmem_ib_transport)
     ("/dvs/p4/build/sw/rel/gpgpu/toolkit/r12.8/main_nvshmem/src/modules/transport/ibgda/ibgda.cpp:2916: non-zero "
-     "status: 7 create DCT share err.", "nccl", "error"),
+     "status: 7 create DCT share err.", "ib", "error"),
     ("nvshmem initialization failed, exiting", "nccl", "error"),
     # RCCL's missing iommu=pt: a node's configuration advisory that every rank prints on healthy LUMI jobs (the fourth
     # public-log sweep, sweep4_rccl_config_advisory): nccl, info, like the performance advisories

@@ -120,6 +120,9 @@ _DATES = (
 _HOST = (rf"(?!{_FACILITY}\.{_LEVEL}[ \t])(?P<host>[\w.@*-]{{1,64}}(?:/[\w.@*-]{{1,64}})?)"
          rf"(?=[ \t]+(?:{_FACILITY}\.{_LEVEL}[ \t]+)?kernel(?::|[ \t]+-)"
          r"|[ \t]+[\w./-]{1,64}\[\d{1,10}\]: )")
+#: A file name that is a program's source (C, C++, CUDA, Python, Go, Rust, Fortran): `path.cu:579:` before a message is
+#: where the program stood when it printed it, part of the message.
+_NOT_SOURCE = r"(?![\w.@+-]{0,64}\.(?:c|cc|cu|cuh|cpp|cxx|h|hh|hpp|py|go|rs|f90|F90)(?::|[ \t]))"
 #: At the line's start only.
 _START = (
     r"/ # ",
@@ -128,8 +131,10 @@ _START = (
     # `kubectl describe` events (node-problem-detector's kernel-monitor): type, reason, age, from, then the message
     r"(?:Normal|Warning)[ \t]+[A-Za-z]\w{0,63}[ \t]+(?:\d+[smhd][\dsmhd]*|<unknown>)(?:[ \t]+\(x\d+ over \w+\))?"
     r"[ \t]+[\w.-]{1,64}(?:,[ \t]*[\w.-]{1,253})?[ \t]{2,}(?:\(combined from similar events\):)?",
-    r"(?P<file>/(?:[\w.@+-]{1,64}/){0,16}[\w.@+-]{1,64}(?::\d{1,10})?:"
-    r"|(?:[\w.@+-]{1,64}/){1,16}[\w@+-]{0,64}\.[\w.@+-]{1,64}(?::\d{1,10})?:"
+    # (a source file's `path.cu:579: ` is a program's location in its own message, an assert's or an abort's: not a file
+    # name a grep put in front)
+    rf"(?P<file>/(?:[\w.@+-]{{1,64}}/){{0,16}}{_NOT_SOURCE}[\w.@+-]{{1,64}}(?::\d{{1,10}})?:"
+    rf"|(?:[\w.@+-]{{1,64}}/){{1,16}}{_NOT_SOURCE}[\w@+-]{{0,64}}\.[\w.@+-]{{1,64}}(?::\d{{1,10}})?:"
     r"|(?:kern|syslog|messages|dmesg|daemon|kernel|console|warn|all)(?:\.log)?(?:[.-][\w.-]{1,32})?(?::\d{1,10})?:"
     r"|[\w.@+-]{1,64}\.(?:log|txt|out|err)(?:\.\d{1,4})?(?:\.gz)?(?::\d{1,10})?:)",
     r"\d{1,9}(?:[ \t]+|(?=\[))",
