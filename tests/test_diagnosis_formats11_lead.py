@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from .rule_cases import below_warning, found_as, never_drains, no_node_fault
+from .rule_cases import below_warning, found_as, never_drains, no_node_fault, reaches_fallback
 
 # ---- what daemons, tools and jobs print (trust syslog or job: recorded, never a drain)
 FOUND = [
@@ -73,6 +73,29 @@ FOUND = [
      ">/sys/class/infiniband_srp/srp-mlx5_2-1/add_target failed: Invalid argument", "ib", "warning"),
     ("2024-03-01 10:00:00.100 7f1 1 heartbeat_map is_healthy 'MDSRank' had timed out after 15", "nfs", "warning"),
     ("UEFI0078: One or more Machine Check errors occurred in the previous boot.", "mce", "warning"),
+    # round11e: Ceph's health texts, GlusterFS's lost brick, NFS-Ganesha, NFSv4 state errors, autofs, volume mounts,
+    # JuiceFS, a shell's EIO, the iSCSI initiator's connects, the RDMA device plugin, libfabric's provider errors
+    ("2017-04-13 07:32:22.204123 7f9757687700  0 log_channel(cluster) log [ERR] : HEALTH_ERR; 3 pgs inconsistent",
+     "nfs", "warning"),
+    ("            1 mons down, quorum 0,2 a,c", "nfs", "warning"),
+    ("[2021-02-01 10:00:00.000001] I [MSGID: 114018] [client.c:2331:client_rpc_notify] 0-home-client-3: "
+     "disconnected from home-client-3. Client process will keep trying to connect to glusterd until brick's port is "
+     "available", "nfs", "warning"),
+    ("01/02/2024 10:00:00 : epoch 65930000 : nfs1 : ganesha.nfsd-77[svc_12] nfs4_op_open :STATE :CRIT :Failed to "
+     "create state", "nfs", "warning"),
+    ("12 Jan 2024 10:00:00 [OncRpcSvc (3)] [] Lost client state: op: READ : NFS4ERR_EXPIRED", "nfs", "warning"),
+    ("automount[812]: lookup(ldap): query failed for (&(objectclass=automount)(automountKey=/home))", "nfs",
+     "warning"),
+    ("Warning  FailedMount  3s  kubelet  MountVolume.SetUp failed for volume \"pvc-9\" : rpc error: code = Internal "
+     "desc = mount failed: exit status 32", "nfs", "warning"),
+    ("mount error(112): Host is down", "nfs", "warning"),
+    ("2022/01/01 10:00:00.000000 juicefs[812] <ERROR>: request 17 (40) timeout after 5.000106s [redis.go:1017]", "nfs",
+     "warning"),
+    ("cp: error reading '/scratch/u1/ckpt.pt': Input/output error", "nfs", "warning"),
+    ("iscsiadm: initiator reported error (8 - connection timed out)", "nfs", "warning"),
+    ("I1001 10:00:00.000000 1 main.go:80] exposing \"0\" devices", "ib", "warning"),
+    ("fi_cq_readerr: err: Input/output error (5) prov_errno: Unknown error -5 (-5) prov/efa/src/efa_cq.c:201", "ib",
+     "error"),
     # MLNX_OFED's experimental verbs and SPDK's NVMe-oF RDMA transport
     ("ibv_exp_create_qp: invalid comp_mask !!! (comp_mask = 0x3 valid_mask = 0x1)", "ib", "warning"),
     ("[2023-05-02 11:00:01.000001] nvme_rdma.c: 812:nvme_rdma_resolve_route: *ERROR*: RDMA route resolution error",
@@ -175,6 +198,24 @@ def test_a_source_files_location_in_front_is_part_of_the_message() -> None:
     assert normalise("logs/kern.log:Mar  5 10:11:12 n1 kernel: EDAC MC0: 1 CE").message == "EDAC MC0: 1 CE"
 
 
+@pytest.mark.parametrize("line", [
+    "Apr 17 08:14:32 n1 blobfuse2[32]: LOG_ERR [block_cache.go (1050)]: BlockCache::download : Failed to read 128",
+    "Sep  9 09:39:05 n2 mfsmount[28930]: error writing file number 472044: ENOSPC (No space left on device)",
+    "Mar  3 03:03:03 n3 s3fs[77]: s3fs.cpp:s3fs_check_service(3864): Failed to connect region 'us-east-1'(default).",
+])
+def test_a_network_filesystems_daemon_failure_reaches_the_fallback(line: str) -> None:
+    """The network filesystems' user-space daemons (FUSE clients, NFS-Ganesha, GlusterFS, MooseFS) are a subsystem
+    (data/subsystems.toml `netfs-daemons`): a failure no rule names is an nfs warning, never a drain."""
+    reaches_fallback(line, "nfs")
+    never_drains(line)
+
+
+def test_a_daemons_denied_failure_word_is_no_fallback_finding() -> None:
+    """`Shutting down` at a daemon's exit holds `down` but reports nothing (as a library's line)."""
+    below_warning("Aug 21 10:30:11 pc beegfs-client[58947]: Shutting down BeeGFS Client:")
+    below_warning("Aug 21 10:30:11 pc rclone[58947]: vfs cache: no error while flushing")
+
+
 def test_an_oom_killers_stack_frame_is_evidence_not_an_alarm() -> None:
     """A frame of the OOM killer's call trace read alone carries its kind at info: the report's first line is the
     finding (a whole report's frames never raise a second alarm)."""
@@ -219,6 +260,13 @@ BENIGN = [
     "Recovered 1 nodes for file system gpfs01.",
     "[    2.100000] tegra194-pcie 14160000.pcie: Link up, Gen4",
     "warning: Cuda API error detected: cudaDeviceEnablePeerAccess returned (0x2c0)",
+    # the same printers when all is well
+    "[2021-02-01 10:00:00.000001] I [MSGID: 114046] [client-handshake.c:1109:client_setvolume_cbk] 0-home-client-3: "
+    "Connected to home-client-3, attached to remote volume '/bricks/home'.",
+    "    osd: 12 osds: 12 up (since 3d), 12 in (since 3w)",
+    "automount[812]: mounted indirect on /home with timeout 300, freq 75 seconds",
+    "Aug 21 10:30:11 pc rclone[58947]: Shutting down the VFS cache",
+    "cat: /proc/self/status: No such file or directory",
     # nvidia-peermem loaded
     "[   12.000001] nvidia_peermem: loading out-of-tree module taints kernel.",
     # mount success

@@ -33,12 +33,13 @@ def classify(message: str, number: int | None = None, stamp: str | None = None) 
     """The fallback finding for a message that holds an error word (the caller checked) and that no rule claimed:
     None when the message starts at no known subsystem with a kind (`subsystems.subsystem_of`: on a line that
     begins with a task's name, only a daemon's tag) and holds no library's tag (`subsystems.library_of`), or when a
-    library's line is at its quiet (info, debug) level or only denies its failure words (`no error`)."""
+    library's line is at its quiet (info, debug) level, or a library's or a daemon's line only denies its failure
+    words (`no error`, `Shutting down`)."""
     sub = subsystem_of(message)
     if sub is None or sub.kind is None:
         return None
-    if sub.trust == "job" and not _reports(sub, message):
-        return None
+    if sub.trust in ("job", "syslog") and not _reports(sub, message):
+        return None      # a daemon's or a library's line whose failure word is denied (`Shutting down`, `no error`)
     return _finding(sub, sub.kind, message, number, stamp)
 
 
