@@ -96,6 +96,18 @@ FOUND = [
     ("I1001 10:00:00.000000 1 main.go:80] exposing \"0\" devices", "ib", "warning"),
     ("fi_cq_readerr: err: Input/output error (5) prov_errno: Unknown error -5 (-5) prov/efa/src/efa_cq.c:201", "ib",
      "error"),
+    # round11f: a torchelastic worker's crash signal, PyTorch without a driver, ROCm's memory fault, modprobe anywhere,
+    # the GPU stack absent (containers, nvidia-powerd, the device plugin), cuda-gdb's device exception
+    ("[E1119 08:26:02.715000 28705 api.py:882] failed (exitcode: -7) local_rank: 3 (pid: 28773) of binary: /usr/bin/"
+     "python3", "segfault", "error"),
+    ("RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a "
+     "driver", "gpu_init", "error"),
+    ("Memory access fault by GPU node-2 (Agent handle: 0x55d0c0a0) on address 0x7f0000001000. Reason: Write access to "
+     "a read-only page.", "cuda", "error"),
+    ("+ modprobe nvidia; modprobe: FATAL: could not insert 'nvidia_uvm': No such device", "gpu_init", "error"),
+    ("WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available.", "gpu_init", "warning"),
+    ("Mar 01 10:00:00 gpu7 nvidia-persistenced[812]: Failed to initialize RM client", "gpu_init", "warning"),
+    ("CUDA_EXCEPTION_14, Warp Illegal Address.", "cuda", "error"),
     # MLNX_OFED's experimental verbs and SPDK's NVMe-oF RDMA transport
     ("ibv_exp_create_qp: invalid comp_mask !!! (comp_mask = 0x3 valid_mask = 0x1)", "ib", "warning"),
     ("[2023-05-02 11:00:01.000001] nvme_rdma.c: 812:nvme_rdma_resolve_route: *ERROR*: RDMA route resolution error",
@@ -152,6 +164,20 @@ KERNEL_FOUND = [
 
 @pytest.mark.parametrize(("line", "kind", "severity"), KERNEL_FOUND)
 def test_a_kernel_line_is_found_and_only_investigated(line: str, kind: str, severity: str) -> None:
+    found_as(line, kind, severity)
+    no_node_fault(line)
+
+
+KERNEL_FOUND_11F = [
+    # amdgpu's RAS (the machine checks' kind) and FreeBSD's amdgpu ring timeout
+    ("[Sat Jan  7 14:25:56 2023] amdgpu 0000:e3:00.0: amdgpu: uncorrectable hardware error(ERREVENT_SMN_INTERRUPT) "
+     "detected!", "mce", "error"),
+    ("[drm ERROR :amdgpu_job_timedout] ring sdma0 timeout, signaled seq=77, emitted seq=79", "gpu_init", "warning"),
+]
+
+
+@pytest.mark.parametrize(("line", "kind", "severity"), KERNEL_FOUND_11F)
+def test_a_kernel_line_of_round11f_is_found_and_only_investigated(line: str, kind: str, severity: str) -> None:
     found_as(line, kind, severity)
     no_node_fault(line)
 
@@ -216,6 +242,12 @@ def test_a_daemons_denied_failure_word_is_no_fallback_finding() -> None:
     below_warning("Aug 21 10:30:11 pc rclone[58947]: vfs cache: no error while flushing")
 
 
+def test_a_workers_abort_stays_the_collectives() -> None:
+    """SIGABRT (-6) is how NCCL's watchdog ends a hung rank: collective_peer_failure's, not a crash."""
+    found_as("ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -6) local_rank: 0 (pid: 1) of "
+             "binary: /usr/bin/python3", "nccl", "warning")
+
+
 def test_an_oom_killers_stack_frame_is_evidence_not_an_alarm() -> None:
     """A frame of the OOM killer's call trace read alone carries its kind at info: the report's first line is the
     finding (a whole report's frames never raise a second alarm)."""
@@ -267,6 +299,12 @@ BENIGN = [
     "automount[812]: mounted indirect on /home with timeout 300, freq 75 seconds",
     "Aug 21 10:30:11 pc rclone[58947]: Shutting down the VFS cache",
     "cat: /proc/self/status: No such file or directory",
+    # a torchelastic worker's abort stays the collective's, TensorFlow's no-driver note and peermem's teardown race are
+    # info
+    "I tensorflow/stream_executor/cuda/cuda_diagnostics.cc:156] kernel driver does not appear to be running on this "
+    "host (c1): /proc/driver/nvidia/version does not exist",
+    "[25033.266922] nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid context, skipping further "
+    "processing",
     # nvidia-peermem loaded
     "[   12.000001] nvidia_peermem: loading out-of-tree module taints kernel.",
     # mount success
