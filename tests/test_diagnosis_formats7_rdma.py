@@ -23,8 +23,6 @@ from .rule_cases import below_warning, found_as, never_drains, trust_kernel
 FAULTS = [
     # ---- open-gpu-kernel-modules kernel-open/nvidia-peermem/nvidia-peermem.c peer_err(): "nvidia-peermem" " %s:%d
     # ERROR " FMT; Mellanox nv_peer_memory's peer_err(): DRV_NAME " %s:%d " FMT with DRV_NAME "nv_mem"
-    ("nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid context, skipping further processing", "ib",
-     "warning"),
     ("nv_mem nv_mem_get_pages:216 error -22 while calling nvidia_p2p_get_pages()", "ib", "warning"),
     # ---- linux drivers/infiniband/ulp/srp/ib_srp.c: shost_printk(KERN_ERR, target->scsi_host, PFX "Got failed path rec
     # status %d\n"), PFX "Path record query failed: sgid %pI6, dgid %pI6, pkey %#04x, service_id %#16llx\n", "SRP abort
