@@ -28,6 +28,8 @@ KERNEL_FAULTS = [
     # kernel/module/signing.c module_sig_check() pr_notice("Loading of %s is rejected\n"); main.c check_modinfo()
     ("Loading of unsigned module is rejected", "gpu_init", "error"),
     ("Loading of module with unavailable key is rejected", "gpu_init", "error"),
+    # security/lockdown/lockdown.c "Lockdown: %s: %s is restricted; see man kernel_lockdown.7"
+    ("Lockdown: modprobe: unsigned module loading is restricted; see man kernel_lockdown.7", "gpu_init", "error"),
     ("nvidia: version magic '6.8.0-40-generic SMP preempt mod_unload modversions ' should be '6.8.0-45-generic SMP "
      "preempt mod_unload modversions '", "gpu_init", "error"),
     # amdgpu_psp.c DRM_ERROR("PSP load tmr failed!\n"); amdkfd kfd_device.c kgd2kfd_device_init()
@@ -56,6 +58,8 @@ DAEMON_FAULTS = [
     ("Nov 26 06:11:58 gpu-node07 systemd-modules-load[612]: Failed to insert module 'nvidia': Key was rejected by "
      "service", "gpu_init", "warning"),
     ("Nov 26 06:11:58 gpu-node07 systemd-modules-load[612]: Failed to find module 'nvidia-uvm'", "gpu_init", "warning"),
+    # kmod's insmod: "could not insert module %s: %s"
+    ("insmod: ERROR: could not insert module nvidia.ko: Key was rejected by service", "gpu_init", "warning"),
     # dkms 3.0 and nvidia-installer
     ("Error! Bad return status for module build on kernel: 6.8.0-45-generic (x86_64)", "gpu_init", "warning"),
     ("Consult /var/lib/dkms/nvidia/550.54.14/build/make.log for more information.", "gpu_init", "warning"),
@@ -71,6 +75,8 @@ DAEMON_FAULTS = [
     # DCGM hostengine main.cpp
     ("Err: Failed to start DCGM Server: -7", "gpu_init", "warning"),
     ("Nov 26 06:12:11 gpu-node07 nv-hostengine: Err: Failed to start DCGM Server", "gpu_init", "warning"),
+    ('time="2026-11-26T06:18:27Z" level=info msg="Not collecting GPU metrics; Error getting devices count: Cannot '
+     'perform the requested operation because NVML doesn\'t exist on this system."', "gpu_init", "warning"),
     # nvidia-ctk
     ("ERRO[0000] failed to generate CDI spec: failed to create device CDI specs: failed to construct device spec "
      "generators: failed to get device handle from index: ERROR_UNKNOWN", "gpu_init", "warning"),
@@ -123,6 +129,8 @@ TWINS = [
     'time="2026-11-26T06:16:02Z" level=info msg="Successfully updated to MIG config: all-1g.10gb"',
     "[    6.202218] kfd kfd: amdgpu: added device 1002:740c",
     "[    6.100118] [drm] amdgpu kernel modesetting enabled.",
+    "[    5.118401] nvidia: loading out-of-tree module taints kernel.",
+    "[    0.000000] Kernel is locked down from EFI Secure Boot mode; see man kernel_lockdown.7",
     "brcmfmac mmc1:0001:1: Direct firmware load for brcm/brcmfmac43455-sdio.raspberrypi,4-model-b.bin failed with "
     "error -2",
     "============================ ROCm System Management Interface ============================",
@@ -184,6 +192,7 @@ def test_a_job_echoing_a_kernel_text_is_not_the_kernels(line: str) -> None:
     "nvidia: version magic '" + "x" * 100_000 + " should be",
     "[drm:psp_hw_start [amdgpu]] *ERROR* PSP " + "load " * 20_000 + "fine",
     "Building module(s)" + "." * 100_000 + "done",
+    "insmod: ERROR: could not insert module " + "/" * 100_000 + "nvidia.ko",
     "I1126 1 health.go:160] unable to get device handle from UUID: " + "x" * 100_000 + "; marking it",
     "Consult /var/lib/dkms/" + "a" * 100_000 + "/build/make.log for more information",
 ])
