@@ -67,7 +67,7 @@ DAEMON_FAULTS = [
     # the CephFS client (src/client/Client.cc), autofs's LDAP lookup module and master map
     ("2026-11-26T13:30:04.123+0000 7f3a2c1f2640 -1 client.84211 I was blocklisted at osd epoch 4512", "nfs",
      "warning"),
-    ("Nov 26 13:30:03 node01 ceph-fuse[5512]: 2026-11-26T13:30:03.123+0000 7f3a2c1f2640 -1 client.84211 "
+    ("Nov 26 13:30:03 node01 ceph-fuse[5512]: 2026-11-26T13:30:03.123+0000 7f3a2c1f2640  1 client.84211 "
      "_handle_full_flag: FULL: cancelling outstanding operations on 3", "nfs", "warning"),
     ("Nov 26 13:40:06 node01 automount[1873]: bind_ldap_simple: lookup(ldap): Unable to bind to the LDAP server: "
      "(default), error Can't contact LDAP server", "nfs", "warning"),
@@ -102,7 +102,11 @@ TOOL_AND_JOB_FAULTS = [
     # FUSE network filesystems
     ("remote host has disconnected", "nfs", "warning"),
     ("Nov 26 13:50:01 node01 s3fs[3381]: curl.cpp:RequestPerform(2484): ### CURLE_COULDNT_CONNECT", "nfs", "warning"),
-    ("s3fs: Failed to access bucket.", "nfs", "warning"),
+    ("Nov 26 13:50:04 node01 s3fs[3381]: curl.cpp:RequestPerform(2551): HTTP response code 301(Moved Permanently: also "
+     "happens when bucket's region is incorrect), returning EIO. Body Text: <Error><Code>PermanentRedirect</Code>"
+     "</Error>", "nfs", "warning"),
+    ('daemonize.Run: readFromProcess: sub-process: Error while mounting gcsfuse: mountWithArgs: '
+     'mountWithStorageHandle: Mount: mount: exec: "fusermount": executable file not found in $PATH', "nfs", "warning"),
     ('Nov 26 13:50:06 node01 gcsfuse[4410]: time="26/11/2026 01:50:06.123456" severity=ERROR message="ReadFile: '
      'input/output error, fh.reader.ReadAt: readFull: Read: unexpected EOF"', "nfs", "warning"),
     ("Nov 26 13:50:09 node01 blobfuse2[5521]: [/mnt/blob] LOG_ERR [block_blob.go (1112)]: BlockBlob::ReadBuffer : "
@@ -151,6 +155,11 @@ TWINS = [
     "Nov 26 13:50:11 node01 blobfuse2[5521]: [/mnt/blob] LOG_CRIT [mount.go (440)]: Starting Blobfuse2 Mount : 2.3.0 "
     "on [Ubuntu 22.04.4 LTS]",
     '2026/11/26 13:50:17 NOTICE: data: Mounting on "/mnt/remote"',
+    # s3fs's region probe (it retries in the right region) and JuiceFS's latency note (it fires above 1-5 ms)
+    "s3fs: [CRT] s3fs.cpp:s3fs_check_service(3865): Failed to connect region 'us-east-1'(default), so retry to connect "
+    "region 'us-west-2' for url(http(s)://s3-us-west-2.amazonaws.com).",
+    "Nov 26 13:50:21 node01 juicefs[6612]: juicefs[6612] <WARNING>: The latency to database is too high: 14.771783ms "
+    "[base.go:312]",
     "2026/11/26 13:50:22.123456 juicefs[6612] <INFO>: Mounting volume myjfs at /jfs ... [mount_unix.go:269]",
     "Nov 26 14:01:01 nfs01 rpc.mountd[2210]: authenticated mount request from 10.0.0.57:812 for /export/home "
     "(/export/home)",
