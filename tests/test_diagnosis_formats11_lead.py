@@ -225,7 +225,6 @@ def test_a_source_files_location_in_front_is_part_of_the_message() -> None:
 
 
 @pytest.mark.parametrize("line", [
-    "Apr 17 08:14:32 n1 blobfuse2[32]: LOG_ERR [block_cache.go (1050)]: BlockCache::download : Failed to read 128",
     "Sep  9 09:39:05 n2 mfsmount[28930]: error writing file number 472044: ENOSPC (No space left on device)",
     "Mar  3 03:03:03 n3 s3fs[77]: s3fs.cpp:s3fs_check_service(3900): Failed to check bucket and directory for mount "
     "point : Bad Request(host=https://s3.amazonaws.com)",
