@@ -108,6 +108,9 @@ FOUND = [
     ("WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available.", "gpu_init", "warning"),
     ("Mar 01 10:00:00 gpu7 nvidia-persistenced[812]: Failed to initialize RM client", "gpu_init", "warning"),
     ("CUDA_EXCEPTION_14, Warp Illegal Address.", "cuda", "error"),
+    # round11h: GKE's XidCriticalError node condition (the XID in its JSON; the catalog's verdict)
+    ("  XidCriticalError   True   Tue, 01 Jul 2025 10:00:00 +0000   Tue, 01 Jul 2025 09:59:00 +0000   {\"48\":true}   "
+     "node-condition", "xid", "critical"),
     # MLNX_OFED's experimental verbs and SPDK's NVMe-oF RDMA transport
     ("ibv_exp_create_qp: invalid comp_mask !!! (comp_mask = 0x3 valid_mask = 0x1)", "ib", "warning"),
     ("[2023-05-02 11:00:01.000001] nvme_rdma.c: 812:nvme_rdma_resolve_route: *ERROR*: RDMA route resolution error",
@@ -305,6 +308,9 @@ BENIGN = [
     "host (c1): /proc/driver/nvidia/version does not exist",
     "[25033.266922] nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid context, skipping further "
     "processing",
+    # NCCL's vNic properties asked past the ones made (handled at init), Slurm's NVML process list too small: info
+    "3: NET/IB : Requested properties for vNic 2, only 2 vNics have been created",
+    "5: slurmstepd: error: NVML: Failed to get Compute running procs(12): Insufficient Size",
     # nvidia-peermem loaded
     "[   12.000001] nvidia_peermem: loading out-of-tree module taints kernel.",
     # mount success
