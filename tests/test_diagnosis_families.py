@@ -219,9 +219,10 @@ FAULTS = [
     ("CPU1 Temp        | 30h | cr  |  3.1 | 95 degrees C", "thermal", "warning"),
     # linux kernel/rcu/tree_stall.h: "Possible timer handling issue on cpu=%d timer-softirq=%u\n"
     ("rcu: Possible timer handling issue on cpu=3 timer-softirq=1234", "soft_lockup", "error"),
-    # pytorch torch/cuda/__init__.py _check_driver(): "Found no NVIDIA driver on your system. ..."
+    # pytorch torch/cuda/__init__.py _check_driver(): "Found no NVIDIA driver on your system. ..." (since round 11 the
+    # driver missing, gpu_init: lead11_no_nvidia_driver)
     ("RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a "
-     "driver from http://www.nvidia.com/Download/index.aspx", "gpu_init", "error"),   # round 11: the driver missing (lead11_no_nvidia_driver)
+     "driver from http://www.nvidia.com/Download/index.aspx", "gpu_init", "error"),
     # ucx src/uct/base/uct_md.c: "network device '%s' is not available, please use one or more of: %s"
     ("[1700000000.123456] [node1:1234 :0]         uct_md.c:268  UCX  WARN  network device 'mlx5_0:1' is not "
      "available, please use one or more of: 'eth0'(tcp)", "ib", "warning"),

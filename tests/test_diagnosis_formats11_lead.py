@@ -111,6 +111,15 @@ FOUND = [
     # round11h: GKE's XidCriticalError node condition (the XID in its JSON; the catalog's verdict)
     ("  XidCriticalError   True   Tue, 01 Jul 2025 10:00:00 +0000   Tue, 01 Jul 2025 09:59:00 +0000   {\"48\":true}   "
      "node-condition", "xid", "critical"),
+    # round11g: ESXi's vmkernel storage failures, monitoring plugins' disk verdicts, nvidia-smi's CSV [Unknown Error],
+    # BMC power faults and ipmitool's sensor rows past a threshold
+    ("2024-01-01T10:00:00.000Z cpu5:2097)ScsiDeviceIO: 4325: Cmd(0x45d8c1234) 0x2a, CmdSN 0x1 from world 0 to dev "
+     "\"naa.600a0b80\" failed H:0x8 D:0x0 P:0x0", "disk", "warning"),
+    ("RAID CRITICAL: 2 arrays not ok - Array \"md0\" is in state \"clean, degraded\"", "disk", "warning"),
+    ("NVIDIA A100-SXM4-80GB, 00000000:07:00.0, [Unknown Error], 81920 MiB", "gpu_init", "warning"),
+    ("DIMM C1 PMIC Error: SWBout_OV", "thermal", "warning"),
+    ("FAN3             | 0.000      | RPM        | cr    | na        | 300.000   | 500.000   | na        | na        "
+     "| na", "thermal", "warning"),
     # MLNX_OFED's experimental verbs and SPDK's NVMe-oF RDMA transport
     ("ibv_exp_create_qp: invalid comp_mask !!! (comp_mask = 0x3 valid_mask = 0x1)", "ib", "warning"),
     ("[2023-05-02 11:00:01.000001] nvme_rdma.c: 812:nvme_rdma_resolve_route: *ERROR*: RDMA route resolution error",
@@ -311,6 +320,14 @@ BENIGN = [
     # NCCL's vNic properties asked past the ones made (handled at init), Slurm's NVML process list too small: info
     "3: NET/IB : Requested properties for vNic 2, only 2 vNics have been created",
     "5: slurmstepd: error: NVML: Failed to get Compute running procs(12): Insufficient Size",
+    # the same printers when all is well: a check condition ESXi reports for a probe, a PMIC without error, sensors ok
+    "cpu0:1)ScsiDeviceIO: 1688: Command 0x85 to device \"naa.6\" failed H:0x0 D:0x2 P:0x0 Valid sense data: 0x5 0x20 "
+    "0x0.",
+    "DIMM A2 PMIC Error: No Error",
+    "CPU Temp         | 45.000     | degrees C  | ok    | 0.000     | 0.000     | 0.000     | 85.000    | 90.000    "
+    "| 90.000",
+    "NVIDIA A100-SXM4-80GB, 00000000:07:00.0, [Not Supported], 81920 MiB",
+    "OK - all arrays ok",
     # nvidia-peermem loaded
     "[   12.000001] nvidia_peermem: loading out-of-tree module taints kernel.",
     # mount success
