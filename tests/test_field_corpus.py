@@ -113,12 +113,22 @@ def test_the_split_is_by_source_and_deterministic() -> None:
 #: 92.4 % (1,321 of 1,430); a second and last time at the end: 92.2 % (1,428 of 1,548): round10a's rows 86.6 % (123 of
 #: 142), round10b's 87.3 % (103 of 118), the earlier files' 93.3 % (1,202 of 1,288). The larger test half measures
 #: lower because the fresh sets land below the old ones: the floor is what it measured, 0.92 (rounded down).
-TEST_HALF_FLOOR = 0.92
+#: Round 11 (2026-11-26): eight collections joined from collectors who wrote no rules and scored nothing (round11a-h:
+#: forums and pastebins, storage and HPC issue threads, GPU write-ups and non-English pages, fabric and system kinds
+#: from vendor KBs and HPC docs, network storage and FUSE filesystems, GPU bring-up, admin tools and consoles, log
+#: pipelines). Their fresh test rows, each before any rule from its own rules half: 72.2 % (502 of 695) together, from
+#: 44.3 % (round11e, FUSE and object-store clients) to 87.5 % (round11a). Then the families of their rules halves,
+#: three printer families and two more sweeps. Scored once after the first four files' rules: 90.1 % (1,771 of
+#: 1,965); a second and last time at the end: 88.8 % (1,992 of 2,243): the new files' rows 80.0 % (556 of 695), the
+#: earlier files' 92.8 % (1,436 of 1,548, up from 1,428). The floor is what it measured, 0.88 (rounded down).
+TEST_HALF_FLOOR = 0.88
 #: Benign test-half lines that raise a warning: 0 until round3, whose benign rows brought 1 (in a dmesg envelope;
 #: which line is not looked at, the test half being scored only); round10a's test rows brought a second (in job
-#: output; not looked at either). A count measured on new held-out rows, not raised to pass a change: never raise it
-#: for the same rows.
-TEST_HALF_FALSE_ALARMS = 2
+#: output; not looked at either). Round 11's eight files brought 7 (round11a 1, round11b 2, round11d 1, round11e 1,
+#: round11h 2; none looked at): round11b's second came with one of the round's own rules after its fresh scoring (1
+#: then), round11h's three fresh became two with a rule from its rules half. A count measured on new held-out rows, not
+#: raised to pass a change: never raise it for the same rows.
+TEST_HALF_FALSE_ALARMS = 9
 ISSUE_BAR = 0.95
 
 
