@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from slurmtools.diagnosis import diagnose, diagnose_job_output
 from slurmtools.diagnosis.faults import is_node_fault
+from slurmtools.diagnosis.findings import Finding
 
 SEVERE = ("warning", "error", "critical")
 
@@ -26,6 +27,14 @@ def below_warning(line: str) -> None:
 def job_scan_below_warning(line: str) -> None:
     """LINE, read as a job's output (joblog, what the epilog reads), raises nothing of warning or above."""
     assert not [f for f in diagnose_job_output([line]) if f.severity in SEVERE], line
+
+
+def job_scan_finds(lines: list[str], kind: str) -> Finding:
+    """LINES read as a job's output: its first finding of warning or above is KIND (a real failure among benign
+    lines is still the job scan's finding); that finding, for further checks."""
+    severe = [f for f in diagnose_job_output(lines) if f.severity in SEVERE]
+    assert severe and severe[0].kind == kind, [(f.kind, f.severity, f.details.get("rule")) for f in severe]
+    return severe[0]
 
 
 def no_node_fault(line: str) -> None:

@@ -174,24 +174,12 @@ KERNEL_FOUND = [
 ]
 
 
-@pytest.mark.parametrize(("line", "kind", "severity"), KERNEL_FOUND)
-def test_a_kernel_line_is_found_and_only_investigated(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-    no_node_fault(line)
-
-
 KERNEL_FOUND_11F = [
     # amdgpu's RAS (the machine checks' kind) and FreeBSD's amdgpu ring timeout
     ("[Sat Jan  7 14:25:56 2023] amdgpu 0000:e3:00.0: amdgpu: uncorrectable hardware error(ERREVENT_SMN_INTERRUPT) "
      "detected!", "mce", "error"),
     ("[drm ERROR :amdgpu_job_timedout] ring sdma0 timeout, signaled seq=77, emitted seq=79", "gpu_init", "warning"),
 ]
-
-
-@pytest.mark.parametrize(("line", "kind", "severity"), KERNEL_FOUND_11F)
-def test_a_kernel_line_of_round11f_is_found_and_only_investigated(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-    no_node_fault(line)
 
 
 KERNEL_FOUND_11D = [
@@ -209,8 +197,8 @@ KERNEL_FOUND_11D = [
 ]
 
 
-@pytest.mark.parametrize(("line", "kind", "severity"), KERNEL_FOUND_11D)
-def test_a_kernel_line_of_round11d_is_found_and_only_investigated(line: str, kind: str, severity: str) -> None:
+@pytest.mark.parametrize(("line", "kind", "severity"), KERNEL_FOUND + KERNEL_FOUND_11F + KERNEL_FOUND_11D)
+def test_a_kernel_line_is_found_and_only_investigated(line: str, kind: str, severity: str) -> None:
     found_as(line, kind, severity)
     no_node_fault(line)
 

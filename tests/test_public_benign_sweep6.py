@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from slurmtools.diagnosis import diagnose_job_output
-
-from .rule_cases import SEVERE, below_warning, found_as, job_scan_below_warning, reaches_fallback
+from .rule_cases import below_warning, found_as, job_scan_below_warning, job_scan_finds, reaches_fallback
 
 GH = "https://github.com"
 MLPERF = f"{GH}/mlcommons"
@@ -121,5 +119,4 @@ def test_the_fault_twins_are_found_by_the_job_scan() -> None:
     """A job's output holding the benign lines and one real failure: the failure is still the job scan's finding."""
     lines = [ln for _, ln in BENIGN] + ["gpu01:48213:48301 [0] NCCL WARN [Service thread] Could not receive type from"
                                         " localRank 2, res=6, closed=0"]
-    severe = [f for f in diagnose_job_output(lines) if f.severity in SEVERE]
-    assert severe and severe[0].kind == "nccl", [(f.kind, f.severity, f.details.get("rule")) for f in severe]
+    job_scan_finds(lines, "nccl")

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from slurmtools.diagnosis import diagnose_job_output
-
-from .rule_cases import SEVERE, below_warning, job_scan_below_warning, reaches_fallback
+from .rule_cases import below_warning, job_scan_below_warning, job_scan_finds, reaches_fallback
 
 GH = "https://github.com"
 LNAV_GENERIC = f"{GH}/tstack/lnav/blob/bb0005f96c8dc486ee0b9005a4562be0ef61c878/test/logfile_generic.2"
@@ -59,6 +57,4 @@ def test_the_fault_twin_still_reaches_the_fallback(line: str, kind: str) -> None
 def test_the_fault_twins_are_found_by_the_job_scan() -> None:
     """A job's output holding the benign lines and one real failure: the failure is still the job scan's finding."""
     lines = [ln for _, ln in BENIGN] + [UNCLAIMED[0][0]]
-    severe = [f for f in diagnose_job_output(lines) if f.severity in SEVERE]
-    assert severe and severe[0].kind == "nfs", [(f.kind, f.severity, f.details.get("rule")) for f in severe]
-    assert severe[0].details.get("unrecognised") is True
+    assert job_scan_finds(lines, "nfs").details.get("unrecognised") is True
