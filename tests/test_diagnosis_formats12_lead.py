@@ -1,0 +1,127 @@
+"""Families read from their printers after the rules halves of round 12's collections (round12a-h.tsv) showed them
+(their test halves only scored): each line is found in other values than the corpus's, its benign twin stays below
+warning, job and tool output never drains, and the kernel's lines are only investigated."""
+
+from __future__ import annotations
+
+import pytest
+
+from .rule_cases import below_warning, found_as, never_drains, no_node_fault
+
+# ---- what daemons, tools and jobs print (trust syslog or job: recorded, never a drain)
+FOUND = [
+    # mdadm's monitor (a daemon's line)
+    ("Mar  3 04:05:06 fs07 mdadm[1312]: A DegradedArray event had been detected on md device /dev/md/scratch.",
+     "disk", "warning"),
+    # zpool status: a device with read/write/checksum errors, permanent errors; fmadm; smartctl; a media check; fio
+    ("          nvme2n1  ONLINE       0     0    17", "disk", "warning"),
+    ("    ata-WDC_WD80EFAX-68KNBN0_VAGJ1  DEGRADED  4  0  0  too many errors", "disk", "warning"),
+    ("errors: Permanent errors have been detected in the following files:", "disk", "warning"),
+    ("    Fault class : fault.io.scsi.cmd.disk.dev.rqs.derr", "disk", "warning"),
+    ("   Status     : faulted and taken out of service", "disk", "warning"),
+    ("See vendor-specific Attribute list for failed Attributes.", "disk", "warning"),
+    ("Drive 2I:1:4: Media check is complete, the result is: FAIL", "disk", "warning"),
+    ("fio: io_u error on file /lustre/scratch/fio.0.0: Input/output error: write offset=1048576, buflen=131072",
+     "disk", "warning"),
+    ("fio: pid=90210, err=5/file:io_u.c:1889, func=io_u error, error=Input/output error", "disk", "warning"),
+    # ESXi's multipathing with a host status, Cisco nfnic's FC link down
+    ('2024-05-01T10:11:12.345Z cpu7:2097781)NMP: nmp_CompleteCommandForPath: Command 0x8a (0x45b8c1) to NMP device '
+     '"naa.624a9370" failed on physical path "vmhba64:C0:T3:L12" H:0x2 D:0x0 P:0x0 ', "disk", "warning"),
+    ("2024-05-01T10:11:12.345Z In(182) vmkernel: cpu3:2097700)nfnic: <2>: INFO: fnic_fdls_link_status_change: 117: "
+     "fnic3: FDLS link status change link up:0, usefip:1", "disk", "warning"),
+    # Ascend's collectives and RoCE (the job's output)
+    ("[rank5]: EI0006: [PID: 88123] 2025-01-09-03:04:05.678.901 Getting socket times out. Reason: Remote Rank did "
+     "not send the data in time.", "nccl", "error"),
+    ("EJ0001: 2025-01-09-03:04:05.678.901 Failed to initialize the HCCP process. Reason: Maybe the last training "
+     "process is running.", "nccl", "error"),
+    ("RuntimeError: [ERROR] HCCL error in: torch_npu/csrc/distributed/ProcessGroupHCCL.cpp:1185", "nccl", "error"),
+    ("RuntimeError: InnerRunOpApi:torch_npu/csrc/framework/OpParamMaker.cpp:209 OPS function error: HcclBroadcast, "
+     "error code is 9", "nccl", "error"),
+    ("[ERROR] DISTRIBUTED(4401,ffff9e2c7120,python):2024-03-01-02:03:04.567.890 "
+     "[mindspore/ccsrc/distributed/collective/collective_manager.cc:412] Finalize] Failed to finalize the comm group",
+     "nccl", "error"),
+    ("[PID: 7710] 2025-02-03-04:05:06.789.012 Execution Error ROCE CQE(EI0013): An error CQE occurred during operator "
+     "execution.", "ib", "error"),
+    ("[ERROR] ROCE(551,hccl_test):2025-02-03-04:05:06.789.012 [hns_roce_lite.c:702]hns_roce_lite_handle_error_cqe(702)"
+     " : error cqe status: 0x5", "ib", "error"),
+    # a CUDA device assert whose page dropped the backticks
+    ("/opt/pytorch/aten/src/ATen/native/cuda/ScatterGatherKernel.cu:144: operator(): block: [12,0,0], thread: "
+     "[7,0,0] Assertion idx_dim >= 0 && idx_dim < index_size && \"index out of bounds\" failed.", "cuda", "error"),
+    # /proc/vmstat
+    ("oom_kill 12", "oom", "warning"),
+]
+
+
+@pytest.mark.parametrize(("line", "kind", "severity"), FOUND)
+def test_a_printers_line_is_found(line: str, kind: str, severity: str) -> None:
+    found_as(line, kind, severity)
+
+
+@pytest.mark.parametrize("line", [line for line, _, _ in FOUND])
+def test_a_daemons_a_tools_or_a_jobs_line_never_drains(line: str) -> None:
+    never_drains(line)
+
+
+# ---- the kernel's own lines (warning, investigated; never a node fault of ours)
+KERNEL_FOUND = [
+    ("[ 1201.000017] raid10: Operation continuing on 5 devices.", "disk", "warning"),
+    ("[88120.411902] md: recovery thread: P corrected, sector=88812064", "disk", "warning"),
+    ("mptbase: ioc0: ERROR - didn't initialize properly! (-3)", "disk", "warning"),
+    ("megasas: FW in FAULT state!!", "disk", "warning"),
+    ("cciss 0000:0a:00.0: cciss: c ffff8800a1b2c000 has CHECK CONDITION sense key = 0x4", "disk", "warning"),
+    ("mpr1: IOC Fault 0x40009000, Resetting", "disk", "warning"),
+    ("mps2: Error reading device 0x1f SATA PASSTHRU; iocstatus= 0x4b", "disk", "warning"),
+    ("(ada3:ahcich5:0:0:0): ATA status: 51 (DRDY SERV ERR), error: 04 (ABRT )", "disk", "warning"),
+    ("(da7:mpr0:0:12:0): Invalidating pack", "disk", "warning"),
+    ("[  311.000201] attempt to access beyond end of device", "disk", "warning"),
+    ('Filesystem "sdc2": corrupt inode 4412 ((a)extents = 9).  Unmount and run xfs_repair.', "disk", "warning"),
+    ("[ 9001.221100] Remounting filesystem read-only", "disk", "warning"),
+    ("EXT4-fs (nvme1n1p2): Journal checksum error found in nvme1n1p2", "disk", "warning"),
+    ('[    3.100200] VFS: Cannot open root device "nvme0n1p3" or unknown-block(259,3): error -6', "disk", "warning"),
+    ("[   12.402216] nouveau 0000:41:00.0: gsp ctor failed: -22", "gsp", "warning"),
+    ("[ 7712.000301] Do you have a strange power saving mode enabled?", "mce", "warning"),
+    ("MCA: Bank 9, Status 0xbe00000000800400", "mce", "warning"),
+    ("+MCA: CPU 17 COR OVER DCACHE L0 DRD error", "mce", "warning"),
+    ("[ 1210.118822] scsi host3:   REJ reason 0xe", "ib", "warning"),
+]
+
+
+@pytest.mark.parametrize(("line", "kind", "severity"), KERNEL_FOUND)
+def test_a_kernel_line_is_found_and_only_investigated(line: str, kind: str, severity: str) -> None:
+    found_as(line, kind, severity)
+    no_node_fault(line)
+
+
+@pytest.mark.parametrize(("line", "kind"), [
+    # a SCSI command's CDB alone says which command, not that it failed: info
+    ("[ 4410.012345] sd 6:0:0:0: [sdg] tag#17 CDB: Read(16) 88 00 00 00 00 00 1d 1c 00 00 00 00 00 08 00 00", "disk"),
+    ("sd 0:0:1:0: tag#2 CDB: Inquiry 12 00 00 00 24 00", "disk"),
+    # ASPM the firmware keeps
+    ("[    9.301100] smartpqi 0000:c1:00.0: can't disable ASPM; OS doesn't have ASPM control", "pcie"),
+])
+def test_a_detail_or_setting_line_is_info(line: str, kind: str) -> None:
+    found_as(line, kind, "info")
+
+
+BENIGN = [
+    # the same printers on a healthy day
+    "          nvme2n1  ONLINE       0     0     0",
+    "errors: No known data errors",
+    "SMART overall-health self-assessment test result: PASSED",
+    "Drive 2I:1:4: Media check is complete, the result is: PASS",
+    "fio-3.35",
+    "[    1.200001] md/raid10:md0: active with 6 out of 6 devices",
+    "mpr0: IOC ready",
+    "(ada0:ahcich0:0:0:0): ATA status: 50 (DRDY SERV), error: 00 ()",
+    "[   12.402216] nouveau 0000:41:00.0: gsp: RM version 535.113.01",
+    "MCA: Bank 4, Status 0x0000000000000000",
+    "oom_kill 0",
+    "EI9999: the error code table of this release",
+    "[ERROR] DISTRIBUTED(4401,ffff9e2c7120,python):2024-03-01-02:03:04.567.890 [mindspore/ccsrc/distributed/"
+    "cluster/cluster_context.cc:88] Init] Node role is worker",
+]
+
+
+@pytest.mark.parametrize("line", BENIGN)
+def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
+    below_warning(line)
