@@ -125,3 +125,24 @@ BENIGN = [
 @pytest.mark.parametrize("line", BENIGN)
 def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
     below_warning(line)
+
+
+@pytest.mark.parametrize(("line", "kind"), [
+    # GPU tools' thermal guards and missing platforms (round12h's rules half)
+    ("Temperature limit on GPU #7 reached, aborting...", "thermal"),
+    ("Driver temperature threshold met on GPU #5. Expect reduced performance.", "thermal"),
+    ("[09:10:11][0x00001a2b][warning] core | Device #2 Memory temp: 104 C", "thermal"),
+    ("ATTENTION! No OpenCL, HIP or CUDA compatible platform found.", "cuda"),
+    ("cuda GetDeviceCount returned error 3", "cuda"),
+])
+def test_a_gpu_tools_own_guard_is_a_warning_that_never_drains(line: str, kind: str) -> None:
+    found_as(line, kind, "warning")
+    never_drains(line)
+
+
+@pytest.mark.parametrize("line", [
+    "[09:10:11][0x00001a2b][info] core | Device #2 Memory temp: 64 C",
+    "Temperature abort trigger set to 90c",
+])
+def test_a_gpu_tools_healthy_temperature_stays_below_warning(line: str) -> None:
+    below_warning(line)
