@@ -146,3 +146,31 @@ def test_a_gpu_tools_own_guard_is_a_warning_that_never_drains(line: str, kind: s
 ])
 def test_a_gpu_tools_healthy_temperature_stays_below_warning(line: str) -> None:
     below_warning(line)
+
+
+@pytest.mark.parametrize("line", [
+    # network filesystems' clients in variants the printers left (MooseFS 2, SeaweedFS at info level, go-fuse,
+    # gcsfuse's garbage collection, knfsd, a Lustre target in recovery)
+    "Jul  4 01:02:03 gpu09 mfsmount[771]: file: 120, index: 3 - fs_readchunk returns status: No such chunk",
+    "Jul  4 01:02:03 gpu09 mfsmount[771]: writeworker got inode with no data to write !!!",
+    "W0501 12:00:00.123456 volume_grpc_client_to_master.go:80 heartbeat to 10.1.2.3:9333 error: rpc error: code = "
+    "DeadlineExceeded",
+    "I0501 12:00:00 4242 filehandle.go:99] failed to locate 7,0a1b2c3d",
+    "writer: Write/Writev failed, err: 5=input/output error. opcode: READ",
+    "Garbage collection failed after deleting 12 objects in 1m2.5s, with error: context deadline exceeded",
+    "May 02 03:04:05 nfs1 sh[900]: rpc.nfsd: knfsd is currently down",
+    "Lustre: scratch-MDT0001: Denying connection for new client",   # a page that cut the line (the whole one is
+                                                                     # lustre_connection's, trust kernel)
+])
+def test_a_network_filesystems_client_variant_is_found(line: str) -> None:
+    found_as(line, "nfs", "warning")
+    never_drains(line)
+
+
+@pytest.mark.parametrize("line", [
+    "I0501 12:00:00.123456 volume_layout.go:300 Volume 17 becomes writable",
+    "I0501 12:00:00.123456 volume_grpc_client_to_master.go:70 Heartbeat to: 10.1.2.3:9333",
+    "Garbage collection succeeded after deleting 12 objects in 1m2.5s.",
+])
+def test_a_network_filesystems_client_healthy_line_stays_below_warning(line: str) -> None:
+    below_warning(line)
