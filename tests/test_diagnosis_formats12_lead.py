@@ -174,3 +174,20 @@ def test_a_network_filesystems_client_variant_is_found(line: str) -> None:
 ])
 def test_a_network_filesystems_client_healthy_line_stays_below_warning(line: str) -> None:
     below_warning(line)
+
+
+@pytest.mark.parametrize(("line", "kind"), [
+    # report lines that say nothing alone carry their report's kind at info (round12g's rules half)
+    ("[ 9120.000100] Code: Unable to access opcode bytes at RIP 0x7ffd11223344.", "segfault"),
+    ("Code: 0f 1f 44 00 00 48 8b 47 08 48 85 c0 74 0b <48> 8b 10 48 89 17 c3 0f 1f 00", "segfault"),
+    ("[ 2210.001000]       Blocked by coredump.", "hung_task"),
+    ("[  990.100000] amdgpu 0000:43:00.0: amdgpu: GPU reset begin!", "gpu_init"),
+    ("[  990.900000] [drm] VRAM is lost due to GPU reset!", "gpu_init"),
+])
+def test_a_reports_detail_line_is_evidence_at_info(line: str, kind: str) -> None:
+    found_as(line, kind, "info")
+
+
+def test_a_framework_without_cuda_is_the_jobs_warning() -> None:
+    found_as("RuntimeError: Not compiled with CUDA support", "cuda", "warning")
+    never_drains("RuntimeError: Not compiled with CUDA support")
