@@ -191,3 +191,24 @@ def test_a_reports_detail_line_is_evidence_at_info(line: str, kind: str) -> None
 def test_a_framework_without_cuda_is_the_jobs_warning() -> None:
     found_as("RuntimeError: Not compiled with CUDA support", "cuda", "warning")
     never_drains("RuntimeError: Not compiled with CUDA support")
+
+
+@pytest.mark.parametrize(("line", "kind"), [
+    # round12j's rules half: a Ceph OSD's silent peer, Talos's OOM controller, zpool events' error classes
+    ("2025-06-07T08:09:10.111+0000 7fa1 -1 osd.4 8812 heartbeat_check: no reply from 172.16.1.9:6811 osd.19 since back "
+     "2025-06-07T08:08:50.000+0000", "nfs"),
+    ('user: warning: [2026-03-04T05:06:07.1Z]: [talos] Sending SIGKILL to cgroup {"component": "controller-runtime", '
+     '"controller": "runtime.OOMController", "cgroup": "/sys/fs/cgroup/podruntime"}', "oom"),
+    ('        class = "ereport.fs.zfs.io"', "disk"),
+])
+def test_a_storage_or_memory_daemons_line_is_a_warning_that_never_drains(line: str, kind: str) -> None:
+    found_as(line, kind, "warning")
+    never_drains(line)
+
+
+@pytest.mark.parametrize("line", [
+    '        class = "sysevent.fs.zfs.scrub_finish"',
+    "2025-06-07T08:09:10.111+0000 7fa1  1 osd.4 8812 heartbeat osd_stat(store_statfs(0x1/0x0/0x2))",
+])
+def test_a_storage_daemons_healthy_line_stays_below_warning(line: str) -> None:
+    below_warning(line)
