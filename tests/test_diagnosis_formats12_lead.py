@@ -212,3 +212,48 @@ def test_a_storage_or_memory_daemons_line_is_a_warning_that_never_drains(line: s
 ])
 def test_a_storage_daemons_healthy_line_stays_below_warning(line: str) -> None:
     below_warning(line)
+
+
+@pytest.mark.parametrize(("line", "kind", "severity"), [
+    # round12i's and round12k's rules halves: HPC centres' job output (Open MPI's banner, Slingshot, HIP) and Ascend's
+    # collective library in CANN's own log format
+    ("[cn0412:90210] *** Process received signal ***", "segfault", "error"),
+    ("srun: error: task 3 launch failed: Error configuring interconnect", "ib", "error"),
+    ("libfabric:9911:1700000123::cxi:core:cxip_cq_eq_progress():540<warn> x1000c0s0b0n1: Cassini Event Queue overflow "
+     "detected.", "ib", "error"),
+    ("MPIDI_CRAY_ofi_get_nic_index(1799)....: OFI invalid value for environment variable", "ib", "error"),
+    ("hipErrorNoBinaryForGpu: Unable to find code object for all current devices!", "cuda", "error"),
+    ("[GPU Memory Error] Addr: 0x7ffe00020000 Reason: Write access to a read-only page.", "cuda", "error"),
+    ("[ERROR] HCCL(4411,python):2024-05-06-07:08:09.123.456 [hccl_comm.cc:120][hccl-4411-0-1715000000-world][1]"
+     "[HcclComm][Init]errNo[0x0000000005000004] hccl initialize failed", "nccl", "error"),
+    ("[CRITICAL] HCCL_ADPT(4411,ffff8a2b,python):2024-05-06-07:08:09.123.999 [hccl_adapter.cc:410] "
+     "InitKernelInfoStore] Init hccl graph adapter failed.", "nccl", "error"),
+    ("    serverId[10.2.3.4], deviceId[3], Heartbeat Lost Occurred, Possible Reason: 1. Process has exited", "nccl",
+     "error"),
+    ("RuntimeError: Ascend collective communication initialization failed.", "nccl", "error"),
+    ("W0101 01:02:03.456789 4242 init.cc:180] Compiled with WITH_GPU, but no GPU found in runtime.", "cuda", "warning"),
+])
+def test_a_jobs_hpc_or_accelerator_line_is_found_and_never_drains(line: str, kind: str, severity: str) -> None:
+    found_as(line, kind, severity)
+    never_drains(line)
+
+
+@pytest.mark.parametrize(("line", "kind"), [
+    ("LDISKFS-fs error (device md12): ldiskfs_find_entry:1590: inode #77: comm mdt00_003: reading directory lblock 0",
+     "disk"),
+    ("[    2.004400] Kernel panic - not syncing: VFS: Unable to mount root fs on unknown-block(8,2)", "disk"),
+    ("[ 5120.001200] BUG: spinlock lockup suspected on CPU#12, swapper/12/0", "soft_lockup"),
+])
+def test_a_kernel_line_of_these_rules_halves_is_a_warning(line: str, kind: str) -> None:
+    found_as(line, kind, "warning")
+    no_node_fault(line)
+
+
+@pytest.mark.parametrize("line", [
+    "[INFO] HCCL(4411,python):2024-05-06-07:08:09.123.456 [hccl_comm.cc:88][hccl-4411-0-1715000000-world][1] hccl "
+    "initialize success",
+    "I0101 01:02:03.456789 4242 init.cc:170] Compiled with WITH_GPU, found 8 GPUs in runtime.",
+    "[cn0412:90210] [ 0] /lib64/libpthread.so.0(+0x12cf0)[0x7f00aa112cf0]",
+])
+def test_these_printers_healthy_lines_stay_below_warning(line: str) -> None:
+    below_warning(line)
