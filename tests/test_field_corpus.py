@@ -121,14 +121,25 @@ def test_the_split_is_by_source_and_deterministic() -> None:
 #: three printer families and two more sweeps. Scored once after the first four files' rules: 90.1 % (1,771 of
 #: 1,965); a second and last time at the end: 88.8 % (1,992 of 2,243): the new files' rows 80.0 % (556 of 695), the
 #: earlier files' 92.8 % (1,436 of 1,548, up from 1,428). The floor is what it measured, 0.88 (rounded down).
-TEST_HALF_FLOOR = 0.88
+#: Round 12 (2026-11-27): eleven collections joined from collectors who wrote no rules and scored nothing (round12a-k:
+#: blogs, non-English pages, vendor KBs, forums, bug trackers and mailing lists outside GitHub and lore, ML jobs'
+#: output, logs committed to repositories, GPU tools, HPC centres' docs, infrastructure projects' threads, smaller ML
+#: projects). Their fresh test rows, each before any rule from its own rules half: 80.0 % (388 of 485) together, from
+#: 60.0 % (round12h) to 96.3 % (round12j). Then their rules halves' families, two printer families and an eighth
+#: sweep. Scored once at the end: 88.0 % (2,400 of 2,728): the new files' rows 83.3 % (404 of 485), the earlier files'
+#: 89.0 % (1,996 of 2,243, up from 1,992). (The floor test, failing while the fresh rows were in and the floor was
+#: 0.88, printed the aggregate twice during the round: 87.2 % and 87.5 %.) The floor is what it measured, 0.87
+#: (rounded down): the larger test half measures lower because the fresh sets land lower.
+TEST_HALF_FLOOR = 0.87
 #: Benign test-half lines that raise a warning: 0 until round3, whose benign rows brought 1 (in a dmesg envelope;
 #: which line is not looked at, the test half being scored only); round10a's test rows brought a second (in job
 #: output; not looked at either). Round 11's eight files brought 7 (round11a 1, round11b 2, round11d 1, round11e 1,
 #: round11h 2; none looked at): round11b's second came with one of the round's own rules after its fresh scoring (1
 #: then), round11h's three fresh became two with a rule from its rules half. A count measured on new held-out rows, not
-#: raised to pass a change: never raise it for the same rows.
-TEST_HALF_FALSE_ALARMS = 9
+#: raised to pass a change: never raise it for the same rows. Round 12's eleven files brought 10 with their benign rows,
+#: all present at their fresh scoring (round12a 2, round12b 1, round12e 1, round12f 2, round12g 1, round12i 1,
+#: round12j 2; none looked at); the earlier files' count went from 9 to 8.
+TEST_HALF_FALSE_ALARMS = 18
 ISSUE_BAR = 0.95
 
 
