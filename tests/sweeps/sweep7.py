@@ -7,10 +7,6 @@ diagnose_job_output), and its fault twin (the same printer reporting a failure) 
 
 from __future__ import annotations
 
-import pytest
-
-from .rule_cases import below_warning, job_scan_below_warning, job_scan_finds, reaches_fallback
-
 GH = "https://github.com"
 LNAV_GENERIC = f"{GH}/tstack/lnav/blob/bb0005f96c8dc486ee0b9005a4562be0ef61c878/test/logfile_generic.2"
 
@@ -35,26 +31,8 @@ UNCLAIMED = [
     ("ERROR: checkpoint write to the Lustre scratch failed after 3 retries", "nfs"),
 ]
 
-
-@pytest.mark.parametrize(("source", "line"), BENIGN)
-def test_a_benign_line_of_a_public_log_stays_below_warning(source: str, line: str) -> None:
-    assert source.startswith(GH)
-    below_warning(line)
-
-
-@pytest.mark.parametrize(("source", "line"), BENIGN)
-def test_the_job_scan_reads_the_benign_line_below_warning_too(source: str, line: str) -> None:
-    """The epilog reads the job's output through joblog (diagnose_job_output), not the kernel scan: the same verdict."""
-    assert source.startswith(GH)
-    job_scan_below_warning(line)
-
-
-@pytest.mark.parametrize(("line", "kind"), UNCLAIMED)
-def test_the_fault_twin_still_reaches_the_fallback(line: str, kind: str) -> None:
-    reaches_fallback(line, kind)
-
-
-def test_the_fault_twins_are_found_by_the_job_scan() -> None:
-    """A job's output holding the benign lines and one real failure: the failure is still the job scan's finding."""
-    lines = [ln for _, ln in BENIGN] + [UNCLAIMED[0][0]]
-    assert job_scan_finds(lines, "nfs").details.get("unrecognised") is True
+FAULTS: list[tuple[str, str, str]] = []
+# the lines the job scan (diagnose_job_output, what the epilog reads) keeps below warning too
+JOB_BENIGN = [ln for _, ln in BENIGN]
+# (a job-output line, its kind, found by the fallback): among all BENIGN lines, still the job scan's first finding
+JOB_FAULTS = [(UNCLAIMED[0][0], "nfs", True)]
