@@ -312,6 +312,20 @@ def test_only_a_tag_with_a_failure_word_or_a_literal_is_decoded(monkeypatch: pyt
     assert seen == [b"nvme nvme0: I/O 9 QID 2 timeout, aborting"]
 
 
+@pytest.mark.parametrize("size", [1 << 10, prefilter.GREP_MIN_BYTES])
+def test_a_tag_is_looked_for_only_as_far_as_a_line_is_read(size: int) -> None:
+    """A failure word with a subsystem's tag makes a candidate; a tag further into the line than any line is read
+    (prefilter.TAG_SPAN, lines.MAX_JSON) does not, so a long line of failure words costs a bounded tag search. The
+    same in the Python engine (short buffers) and the grep engine (from GREP_MIN_BYTES)."""
+    filler = b"lost 0 0 " * (size // 9)
+    near = b"nvme0: failed " + filler + b"\n"
+    far = b"lost " + b"0" * prefilter.TAG_SPAN + b" nvme0: failed " + filler + b"\n"
+    pf = rules.ruleset().prefilter
+    assert prefilter.tagged(near, 0, len(near)) and not prefilter.tagged(far, 0, len(far))
+    assert pf.candidates(near)[0] == [len(near) - 1]
+    assert pf.candidates(far)[0] == []
+
+
 _JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=40),
                      lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
                                                                                  max_size=4),

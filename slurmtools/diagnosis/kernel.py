@@ -18,7 +18,7 @@ from typing import Any, cast
 from slurmtools.diagnosis.findings import ACTIONS, NODE_TRUST, SEVERITIES, Finding
 from slurmtools.diagnosis.handlers import HANDLERS, plain
 from slurmtools.diagnosis.lines import MAX_LINE, TASK_FIRST, Line, export_to_json, normalise
-from slurmtools.diagnosis.prefilter import TAG_PATTERN
+from slurmtools.diagnosis.prefilter import tagged
 from slurmtools.diagnosis.rules import Rule, RuleSet, ruleset
 from slurmtools.diagnosis.subsystems import ANY_TAG
 
@@ -161,11 +161,11 @@ def scan(data: bytes, ctx: dict[str, Any] | None = None) -> tuple[list[Finding],
     stamp: str | None = None
     if data.startswith((b"__CURSOR=", b"__REALTIME_TIMESTAMP=")):
         data = export_to_json(data)           # journalctl -o export: one JSON record per line
-    find, rfind, count, tagged = data.find, data.rfind, data.count, TAG_PATTERN.search
+    find, rfind, count = data.find, data.rfind, data.count
     number, counted_to = 1, 0
     for stop, kind in zip(*rs.prefilter.candidates(data), strict=True):
         start = rfind(b"\n", 0, stop) + 1
-        if kind and tagged(data, start, stop) is None:
+        if kind and not tagged(data, start, stop):
             continue                                  # a failure word without a subsystem's tag
         number += count(b"\n", counted_to, start)
         counted_to = start

@@ -21,6 +21,7 @@ import subprocess
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from slurmtools.diagnosis.lines import MAX_JSON
 from slurmtools.diagnosis.subsystems import ERROR_WORDS, TAG_LITERALS
 
 #: Hyperscan on buffers of this size or more (compiling its database takes 0.1-0.3 s, once a process: below this
@@ -34,6 +35,15 @@ _WORDS = tuple(w.encode() for w in ERROR_WORDS)
 #: The subsystems' tags as one pattern over bytes (a kind-1 candidate is kept when this finds one in its line).
 TAG_PATTERN = _TAG_RE = re.compile(b"|".join(re.escape(t) for t in sorted(_TAGS, key=len, reverse=True)))
 _WORD_RE = re.compile(b"|".join(re.escape(w) for w in _WORDS), re.I)
+#: How far into a line a subsystem's tag is looked for: no line is read further (lines.normalise decodes a JSON line
+#: from at most MAX_JSON bytes and cuts every message to MAX_LINE), so a tag beyond could never be read; bounding the
+#: search keeps a 4 MiB line of failure words (a job's progress output) at a 64 KiB search instead of seconds.
+TAG_SPAN = MAX_JSON
+
+
+def tagged(data: bytes, start: int, stop: int) -> bool:
+    """Whether data[start:stop] (one line) holds a subsystem's tag within the part of it that is ever read."""
+    return _TAG_RE.search(data, start, min(stop, start + TAG_SPAN)) is not None
 
 
 class Prefilter:
@@ -50,17 +60,17 @@ class Prefilter:
         if self._keyword_re is None:
             self._keyword_re = re.compile(b"|".join(re.escape(k) for k in self._literals))
         return self._keyword_re.search(line) is not None or (
-            _TAG_RE.search(line) is not None and _WORD_RE.search(line) is not None)
+            tagged(line, 0, len(line)) and _WORD_RE.search(line) is not None)
 
     def spans(self, data: bytes) -> Iterator[tuple[int, int, int]]:
         """(line number, start, stop) of every candidate line, in order: data[start:stop] is the line without
         its newline; line numbers are 1-based."""
         stops, kinds = self.candidates(data)
         number, counted_to = 1, 0
-        rfind, count, tagged = data.rfind, data.count, _TAG_RE.search
+        rfind, count = data.rfind, data.count
         for stop, kind in zip(stops, kinds, strict=True):
             start = rfind(b"\n", 0, stop) + 1
-            if kind and tagged(data, start, stop) is None:
+            if kind and not tagged(data, start, stop):
                 continue
             number += count(b"\n", counted_to, start)
             counted_to = start
@@ -79,9 +89,8 @@ class Prefilter:
             if grepped is not None:
                 keyword_rows, word_rows = grepped
                 with_keyword = {number for number, _, _ in keyword_rows}
-                tagged = [row for row in word_rows
-                          if row[0] not in with_keyword and _TAG_RE.search(data, row[1], row[2]) is not None]
-                stops = [stop for _, _, stop in heapq.merge(keyword_rows, tagged)]
+                with_tag = [row for row in word_rows if row[0] not in with_keyword and tagged(data, row[1], row[2])]
+                stops = [stop for _, _, stop in heapq.merge(keyword_rows, with_tag)]
                 return stops, [0] * len(stops)
         stops = [stop for _, stop in self._python(data)]
         return stops, [0] * len(stops)
@@ -97,7 +106,7 @@ class Prefilter:
         end = len(data)
         for start in worded:
             stop = find(b"\n", start)
-            if _TAG_RE.search(data, start, end if stop < 0 else stop) is not None:
+            if tagged(data, start, end if stop < 0 else stop):
                 starts.add(start)
         out = []
         for start in sorted(starts):
