@@ -1,0 +1,153 @@
+"""Families read from their printers after the rules halves of round 13's collections (round13a-h.tsv) showed them
+(their test halves only scored): each line is found in other values than the corpus's, its benign twin stays below
+warning, job and tool output never drains, and the kernel's lines are only investigated."""
+
+from __future__ import annotations
+
+import pytest
+
+from .rule_cases import below_warning, found_as, never_drains, no_node_fault
+
+# ---- what daemons, tools and jobs print (trust syslog or job: recorded, never a drain)
+FOUND = [
+    # RADV (Mesa's Vulkan driver) in an application's output
+    ("radv: GPU hang detected...", "cuda", "warning"),
+    ("radv: GPUVM fault detected at address 0x7f0012345000.", "cuda", "warning"),
+    # the NVIDIA driver container unable to replace a driver in use
+    ("nvidia-driver-ctr: Could not unload NVIDIA driver kernel modules, driver is in use", "gpu_init", "warning"),
+    # a notebook's traceback header for PyTorch's CUDA OOM
+    ("OutOfMemoryError                          Traceback (most recent call last)", "cuda", "error"),
+    # Ceph's daemons asserting (BlueStore's aio assert stays disk)
+    ("osd/PG.cc: 2204: FAILED ceph_assert(info.last_complete == info.last_update)", "nfs", "warning"),
+    ("2019-02-11 10:00:00.123 7f2a -1 mon/Monitor.cc: In function 'void Monitor::tick()' thread 7f2a1c time "
+     "2019-02-11 10:00:00.120000", "nfs", "warning"),
+    ("/build/ceph-14.2.9/src/os/bluestore/KernelDevice.cc: 534: FAILED ceph_assert(0 == \"unexpected aio error\")",
+     "disk", "warning"),
+    # autofs: busy unmounts, a map it cannot find
+    ("automount[811]: umount_autofs_indirect: ask umount returned busy /scratch", "nfs", "warning"),
+    ("automount[811]: umount_autofs_indirect: mount point /projects is in use", "nfs", "warning"),
+    ("automount[811]: lookup_read_master: lookup(nisplus): couldn't locate nis+ table auto.master", "nfs", "warning"),
+    # mount(8) failing on an SMB share
+    ("mount: wrong fs type, bad option, bad superblock on //fs01.example.org/projects,", "nfs", "warning"),
+    # a BMC's CSV export, a chassis manager, the fb-ipmi thermal trips of any part
+    ("12,2025/01/11 09:52:01,FAN3            ,Fan,Lower Non-Recoverable - Going Low - Assertion", "thermal",
+     "warning"),
+    ("40,2025/01/11 09:52:01,CPU2 Temp       ,Temperature,Upper Critical - Going High - Assertion", "thermal",
+     "warning"),
+    ("Blade 2 hardware sensor critical alarm: Power Supply 1 input status(SPAFFIV01G): Bad", "thermal", "warning"),
+    ("SEL Entry: FRU: 2, Record: Standard (0x02), Time: 2024-03-09 08:10:22, Sensor: SYSTEM_STATUS (0x10), Event Data:"
+     " (12FFFF) DIMM thermal trip Assertion", "thermal", "warning"),
+    # Windows' WHEA records and mcelog's decoded report
+    ("A fatal hardware error has occurred.", "mce", "warning"),
+    ("Error Source: Machine Check", "mce", "warning"),
+    ("Error Type: Bus/Interconnect Error", "mce", "warning"),
+    ("HARDWARE ERROR. This is *NOT* a software problem!", "mce", "warning"),
+    ("Data CACHE Level-1 Data-Read Error", "mce", "warning"),
+    ("ECC Correctable Errors detected on DIMM A2", "mce", "warning"),
+    # Intel PSM's shared-memory transport
+    ("PSM could not set up shared memory segment (err=12)", "ib", "warning"),
+    ("Error opening remote shared memory object in shm_open: Permission denied (err=9)", "ib", "warning"),
+]
+
+
+@pytest.mark.parametrize(("line", "kind", "severity"), FOUND)
+def test_a_printers_line_is_found(line: str, kind: str, severity: str) -> None:
+    found_as(line, kind, severity)
+
+
+@pytest.mark.parametrize("line", [line for line, _, _ in FOUND])
+def test_a_daemons_a_tools_or_a_jobs_line_never_drains(line: str) -> None:
+    never_drains(line)
+
+
+# ---- the kernel's own lines (investigated; never a node fault of ours)
+KERNEL_FOUND = [
+    # i915: a hang and its reset, a reset that timed out, firmware that did not load
+    ("[ 812.000100] i915 0000:00:02.0: [drm] GPU HANG: ecode 12:1:85dffffb, in python3 [4242]", "gpu_init",
+     "warning"),
+    ("[drm] GPU HANG: ecode 9:1:0xeeffefa1, in Xorg [557], reason: Hang on bcs0, action: reset", "gpu_init",
+     "warning"),
+    ("i915 0000:00:02.0: [drm] Resetting vcs0 for stopped heartbeat on vcs0", "gpu_init", "warning"),
+    ("drm/i915: Resetting chip after gpu hang", "gpu_init", "warning"),
+    ("i915 0000:00:02.0: [drm] *ERROR* vcs0 reset request timed out: {request: 00000001, RESET_CTL: 00000001}",
+     "gpu_init", "warning"),
+    ("i915 0000:00:02.0: [drm] GPU crash dump saved to /sys/class/drm/card1/error", "gpu_init", "warning"),
+    ("i915 0000:00:02.0: [drm] *ERROR* GT0: HuC firmware i915/tgl_huc.bin: fetch failed -ENOENT", "gpu_init",
+     "warning"),
+    ("i915 0000:00:02.0: [drm] Failed to load DMC firmware i915/adls_dmc_ver2_01.bin. Disabling runtime power "
+     "management.", "gpu_init", "warning"),
+    # nouveau's bus and engine faults
+    ("nouveau 0000:02:00.0: bus: MMIO write of 00000011 FAULT at 10eb14 [ PRIVRING ]", "gpu_init", "warning"),
+    ("nouveau 0000:02:00.0: fifo: SCHED_ERROR 08 [CTXSW_TIMEOUT]", "gpu_init", "warning"),
+    ("[drm] nouveau 0000:02:00.0: PFIFO_DMA_PUSHER - Ch 3 Get 0x0020027968 Put 0x0020027970", "gpu_init", "warning"),
+    # amdgpu's firmware that stopped answering, an IP block that did not suspend
+    ("amdgpu 0000:0c:00.0: amdgpu: SMU: I'm not done with your previous command: SMN_C2PMSG_66:0x00000011 "
+     "SMN_C2PMSG_82:0x00000000", "gpu_init", "warning"),
+    ("[drm:dc_dmub_srv_wait_idle [amdgpu]] *ERROR* Error waiting for DMUB idle: status=1", "gpu_init", "warning"),
+    ("[drm:amdgpu_device_ip_suspend_phase2 [amdgpu]] *ERROR* suspend of IP block <gfx_v11_0> failed -110",
+     "gpu_init", "warning"),
+    # the CIFS client's debug lines
+    ("fs/smb/client/cifssmb.c: negprot rc -112", "nfs", "warning"),
+    ("fs/cifs/connect.c: Received no data or error: expecting 4 got -110", "nfs", "warning"),
+    # mlx5 in its own debug format, without the device in front
+    ("mlx5_cmd_out_err:838:(pid 2211): CREATE_MKEY(0x200) op_mod(0x0) failed, status bad parameter(0x3)", "ib",
+     "warning"),
+    ("mlx5_sf_dev_table_create:248:(pid 1001): SF DEV table create err = -12", "ib", "warning"),
+    # RCU tasks stall with the stalling function in front
+    ("tasks_rcu_exit_srcu_stall: rcu_tasks grace period number 41 (since boot) gp_state: RTGS_WAIT_CBS is 912345 "
+     "jiffies old.", "soft_lockup", "error"),
+    # an older SAS HBA's name, FreeBSD's mpt, an Alpha's machine check, the i5000's fatal UE
+    ("mpt2sas1: log_info(0x31110d00): originator(PL), code(0x11), sub_code(0x0d00)", "disk", "warning"),
+    ("mpt1: mpt_recover_commands: IOC Status 0x47. Resetting controller.", "disk", "warning"),
+    ("mpt1: completing timedout/aborted req 0xfffffe0001234000:1201", "disk", "warning"),
+    ("CIA machine check: vector=0x670 pc=0xfffffc0000311234 code=0x98", "mce", "warning"),
+    ('UE row 1, channel-a= 0 channel-b= 1 labels "-": (Branch=0 DRAM-Bank=2 RDWR=Write RAS=12 CAS=4 FATAL Err=0x2 '
+     "(>Tmid Thermal event with intelligent throttling disabled))", "mce", "error"),
+]
+
+
+@pytest.mark.parametrize(("line", "kind", "severity"), KERNEL_FOUND)
+def test_a_kernel_line_is_found_and_only_investigated(line: str, kind: str, severity: str) -> None:
+    found_as(line, kind, severity)
+    no_node_fault(line)
+
+
+# ---- lines that say nothing alone, or a setting: their kind at info
+INFO = [
+    # NCCL without libibverbs goes on over sockets
+    ("gpu17:4411:4411 [3] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]", "nccl"),
+    ("node3:90:90 [0] misc/ibvwrap.cu:60 WARN Failed to open libibverbs.so[.1]", "nccl"),
+    # PyTorch's CUDA error tail, the kernel's machine-check detail without its prefix
+    ("Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.", "cuda"),
+    ("TSC 0 ADDR 7f12c840 MISC 2000000086 PROCESSOR 0:50657 TIME 1700000000 SOCKET 1 APIC 40", "mce"),
+    # an SAS HBA's unit reset as it starts
+    ("mpt3sas_cm1: sending message unit reset !!", "disk"),
+    ("mpt3sas_cm1: message unit reset: SUCCESS", "disk"),
+]
+
+
+@pytest.mark.parametrize(("line", "kind"), INFO)
+def test_a_detail_or_setting_line_is_info(line: str, kind: str) -> None:
+    found_as(line, kind, "info")
+
+
+BENIGN = [
+    # the same printers on a healthy day
+    "radv: GPU hang report will be saved to '/tmp/radv_dumps_811_2025.01.11_09.52.01'!",
+    "i915 0000:00:02.0: [drm] GT0: GuC firmware i915/tgl_guc_70.bin version 70.20.0",
+    "i915 0000:00:02.0: [drm] Finished loading DMC firmware i915/adls_dmc_ver2_01.bin (v2.1)",
+    "nouveau 0000:01:00.0: bus: MMIO read of 00000000 at 612004",
+    "amdgpu 0000:0c:00.0: amdgpu: SMU is initialized successfully!",
+    "fs/cifs/cifssmb.c: negprot rc 0",
+    "automount[811]: umount_autofs_indirect: unmounted /scratch",
+    "1,2024/07/04 06:50:02,FANA            ,Fan,Lower Critical - Going Low - Deassertion",
+    "Error Source: None",
+    "mpt0: IOC ready",
+    "mlx5_sf_dev_table_create:248:(pid 872): SF DEV table created",
+    "ECC Memory Correctable Errors: 0",
+]
+
+
+@pytest.mark.parametrize("line", BENIGN)
+def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
+    below_warning(line)
