@@ -45,6 +45,13 @@ KERNEL_FAULTS = [
     ("amdgpu 0000:29:00.0: ERROR: GPU under temperature range unknown src id (2)", "thermal", "warning"),
     ("amdgpu 0000:c1:00.0: WARN: GPU thermal throttling temperature reached, expect performance decrease. GPU and HBM.",
      "thermal", "warning"),
+    # v6.12 smu13/smu_v13_0_6_ppt.c (MI300) "WARN: GPU is throttled, expect performance decrease. %s.\n"
+    ("amdgpu 0000:05:00.0: WARN: GPU is throttled, expect performance decrease. PPT.", "thermal", "warning"),
+    ("amdgpu 0000:26:00.0: WARN: GPU is throttled, expect performance decrease. Prochot and SOC.", "thermal",
+     "warning"),
+    # v6.12 thermal_core.c thermal_zone_broken_disable dev_crit("Disabled thermal zone with critical trip point\n"): a
+    # zone left unwatched, no heat (warning; thermal_critical's drain is for a trip reached)
+    ("thermal thermal_zone3: Disabled thermal zone with critical trip point", "thermal", "warning"),
     # drivers/platform/x86/thinkpad_acpi.c pr_crit("THERMAL ALARM: ...\n"), pr_alert("THERMAL EMERGENCY: ...\n")
     ("thinkpad_acpi: THERMAL ALARM: a sensor reports something is too hot!", "thermal", "warning"),
     ("thinkpad_acpi: THERMAL EMERGENCY: battery is extremely hot!", "thermal", "warning"),
@@ -95,6 +102,10 @@ TWINS = [
     "coretemp coretemp.1: Adding Core 7 failed",
     "amdgpu 0000:29:00.0: Failed to set manual fan control mode",
     "amdgpu 0000:c1:00.0: Board power calibration failed!",
+    # v6.12 thermal_core.c: the recheck, the broken zone's first line, the bind error
+    "thermal thermal_zone7: Temperature check failed (-61)",
+    "thermal thermal_zone7: Unable to get temperature, disabling!",
+    "thermal thermal_zone0: binding cdev Processor to trip 1 failed: -22",
     # thermal_core.c update_temperature: benign_noise's (a wireless card's zone while it is down)
     "thermal thermal_zone9: failed to read out thermal zone (-61)",
     # the informational twins of the same printers
