@@ -178,6 +178,8 @@ def test_a_job_echoing_a_kernel_text_does_not_drain(line: str) -> None:
     "fan1: " + "1 " * 50_000 + "RPM  (min = 600 RPM)  ALARM",
     "x" * 100_000 + ":  FAULT  (min = 600 RPM)",
     "| Fan |" + " |" * 50_000 + " 'At or Below (<=) Lower Critical Threshold'",
+    "| Fan |" + " " * 100_000 + "Critical x",
+    "fan1: " + " " * 100_000 + "FAULT x",
     "amdgpu 0000:c1:00.0: " + "ERROR: " * 20_000 + "GPU",
     "Enforced power limit on GPU 1 set to " + "9" * 100_000 + ", which",
 ])
