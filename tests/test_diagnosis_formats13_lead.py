@@ -47,6 +47,27 @@ FOUND = [
     # Intel PSM's shared-memory transport
     ("PSM could not set up shared memory segment (err=12)", "ib", "warning"),
     ("Error opening remote shared memory object in shm_open: Permission denied (err=9)", "ib", "warning"),
+    # Mooncake's transfer engine, DeepEP's timeouts, ROCm's runtime aborts, TensorFlow's launch status, no libcuda
+    ("E0601 10:11:12.000001  4242 transfer_engine.cpp:301] Transfer failed for task17", "ib", "warning"),
+    ("W0601 10:11:12.000002  4242 client.cpp:450] Transfer incomplete, retrying... (attempt 2/3)", "ib", "warning"),
+    ("DeepEP combine NVL receiver timeout, channel: 3, RDMA: 1, nvl: 2, src RDMA: 0, src nvl: 5", "nccl", "warning"),
+    (":0:rocdevice.cpp            :3018: 1234567 us: [pid:411 tid:0x7f11] Callback: Queue 0x7f2000000000 aborting with"
+     " error : HSA_STATUS_ERROR_EXCEPTION: An HSAIL operation resulted in a hardware exception. code: 0x1016", "cuda",
+     "error"),
+    ("MIOpen(HIP): Error [hip_mem_get_info_wrapper] hipMemGetInfo error, status: 2", "cuda", "error"),
+    ("Non-OK-status: GpuLaunchKernel(SetZero<float>, config.block_count, config.thread_per_block, 0, d.stream(), "
+     "config.virtual_thread_count, out) status: Internal: invalid configuration argument", "cuda", "error"),
+    ("ImportError: libcuda.so.1: cannot open shared object file: No such file or directory", "gpu_init", "warning"),
+    # the tools: smartd's self-test count, a storage array's event, zpool status, thermald, lm-sensors' daemon, NVMe's
+    # temperature bit, OpenPOWER's firmware
+    ("Device: /dev/sdc [SAT], Self-Test Log error count increased from 0 to 1", "disk", "warning"),
+    ("Error ID = 10084 : Drive SAS error counts exceeded warning thresholds", "disk", "warning"),
+    (" status: One or more devices has experienced an unrecoverable error.  An", "disk", "warning"),
+    ("thermald[811]: Set : threshold:85000, temperature:87000, cdev:2(intel_powerclamp), curr_state:10, max_state:50",
+     "thermal", "warning"),
+    ("sensord: Sensor alarm: Chip it8728-isa-0a30: fan1: 0 RPM (min = 1000 RPM) [ALARM]", "thermal", "warning"),
+    ("critical_warning                    : 0x2", "thermal", "warning"),
+    (" 21.11220|Error reported by prdf (0xE504) PLID 0x9000002A", "mce", "warning"),
 ]
 
 
@@ -101,6 +122,19 @@ KERNEL_FOUND = [
     ("mpt1: mpt_recover_commands: IOC Status 0x47. Resetting controller.", "disk", "warning"),
     ("mpt1: completing timedout/aborted req 0xfffffe0001234000:1201", "disk", "warning"),
     ("CIA machine check: vector=0x670 pc=0xfffffc0000311234 code=0x98", "mce", "warning"),
+    # amdgpu's page faults and MES firmware
+    ("amdgpu 0000:83:00.0: amdgpu: [mmhub0] no-retry page fault (src_id:0 ring:169 vmid:3 pasid:32770)", "gpu_init",
+     "warning"),
+    ("amdgpu: MES might be in unrecoverable state, issue a GPU reset", "gpu_init", "warning"),
+    # more disk printers: megaraid's error handler, Fusion MPT, UAS, bcache, md, TCMU
+    ("sd 0:2:1:0: [sdb] megasas: RESET cmd=2a retries=0", "disk", "warning"),
+    ("mptscsih: ioc0: attempting task abort! (sc=ffff880212345678)", "disk", "warning"),
+    ("mptbase: ioc0: LogInfo(0x31120303): Originator={PL}, Code={Abort}, SubCode(0x0303) cb_idx mptscsih_io_done",
+     "disk", "warning"),
+    ("sd 4:0:0:0: [sdc] tag#5 uas_eh_abort_handler 0 uas-tag 6 inflight: CMD OUT", "disk", "warning"),
+    ("bcache: bch_count_io_errors() nvme0n1: IO error on cache device, recovering", "disk", "warning"),
+    ("md: could not open device unknown-block(259,3).", "disk", "warning"),
+    ("TCMU: Could not queue command", "disk", "warning"),
     ('UE row 1, channel-a= 0 channel-b= 1 labels "-": (Branch=0 DRAM-Bank=2 RDWR=Write RAS=12 CAS=4 FATAL Err=0x2 '
      "(>Tmid Thermal event with intelligent throttling disabled))", "mce", "error"),
 ]
@@ -123,6 +157,15 @@ INFO = [
     # an SAS HBA's unit reset as it starts
     ("mpt3sas_cm1: sending message unit reset !!", "disk"),
     ("mpt3sas_cm1: message unit reset: SUCCESS", "disk"),
+    # notes inside a report: an abort that succeeded, a reset in progress, a rate limit, a capability, RCU's headers
+    ("mpt3sas_cm0: task abort: SUCCESS scmd(0x00000000abcdef12)", "disk"),
+    ("ata7: link is slow to respond, please be patient (ready=0)", "disk"),
+    ("print_req_error: 12 callbacks suppressed", "disk"),
+    ("hpsa 0000:5c:00.0: Logical aborts not supported", "disk"),
+    ("rcu: RCU grace-period kthread stack dump:", "soft_lockup"),
+    # SGLang without its custom all-reduce goes on with NCCL's
+    ("[2025-06-01 10:00:00 TP3] Setup Custom allreduce failed with CUDART error: peer access is not supported between "
+     "these two devices. To silence this warning, specify --disable-custom-all-reduce explicitly.", "cuda"),
 ]
 
 
@@ -145,6 +188,10 @@ BENIGN = [
     "mpt0: IOC ready",
     "mlx5_sf_dev_table_create:248:(pid 872): SF DEV table created",
     "ECC Memory Correctable Errors: 0",
+    "critical_warning                    : 0",
+    "W0601 10:11:12.000002  4242 client.cpp:450] Transfer completed for task17",
+    "sensord: Chip it8728-isa-0a30: fan1: 1200 RPM (min = 1000 RPM)",
+    "Device: /dev/sdc [SAT], Self-Test Log error count unchanged",
 ]
 
 
