@@ -79,6 +79,71 @@ KERNEL: dict[str, Wrap] = {
     "fluent-bit json": lambda m: f'{{"date":1704966721.1,"log":"{_j(m)}","host":"gpu017"}}',
     "elastic": lambda m: f'{{"@timestamp":"2026-01-11T09:52:01Z","message":"{_j(m)}","host":{{"name":"gpu017"}}}}',
     "serial console": lambda m: f"\r[ 1234.567890] {m}",
+    # round 13: formats real sites use, each from its own documentation or source
+    # journalctl(1) -o short-full (the stamp as --since= takes it; -o with-unit prints the same for a kernel record,
+    # which has no unit), -o short-delta (logs-show.c: `[%5llu.%06llu <%5llu.%06llu>]`), -o verbose (each field
+    # indented, `MESSAGE=`), -o json-pretty (`\t"MESSAGE" : "...",`)
+    "journal short-full": lambda m: f"Sun 2026-01-11 09:52:01 UTC gpu017 kernel: {m}",
+    "journal short-delta": lambda m: f"[ 1234.567890 <    0.000023>] gpu017 kernel: {m}",
+    "journal verbose": lambda m: f"    MESSAGE={m}",
+    "journal json-pretty": lambda m: f'\t"MESSAGE" : "{_j(m)}",',
+    # busybox syslogd (sysklogd/syslogd.c: `%s %.64s %s %s`: stamp, host, facility.priority, the message)
+    "busybox syslogd": lambda m: f"Jan 11 09:52:01 gpu017 kern.err kernel: {m}",
+    # rsyslog's RSYSLOG_ForwardFormat (`<%PRI%>%TIMESTAMP:::date-rfc3339% %HOSTNAME% %syslogtag:1:32%...`)
+    "rsyslog ForwardFormat": lambda m: f"<3>2026-01-11T09:52:01.123456+00:00 gpu017 kernel: {m}",
+    # util-linux dmesg -r (the raw record: `<level>` before the stamp), --time-format delta (`[<    0.000023>]`),
+    # --json (ul_jsonwrt: one field a line, `"msg": "..."` last in its object) and its records as jq -c prints them
+    "dmesg -r": lambda m: f"<3>[ 1234.567890] {m}",
+    "dmesg --time-format delta": lambda m: f"[<    0.000023>] {m}",
+    "dmesg --json": lambda m: f'         "msg": "{_j(m)}"',
+    "dmesg --json | jq -c": lambda m: f'{{"pri":3,"time":1234.567890,"msg":"{_j(m)}"}}',
+    # Google Cloud Logging's LogEntry (textPayload; jsonPayload, where the Ops Agent's file receiver puts the line;
+    # `gcloud logging read --format=json` one field a line)
+    "cloud logging textPayload": lambda m: (f'{{"insertId":"1a2b","logName":"projects/p/logs/syslog","resource":'
+                                            f'{{"type":"gce_instance"}},"textPayload":"Jan 11 09:52:01 gpu017 kernel: '
+                                            f'{_j(m)}","timestamp":"2026-01-11T09:52:01.123Z"}}'),
+    "cloud logging jsonPayload": lambda m: (f'{{"insertId":"1a2b","jsonPayload":{{"message":"Jan 11 09:52:01 gpu017 '
+                                            f'kernel: {_j(m)}"}},"timestamp":"2026-01-11T09:52:01.123Z"}}'),
+    "gcloud logging read json": lambda m: f'    "textPayload": "Jan 11 09:52:01 gpu017 kernel: {_j(m)}",',
+    # CloudWatch Logs' GetLogEvents as the AWS CLI prints it (`events[]`: timestamp, message, ingestionTime)
+    "aws logs get-log-events": lambda m: f'            "message": "Jan 11 09:52:01 gpu017 kernel: {_j(m)}",',
+    # Azure Monitor's Syslog table (ProcessName, SyslogMessage), as a workspace data export writes it (JSON lines)
+    "azure syslog table": lambda m: (f'{{"TimeGenerated":"2026-01-11T09:52:01.123Z","Computer":"gpu017","Facility":'
+                                     f'"kern","SeverityLevel":"err","ProcessName":"kernel","SyslogMessage":"{_j(m)}"}}'),
+    # Splunk's JSON export (search/jobs export, output_mode=json: one `{"preview":..,"result":{..}}` a line)
+    "splunk json export": lambda m: (f'{{"preview":false,"result":{{"_raw":"Jan 11 09:52:01 gpu017 kernel: {_j(m)}",'
+                                     f'"_time":"2026-01-11T09:52:01.000+00:00","host":"gpu017"}}}}'),
+    # Graylog's GELF 1.1 (short_message, host, timestamp, level, additional `_` fields)
+    "graylog gelf": lambda m: (f'{{"version":"1.1","host":"gpu017","short_message":"{_j(m)}","timestamp":'
+                               f'1704966721.123,"level":3,"_facility":"kern"}}'),
+    # Vector's events as its console/file sinks write them: the file source, the journald source (the record's fields
+    # and `message`), the syslog source (appname, hostname, message)
+    "vector file": lambda m: (f'{{"file":"/var/log/kern.log","host":"gpu017","message":"Jan 11 09:52:01 gpu017 kernel: '
+                              f'{_j(m)}","source_type":"file","timestamp":"2026-01-11T09:52:01.123Z"}}'),
+    "vector journald": lambda m: (f'{{"_TRANSPORT":"kernel","PRIORITY":"3","SYSLOG_IDENTIFIER":"kernel","host":'
+                                  f'"gpu017","message":"{_j(m)}","source_type":"journald"}}'),
+    "vector syslog": lambda m: (f'{{"appname":"kernel","facility":"kern","hostname":"gpu017","message":"{_j(m)}",'
+                                f'"severity":"err","source_type":"syslog","timestamp":"2026-01-11T09:52:01Z"}}'),
+    # Fluent Bit's syslog-rfc3164 parser (parsers.conf: pri, time, host, ident, pid, message)
+    "fluent-bit syslog parser": lambda m: (f'{{"pri":"3","time":"Jan 11 09:52:01","host":"gpu017","ident":"kernel",'
+                                           f'"message":"{_j(m)}"}}'),
+    # Datadog's log search API (v2: `data[]` of `{"attributes":{...},"id":..,"type":"log"}`)
+    "datadog api": lambda m: (f'{{"attributes":{{"host":"gpu017","message":"Jan 11 09:52:01 gpu017 kernel: {_j(m)}",'
+                              f'"service":"syslog","status":"error"}},"id":"AQAAAY","type":"log"}}'),
+    # Elastic Common Schema: event.original (the raw line), process.name beside a parsed message (Filebeat's syslog)
+    "ecs event.original": lambda m: (f'{{"@timestamp":"2026-01-11T09:52:01.123Z","event":{{"original":"Jan 11 09:52:01 '
+                                     f'gpu017 kernel: {_j(m)}"}},"message":"{_j(m)}"}}'),
+    "ecs process.name": lambda m: (f'{{"@timestamp":"2026-01-11T09:52:01.123Z","host":{{"hostname":"gpu017"}},'
+                                   f'"message":"{_j(m)}","process":{{"name":"kernel"}}}}'),
+    # a serial-over-LAN capture (ipmitool sol activate, conserver): cursor moves and colours, carriage returns
+    "ipmitool sol": lambda m: f"\x1b[0m\x1b[24;1H[ 1234.567890] {m}\r",
+    # colours shown by `cat -v` or `less` without -R (`^[[0;32m`), and by ccze -A (raw ANSI)
+    "cat -v colours": lambda m: f"^[[0;32m[ 1234.567890]^[[0m {m}",
+    "ccze -A": lambda m: f"\x1b[0;37mJan 11 09:52:01\x1b[0m \x1b[1;36mgpu017\x1b[0m \x1b[0;31mkernel:\x1b[0m {m}",
+    # ClusterShell's clush -bL (a folded node set before each line), Ansible's oneline callback, salt's indented output
+    "clush -bL": lambda m: f"gpu[017-018,020]: [ 1234.567890] {m}",
+    "ansible -o": lambda m: f"gpu017 | CHANGED | rc=0 | (stdout) [ 1234.567890] {m}",
+    "salt cmd.run": lambda m: f"    [ 1234.567890] {m}",
 }
 
 # envelopes the parser does not know (made up, as a site's own shipper or paste might print them): a message found
@@ -92,6 +157,18 @@ UNKNOWN: dict[str, Wrap] = {
     "influx line": lambda m: f'syslog,host=gpu017,severity=err message="{m}"',
     "bracket words": lambda m: f"[kernel] [gpu017] [err] {m}",
     "arrow": lambda m: f"gpu017 => {m}",
+    # Round 13, formats that are known but not claimed. A name between two stamps (`aws logs tail`'s detailed format:
+    # `TIMESTAMP STREAM MESSAGE`; HPE Cray's console files: an RFC 3339 stamp, the cname, the console line) is what a
+    # syslog line looks like whose tag a user chose (`STAMP host Jan 11 09:52:01 x kernel: ...`, logger -t Jan):
+    # claiming it would let a user's line pass as the kernel's
+    "aws logs tail": lambda m: (f"2026-01-11T09:52:01.123000+00:00 i-0123456789abcdef0 Jan 11 09:52:01 gpu017 "
+                                f"kernel: {m}"),
+    "cray console": lambda m: f"2026-01-11T09:52:01.123456-06:00 c0-0c0s1n2 [ 1234.567890] {m}",
+    # rsyslog's RSYSLOG_DebugFormat prints the tag and the message on different lines (`syslogtag '...'`, `msg: '...'`):
+    # the message line alone does not say who wrote it
+    "rsyslog DebugFormat": lambda m: f"msg: '{m}'",
+    # Azure Monitor's portal export of a Syslog query (CSV, the message among the columns)
+    "azure portal csv": lambda m: f'"1/11/2026, 9:52:01.123 AM",gpu017,kern,err,kernel,"{m}"',
 }
 
 # the job's own output (trust job): launchers' tags and loggers' headers
@@ -110,6 +187,14 @@ JOB: dict[str, Wrap] = {
     "docker json-file": lambda m: f'{{"log":"{_j(m)}\\n","stream":"stderr","time":"2026-01-11T09:52:01.1Z"}}',
     "kubectl --prefix": lambda m: f"[pod/train-0/worker] {m}",
     "pdsh job": lambda m: f"gpu017: {m}",
+    # round 13: kubectl logs --timestamps (RFC 3339 with nanoseconds), podman logs --timestamps (with its zone),
+    # docker compose's prefix (`SERVICE-N  | `), stern's default template (pod, container, message),
+    # slurmstepd's lines in slurmd.log (`[STAMP] [JOB.STEP] `)
+    "kubectl logs --timestamps": lambda m: f"2026-01-11T09:52:01.123456789Z {m}",
+    "podman logs --timestamps": lambda m: f"2026-01-11T09:52:01.123456789+00:00 {m}",
+    "docker compose": lambda m: f"train-1  | {m}",
+    "stern": lambda m: f"train-0 worker {m}",
+    "slurmstepd log": lambda m: f"[2026-01-11T09:52:01.123] [1234.batch] {m}",
 }
 
 

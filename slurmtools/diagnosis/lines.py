@@ -28,20 +28,26 @@ daemon's or anyone's, trust `syslog`), after `kernel:`, or at the first word tha
 - Python loggers' headers: `ERROR:root:` (basicConfig), after a stamp `- NAME - ERROR - `, `[ERROR]`, a source
   location `[file.py:12:func]`, Ray's `ERROR file.py:12 -- `, vLLM's `ERROR 01-11 09:52:01 `;
 - BMC SEL exports' `|` separators, ipmitool's hexadecimal record ids and `Pre-Init |0000000012|`; a report's message
-  field (`Description:`, `Message = `, `Message:(combined from similar events):`).
+  field (`Description:`, `Message = `, `Message:(combined from similar events):`);
+- at the line's start, Ansible's oneline callback (`node | CHANGED | rc=0 | (stdout) `) and ClusterShell's folded node
+  sets (`gpu[017-018]: `); after a stamp, slurmstepd's step id in slurmd.log (`[1234.batch]`).
 
-ANSI colour and erase-line sequences (dmesg/grep --color=always) and a serial console's carriage returns are removed
-before anything else. One field line of pretty-printed JSON (journalctl -o json-pretty, dmesg --json, jq) and Fluent
-Bit's stdout records (`[0] TAG: [STAMP, {"log"=>"..."}]`) give their message field, parsed again; journalctl -o
-json-sse's `data: ` is skipped; an Elasticsearch hit's `_source` is the document. A /dev/kmsg record's `\x09` and
-`\x0a` escapes are blanks.
+ANSI escapes (colours and erase-line of dmesg/grep --color=always, a serial-over-LAN screen's cursor moves), their
+`cat -v` form (`^[[0;32m`) and a serial console's carriage returns are removed before anything else. One field line of
+pretty-printed JSON (journalctl -o json-pretty, dmesg --json, jq) and Fluent Bit's stdout records
+(`[0] TAG: [STAMP, {"log"=>"..."}]`) give their message field, parsed again; journalctl -o json-sse's `data: ` is
+skipped; an Elasticsearch hit's `_source` is the document. A /dev/kmsg record's `\x09` and `\x0a` escapes are blanks.
 
 After `kernel:` only stamps may follow (`kernel: [ 123.4] NVRM: ...`): nothing after the envelope's end is ever
 skipped, so text a job controls (a process name) can only be the start of the message, never hidden behind an
 element. Structured sources are decoded as structures: journald JSON (`journalctl -o json`: a kernel record's
 MESSAGE; any other record becomes `IDENTIFIER[PID]: MESSAGE`, trust syslog) and JSON log lines with a
-`message`/`MESSAGE`/`msg`/`log`/`line` field (Docker, Fluent Bit, Loki), whose text is parsed again for its own
-envelope; journald's export format is turned into such records by `kernel.scan` (`export_to_json`). A logfmt line
+`message`/`MESSAGE`/`msg`/`log`/`line` field (Docker, Fluent Bit, Loki; GELF's `short_message`, Google Cloud Logging's
+`textPayload`, Azure's `SyslogMessage`, Splunk's `_raw`, ECS's `event.original`; one level down in `_source`, `result`,
+`jsonPayload`, `attributes`, `content`), whose text is parsed again for its own envelope (a record whose program is
+kept apart, `ident`/`appname`/`ProcessName`/`process.name`, is the kernel's only when that program is `kernel`:
+any other becomes `NAME[PID]: MESSAGE`, as journald's); journald's export format is turned into such records by
+`kernel.scan` (`export_to_json`). A logfmt line
 (Go's logrus/slog as containerd, dockerd and kubelet write: `time=... level=... msg="..."`) gives its unescaped
 `msg`, parsed again. rsyslog's escapes of control characters in a message (`#011` tab, `#012` newline) are blanks.
 """
@@ -161,8 +167,15 @@ _START = (
     r"(?:-|[A-Z][A-Z0-9_]{1,31})[ \t]+\d{9,10}[ \t]+\d{4}\.\d\d\.\d\d[ \t]+(?P<loghub>[\w.:@/-]{1,64})[ \t]+",
     r"(?:[-*\u2022#$]|\d{1,3}[.)])[ \t]+(?=\S)",                          # a pasted list item or shell prompt
     r"[\"'`](?=\S)",                                                     # a quoted line
-    # pdsh's `host: `, compose's `svc  | ` (not libibmad's `ibwarn: [PID] function: `, a message of its own)
-    rf"(?!ib(?:warn|error|panic):)(?P<pdsh>[\w.-]{{1,64}})(?::|[ \t]*\|)[ \t]+"
+    # Ansible's oneline callback (plugins/callback/oneline.py: `%s | %s | rc=%s | (stdout) %s`, the output's newlines
+    # as `\n`): the host, the status and the return code before the command's output
+    r"(?P<ansible>[\w.-]{1,64})[ \t]+\|[ \t]+(?:CHANGED|SUCCESS|FAILED!?|UNREACHABLE!?)[ \t]+\|[ \t]+rc=-?\d{1,4}"
+    r"[ \t]+\|[ \t]+\((?:stdout|stderr)\)",
+    # pdsh's `host: `, compose's `svc  | ` (not libibmad's `ibwarn: [PID] function: `, a message of its own); clush -bL
+    # names a node set (ClusterShell's folded `gpu[017-018,020]: `: a range or a list, never one number, which is a
+    # syslog tag's PID, `rpc.idmapd[700]: `, kept in the message)
+    rf"(?!ib(?:warn|error|panic):)(?P<pdsh>[\w.-]{{1,64}}(?:\[\d{{1,16}}[-,][\d,-]{{1,128}}\][\w.-]{{0,64}}){{0,4}})"
+    rf"(?::|[ \t]*\|)[ \t]+"
     rf"(?=\[|<\d|\d{{4}}-\d\d-\d\d|\d{{1,3}},\d+,\d+,|kernel:|{_FACILITY}[ \t]*:"
     rf"|(?:{_DATEWORD}[ \t]+){{1,4}}\d{{1,2}}:\d\d:\d\d|(?:{_TAGS}))",
 )
@@ -177,11 +190,16 @@ def _compile(*parts: tuple[str, ...]) -> re.Pattern[str]:
 _PY_LEVEL = r"(?:CRITICAL|FATAL|ERROR|WARNING|WARN|INFO|DEBUG)"
 _LEVEL_AFTER_STAMP = (
     r"(?:emerg|alert|crit|critical|err|error|warn|warning|notice|debug):(?=[ \t])",
+    # slurmstepd's lines in slurmd.log: its step id after the stamp (Slurm's `%ps` format of a step id: `[1234.batch]`,
+    # `[1234.extern]`, `[1234.0]`, an array task's `[1234_7.0]`, a het job's `[1234+1.0]`)
+    r"\[\d{1,10}(?:[_+]\d{1,10})?\.(?:\d{1,6}|batch|extern|interactive|TBD)\]",
     # Python logging's `%(asctime)s - %(name)s - %(levelname)s - ` (the logging cookbook's format), `... - ERROR - `
     rf"-[ \t]+(?:[\w.<>-]{{1,128}}[ \t]+-[ \t]+)?{_PY_LEVEL}[ \t]+-(?=[ \t])",
-    # DeepSpeed's and others' `[ERROR]`, a source location `[engine.py:12:step]` / `[worker.py:12]`
+    # DeepSpeed's and others' `[ERROR]`, a source location `[engine.py:12:step]` / `[worker.py:12]` (a compiled
+    # source with its path, gloo's `[../third_party/gloo/gloo/transport/tcp/pair.cc:589] Read error`, is where the
+    # program stood in its own message, kept as `path.cu:579:` is)
     rf"\[{_PY_LEVEL}\]",
-    r"\[[\w./-]{1,128}\.(?:py|cc|cpp|cu|c|h|go|rs):\d{1,6}(?::\w{1,64})?\]",
+    r"\[(?:[\w./-]{1,128}\.py|[\w.-]{1,128}\.(?:cc|cpp|cu|c|h|go|rs)):\d{1,6}(?::\w{1,64})?\]",
     # Ray's `%(asctime)s\t%(levelname)s %(filename)s:%(lineno)s -- `
     rf"{_PY_LEVEL}[ \t]+[\w./-]{{1,128}}:\d{{1,6}}[ \t]+--(?=[ \t])",
 )
@@ -208,6 +226,8 @@ def normalise(raw: str, number: int = 0, *, after_stamp: bool = False, structure
         text = _RSYSLOG_ESCAPE.sub(" ", text)
     if "\x1b" in text:
         text = _ANSI.sub("", text[:MAX_JSON])
+    if "^[[" in text or text[-2:] == "^M":
+        text = _CARET.sub("", text[:MAX_JSON])
     if "\r" in text:                                 # a serial console's carriage returns
         text = text.replace("\r", " ")
     head = text.lstrip()
@@ -267,19 +287,25 @@ def normalise(raw: str, number: int = 0, *, after_stamp: bool = False, structure
                 break
         if groups.get("host"):
             host = groups["host"]
-        elif groups.get("pdsh") or groups.get("wall") or groups.get("loghub"):
-            host = host or groups["pdsh"] or groups["wall"] or groups["loghub"]
+        elif groups.get("pdsh") or groups.get("wall") or groups.get("loghub") or groups.get("ansible"):
+            host = host or groups["pdsh"] or groups["wall"] or groups["loghub"] or groups["ansible"]
         if state is _AT_START and any(groups.get(k) for k in ("mono", "mono3", "iso", "dt", "bstamp", "slash", "usec",
                                                               "prio", "epoch", "bgl", "lvstamp", "mdy")):
             state = _STAMPED
     return Line(number, text[pos:].strip(), stamp, mono, host)
 
 
-#: ANSI SGR and erase-line sequences: dmesg --color=always, grep --color=always, journalctl's colours.
-_ANSI = re.compile(r"\x1b\[[0-9;]{0,32}[mK]")
+#: ANSI escapes: SGR and erase-line (dmesg --color=always, grep --color=always, journalctl's colours) and every other
+#: CSI sequence, charset selection and keypad mode (ECMA-48 5.4: `ESC [`, parameters, intermediates, a final byte; a
+#: BIOS or console screen over `ipmitool sol activate` or conserver moves the cursor: `ESC[24;1H`, `ESC[2J`, `ESC[?25l`,
+#: `ESC(B`, `ESC=`).
+_ANSI = re.compile(r"\x1b(?:\[[0-9;?]{0,32}[ -/]{0,2}[@-~]|[()][0-9A-Za-z]|[=>78])")
+#: The same SGR sequences as `cat -v` (and `less` without -R) print them: `^[[0;37m`; cat -v's `^M` at a line's end.
+_CARET = re.compile(r"\^\[\[[0-9;]{0,32}[mK]|\^M$")
 #: One field line of pretty-printed JSON (journalctl -o json-pretty's `"MESSAGE" : "...",`, dmesg --json's
 #: `"msg": "..."`, jq's output of a shipper's record).
-_JSON_FIELD = re.compile(r'"(?:MESSAGE|message|msg|log|line|short_message|full_message|_raw|Message)"[ \t]{0,8}:'
+_JSON_FIELD = re.compile(r'"(?:MESSAGE|message|msg|log|line|short_message|full_message|_raw|Message|textPayload'
+                         r'|SyslogMessage)"[ \t]{0,8}:'
                          r'[ \t]{0,8}(?P<value>"(?:[^"\\]|\\.){0,65536}")[ \t]{0,8},?[ \t]{0,8}$')
 #: Fluent Bit's stdout output (msgpack printed as `[0] TAG: [STAMP, {"log"=>"...", ...}]`, v2+ with
 #: `[[STAMP, {metadata}], {...}]`): the record's message field.
@@ -290,7 +316,8 @@ _KMSG_ESCAPE = re.compile(r"\\x0[9a]")
 
 
 #: A JSON record that does not decode (cut by a paste, or longer than MAX_JSON): its message field's text so far.
-_JSON_KEY = re.compile(r'[{,][ \t]{0,8}"(?:MESSAGE|message|msg|log|line|short_message|full_message|_raw|Message)"'
+_JSON_KEY = re.compile(r'[{,][ \t]{0,8}"(?:MESSAGE|message|msg|log|line|short_message|full_message|_raw|Message'
+                       r'|textPayload|SyslogMessage)"'
                        r'[ \t]{0,8}:[ \t]{0,8}"')
 _JOURNALD_MARKS = ('"__CURSOR"', '"_TRANSPORT"', '"SYSLOG_IDENTIFIER"', '"__REALTIME_TIMESTAMP"', '"_PID"')
 _JSON_TEXT = re.compile(r'(?:[^"\\]|\\.){0,4096}')
@@ -362,9 +389,25 @@ def _is_mono(stamp: str, mono: float | None) -> bool:
 
 
 #: JSON fields that hold the message, the host, the stamp, in the order they are tried.
-_MESSAGE_KEYS = ("MESSAGE", "message", "msg", "log", "line", "Message", "short_message", "full_message", "_raw")
-_HOST_KEYS = ("_HOSTNAME", "hostname", "host", "HOSTNAME", "nodename")
-_STAMP_KEYS = ("__REALTIME_TIMESTAMP", "_SOURCE_REALTIME_TIMESTAMP", "@timestamp", "timestamp", "time", "ts", "date")
+_MESSAGE_KEYS = ("MESSAGE", "message", "msg", "log", "line", "Message", "short_message", "full_message", "_raw",
+                 "textPayload", "SyslogMessage")
+#: A shipper's record that holds the event one level down: an Elasticsearch/OpenSearch hit's `_source`, Splunk's JSON
+#: export (`{"preview":false,"result":{"_raw":...}}`, one result a line), Google Cloud Logging's `jsonPayload` (a
+#: LogEntry's structured payload: the Ops Agent's syslog and journald receivers put the line or record there),
+#: Datadog's log search API (`attributes`, v2 `data[]`; `content`, v1 `logs[]`).
+_NESTED_KEYS = ("_source", "result", "jsonPayload", "attributes", "content")
+#: Elastic Common Schema's raw line (`event.original`: "Raw text message of entire event"; `log.original`, its
+#: deprecated name): the line with its own envelope and tag, read before `message`, which a pipeline may have cut.
+_ORIGINAL_KEYS = (("event", "original"), ("log", "original"))
+#: A syslog record's program, where a shipper keeps it apart from the message: Fluent Bit's syslog parsers (`ident`,
+#: `pid`), Vector's syslog source (`appname`, `procid`), rsyslog's property (`programname`), Azure Monitor's Syslog
+#: table (`ProcessName`, `ProcessID`), ECS (`process.name`, `process.pid`; `log.syslog.appname`). A record of any
+#: program but the kernel keeps it as a tag (`NAME[PID]: `, trust syslog), as journald's records do.
+_IDENT_KEYS = ("ident", "appname", "programname", "ProcessName")
+_PID_KEYS = ("pid", "procid", "ProcessID")
+_HOST_KEYS = ("_HOSTNAME", "hostname", "host", "HOSTNAME", "nodename", "Computer")
+_STAMP_KEYS = ("__REALTIME_TIMESTAMP", "_SOURCE_REALTIME_TIMESTAMP", "@timestamp", "timestamp", "time", "ts", "date",
+               "TimeGenerated")
 _MONO_KEYS = ("_SOURCE_MONOTONIC_TIMESTAMP", "__MONOTONIC_TIMESTAMP")
 
 
@@ -376,9 +419,15 @@ def _structured(text: str, number: int) -> Line | None:
         return None
     if not isinstance(obj, dict):
         return None
-    if isinstance(obj.get("_source"), dict) and not any(k in obj for k in _MESSAGE_KEYS):
-        obj = obj["_source"]                          # an Elasticsearch/OpenSearch hit: the document is `_source`
+    top: dict[str, object] = obj
+    if not any(k in obj for k in _MESSAGE_KEYS):      # the event one level down (`_source`, `result`, ...)
+        obj = next((obj[k] for k in _NESTED_KEYS if isinstance(obj.get(k), dict)), obj)
     message = next((obj[k] for k in _MESSAGE_KEYS if k in obj), None)
+    original = next((obj[a][b] for a, b in _ORIGINAL_KEYS if isinstance(obj.get(a), dict)
+                     and isinstance(obj[a].get(b), str)), None) or next(
+        (obj[f"{a}.{b}"] for a, b in _ORIGINAL_KEYS if isinstance(obj.get(f"{a}.{b}"), str)), None)
+    if original is not None:
+        message = original
     if isinstance(message, list) and all(isinstance(b, int) and 0 <= b < 256 for b in message[:MAX_LINE]):
         message = bytes(message[:MAX_LINE]).decode("utf-8", "replace")   # journald's non-UTF-8 MESSAGE
     if not isinstance(message, str):
@@ -389,7 +438,8 @@ def _structured(text: str, number: int) -> Line | None:
         value = obj.get(outer)
         if host is None and isinstance(value, dict) and isinstance(value.get(field), str):
             host = _text(value[field])
-    stamp = next((_text(str(obj[k])) for k in _STAMP_KEYS if isinstance(obj.get(k), (str, int, float))), None)
+    stamp = next((_text(str(o[k])) for o in (obj, top) for k in _STAMP_KEYS
+                  if isinstance(o.get(k), (str, int, float))), None)
     mono_raw = next((obj[k] for k in _MONO_KEYS if isinstance(obj.get(k), (str, int))), None)
     mono = None
     if (isinstance(mono_raw, int) and 0 <= mono_raw < 10**19) or (
@@ -403,10 +453,33 @@ def _structured(text: str, number: int) -> Line | None:
             message = f"{_word(ident)}[{_word(pid)}]: {message}"
             return Line(number, message[:MAX_LINE].strip(), stamp, mono, host)
         inner = normalise(message[:MAX_LINE], number, after_stamp=True)
+    elif original is None and (ident := _ident(obj)) is not None:
+        # a syslog record with its program apart: the kernel's message, or any other program's behind its tag
+        if ident[0] != "kernel":
+            message = f"{_word(ident[0])}[{_word(ident[1])}]: {message}"
+            return Line(number, message[:MAX_LINE].strip(), stamp, mono, host)
+        inner = normalise(message[:MAX_LINE], number, after_stamp=True)
     else:
         inner = normalise(message[:MAX_LINE], number, structured=False)  # a shipped line keeps its own envelope
     return Line(number, inner.message, inner.stamp or stamp, inner.mono if inner.mono is not None else mono,
                 inner.host or host)
+
+
+def _ident(obj: dict[str, object]) -> tuple[object, object] | None:
+    """A syslog record's (program, pid) where a shipper keeps them apart from its message (`_IDENT_KEYS`), or None."""
+    name = next((obj[k] for k in _IDENT_KEYS if isinstance(obj.get(k), (str, int))), None)
+    pid = next((obj[k] for k in _PID_KEYS if isinstance(obj.get(k), (str, int))), None)
+    for outer, field in (("process", "name"), ("log", "syslog")):
+        value = obj.get(outer)
+        if name is None and isinstance(value, dict):
+            if field == "syslog" and isinstance(value.get("syslog"), dict):
+                value = value["syslog"]
+                field = "appname"
+            if isinstance(value.get(field), str):
+                name = value[field]
+                if outer == "process" and isinstance(value.get("pid"), (str, int)):
+                    pid = pid if pid is not None else value["pid"]
+    return None if name is None else (name, "0" if pid is None else pid)
 
 
 def _word(value: object) -> str:
