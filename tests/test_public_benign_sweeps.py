@@ -1,4 +1,4 @@
-"""Benign lines of whole public logs that once raised a warning or worse, from the eight false-alarm sweeps (their
+"""Benign lines of whole public logs that once raised a warning or worse, from the false-alarm sweeps (their
 tables in tests/sweeps/, one module per sweep, each with its sources): each benign line, verbatim, stays below
 warning in the kernel scan and, where it is a job's output, in the job scan (the epilog reads a job's output through
 diagnose_job_output); its fault twin (the same printer reporting a failure) is still found; a failure of the same
