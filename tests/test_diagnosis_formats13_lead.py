@@ -68,6 +68,23 @@ FOUND = [
     ("sensord: Sensor alarm: Chip it8728-isa-0a30: fan1: 0 RPM (min = 1000 RPM) [ALARM]", "thermal", "warning"),
     ("critical_warning                    : 0x2", "thermal", "warning"),
     (" 21.11220|Error reported by prdf (0xE504) PLID 0x9000002A", "mce", "warning"),
+    # round13i-k: PETSc's signal handler, Open MPI's fabric help texts, perftest, the X server without a GPU
+    ("[3]PETSC ERROR: Caught signal number 7 BUS: Bus Error, possibly illegal memory access", "segfault", "warning"),
+    ("At least one pair of MPI processes are unable to reach each other for", "ib", "warning"),
+    ("It looks like MPI_INIT failed for some reason; your parallel process is", "ib", "warning"),
+    ("was unable to find any relevant network interfaces:", "ib", "warning"),
+    (" Couldn't create IB resources", "ib", "warning"),
+    ("[  1201.334] (EE) No devices detected.", "gpu_init", "warning"),
+    # network filesystems' and block storage's clients and helpers
+    ("CIFS VFS: No username specified", "nfs", "warning"),
+    ("Output: mount.nfs: Protocol not supported for 10.0.4.12:/export/scratch on /mnt/scratch", "nfs", "warning"),
+    ("2024-01-11T09:52:01.000+0000 7f00 0 log_channel(cluster) log [DBG] : map e1201 wrongly marked me down at e1199",
+     "nfs", "warning"),
+    ("2025/01/11 09:52:01 mount helper error: fusermount3: fuse device not found, try 'modprobe fuse' first", "nfs",
+     "warning"),
+    ("iscsiadm: Connection to Discovery Address 10.0.9.40 failed", "nfs", "warning"),
+    ("/dev/nvme1n1p1: UNEXPECTED INCONSISTENCY; RUN fsck MANUALLY.", "disk", "warning"),
+    ("/dev/md0 contains a file system with errors, check forced.", "disk", "warning"),
 ]
 
 
@@ -92,7 +109,6 @@ KERNEL_FOUND = [
     ("drm/i915: Resetting chip after gpu hang", "gpu_init", "warning"),
     ("i915 0000:00:02.0: [drm] *ERROR* vcs0 reset request timed out: {request: 00000001, RESET_CTL: 00000001}",
      "gpu_init", "warning"),
-    ("i915 0000:00:02.0: [drm] GPU crash dump saved to /sys/class/drm/card1/error", "gpu_init", "warning"),
     ("i915 0000:00:02.0: [drm] *ERROR* GT0: HuC firmware i915/tgl_huc.bin: fetch failed -ENOENT", "gpu_init",
      "warning"),
     ("i915 0000:00:02.0: [drm] Failed to load DMC firmware i915/adls_dmc_ver2_01.bin. Disabling runtime power "
@@ -121,6 +137,13 @@ KERNEL_FOUND = [
     ("mpt2sas1: log_info(0x31110d00): originator(PL), code(0x11), sub_code(0x0d00)", "disk", "warning"),
     ("mpt1: mpt_recover_commands: IOC Status 0x47. Resetting controller.", "disk", "warning"),
     ("mpt1: completing timedout/aborted req 0xfffffe0001234000:1201", "disk", "warning"),
+    # i915's older hang line and its fence timeout, vfio without the GPU's BAR, amdgpu's illegal register access
+    ("[drm] GPU HANG: ecode 6:0:0x85fffffc, reason: Hang on render ring, action: reset", "gpu_init", "warning"),
+    ("Fence expiration time out i915-0000:00:02.0:python3[4242]:1a!", "gpu_init", "warning"),
+    ("vfio-pci 0000:41:00.0: BAR 3: can't reserve [mem 0x38000000000-0x38001ffffff 64bit pref]", "gpu_init",
+     "warning"),
+    ("[drm:gfx_v11_0_priv_reg_irq [amdgpu]] *ERROR* Illegal register access in command stream", "gpu_init",
+     "warning"),
     ("CIA machine check: vector=0x670 pc=0xfffffc0000311234 code=0x98", "mce", "warning"),
     # amdgpu's page faults and MES firmware
     ("amdgpu 0000:83:00.0: amdgpu: [mmhub0] no-retry page fault (src_id:0 ring:169 vmid:3 pasid:32770)", "gpu_init",
@@ -163,6 +186,14 @@ INFO = [
     ("print_req_error: 12 callbacks suppressed", "disk"),
     ("hpsa 0000:5c:00.0: Logical aborts not supported", "disk"),
     ("rcu: RCU grace-period kthread stack dump:", "soft_lockup"),
+    # the details around a failure: c10d's trace header and the process's end, a GPU's crash dump and reset notes,
+    # Open MPI's module name
+    ("Exception raised from checkTimeout at /opt/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:618 (most "
+     "recent call first):", "nccl"),
+    ("terminate called after throwing an instance of 'c10::DistBackendError'", "nccl"),
+    ("[drm] GPU crash dump saved to /sys/class/drm/card1/error", "gpu_init"),
+    ("amdgpu 0000:c3:00.0: amdgpu: MODE1 reset", "gpu_init"),
+    ("Module: OpenFabrics (openib)", "ib"),
     # SGLang without its custom all-reduce goes on with NCCL's
     ("[2025-06-01 10:00:00 TP3] Setup Custom allreduce failed with CUDART error: peer access is not supported between "
      "these two devices. To silence this warning, specify --disable-custom-all-reduce explicitly.", "cuda"),
