@@ -23,37 +23,50 @@ from slurmtools.diagnosis import diagnose
 
 from .rule_cases import below_warning, found_as, job_scan_below_warning, job_scan_finds, never_drains
 
-JOB_FAULTS = [
+# vLLM's engine core or a worker dying: the consequence of a cause on an earlier line (a CUDA error, GPU memory, NCCL)
+# that other rules report, so the death itself is cuda at info (one collection's rules half holds one of these lines
+# as a benign line of its log; see rules13_vllm_engine_dead)
+ENGINE_DEATH = [
     # vllm/v1/engine/core.py run_engine_core: logger.exception("EngineCore failed to start." / "EngineCore encountered a
     # fatal error."); utils.py wait_for_engine_startup RuntimeError("Engine core initialization failed. See root cause
     # above. Failed core proc(s): %s"); core_client.py "Engine core proc %s died unexpectedly, shutting down client.";
     # exceptions.py EngineDeadError; async_llm.py "AsyncLLM output_handler failed."
-    ("(EngineCore_DP0 pid=253) ERROR 11-26 10:11:12 [core.py:708] EngineCore failed to start.", "cuda", "warning"),
+    ("(EngineCore_DP0 pid=253) ERROR 11-26 10:11:12 [core.py:708] EngineCore failed to start.", "cuda", "info"),
     ("(EngineCore_DP0 pid=413) ERROR 11-26 10:11:12 [core.py:710] EngineCore encountered a fatal error.", "cuda",
-     "warning"),
+     "info"),
     ("RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}", "cuda",
-     "warning"),
+     "info"),
     ("ERROR 11-26 10:11:12 [core_client.py:564] Engine core proc EngineCore_DP0 died unexpectedly, shutting down "
-     "client.", "cuda", "warning"),
+     "client.", "cuda", "info"),
     ("vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root "
-     "cause.", "cuda", "warning"),
-    ("ERROR 11-26 10:11:12 [async_llm.py:480] AsyncLLM output_handler failed.", "cuda", "warning"),
+     "cause.", "cuda", "info"),
+    ("ERROR 11-26 10:11:12 [async_llm.py:480] AsyncLLM output_handler failed.", "cuda", "info"),
     # vllm/v1/executor/multiproc_executor.py: "Worker proc %s died unexpectedly, shutting down executor.", "WorkerProc
     # failed to start.", "WorkerProc hit an exception."; ray_executor_v2.py "RayWorkerProc rank=%s died unexpectedly,
     # ..."
     ("(EngineCore_DP0 pid=253) ERROR 11-26 10:11:12 [multiproc_executor.py:154] Worker proc VllmWorker-3 died "
-     "unexpectedly, shutting down executor.", "cuda", "warning"),
+     "unexpectedly, shutting down executor.", "cuda", "info"),
     ("(Worker_TP3 pid=391) ERROR 11-26 10:11:12 [multiproc_executor.py:597] WorkerProc failed to start.", "cuda",
-     "warning"),
+     "info"),
     ("(EngineCore_DP0 pid=253) ERROR 11-26 10:11:12 [ray_executor_v2.py:464] RayWorkerProc rank=[3] died "
-     "unexpectedly, shutting down executor.", "cuda", "warning"),
+     "unexpectedly, shutting down executor.", "cuda", "info"),
     # v0.6 vllm/engine/async_llm_engine.py AsyncEngineDeadError, multiproc_worker_utils.py "Worker %s pid %s died, exit
     # code: %s", "Exception in worker %s while processing method %s."
-    ("vllm.engine.async_llm_engine.AsyncEngineDeadError: Background loop has errored already.", "cuda", "warning"),
+    ("vllm.engine.async_llm_engine.AsyncEngineDeadError: Background loop has errored already.", "cuda", "info"),
     ("ERROR 11-26 10:11:12 multiproc_worker_utils.py:116] Worker VllmWorkerProcess pid 48215 died, exit code: -9",
-     "cuda", "warning"),
+     "cuda", "info"),
     ("(VllmWorkerProcess pid=48215) ERROR 11-26 10:11:12 multiproc_worker_utils.py:233] Exception in worker "
-     "VllmWorkerProcess while processing method init_device.", "cuda", "warning"),
+     "VllmWorkerProcess while processing method init_device.", "cuda", "info"),
+]
+
+
+@pytest.mark.parametrize(("line", "kind", "severity"), ENGINE_DEATH)
+def test_a_dead_engine_is_its_causes_consequence_at_info(line: str, kind: str, severity: str) -> None:
+    found_as(line, kind, severity)
+    never_drains(line)
+
+
+JOB_FAULTS = [
     # vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory: GPU memory too small for one request (error)
     ("ValueError: To serve at least one request with the models's max seq len (32768), (4.00 GiB KV cache is needed, "
      "which is larger than the available KV cache memory (2.31 GiB). Try increasing `gpu_memory_utilization` or "
@@ -169,9 +182,9 @@ JOB_FAULTS = [
 ENVELOPED = [
     # the same printers as a systemd unit's journal, rsyslog, a Kubernetes CRI log and srun --label carry them
     ("Nov 26 10:11:12 gpu01 vllm[48213]: (EngineCore_DP0 pid=48301) ERROR 11-26 10:11:12 [core.py:708] EngineCore "
-     "failed to start.", "cuda", "warning"),
+     "failed to start.", "cuda", "info"),
     ("2026-11-26T10:11:12.123456789Z stderr F ERROR 11-26 10:11:12 [core_client.py:564] Engine core proc "
-     "EngineCore_DP0 died unexpectedly, shutting down client.", "cuda", "warning"),
+     "EngineCore_DP0 died unexpectedly, shutting down client.", "cuda", "info"),
     ("Nov 26 10:11:12 gpu01 tritonserver[2211]: E1126 10:11:12.123456 2211 model_lifecycle.cc:654] \"failed to load "
      "'llama' version 1: Internal: Stub process 'llama_0_0' is not healthy.\"", "cuda", "warning"),
     ("Nov 26 10:11:12 gpu01 ray[48213]: ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing "
@@ -241,14 +254,18 @@ def test_a_benign_twin_stays_below_warning(line: str) -> None:
 
 
 def test_a_dead_engine_among_its_banners_is_the_job_scans_finding() -> None:
-    # a vLLM start log: banners, then the engine core's death; the job scan's first warning is the GPU process's
+    # a vLLM start log: banners, the cause, then the engine core's death; the job scan's first warning is the cause,
+    # and the death alone (no cause printed) is recorded at info, never a warning
     finding = job_scan_finds([
         "INFO 11-26 10:11:12 [api_server.py:1839] vLLM API server version 0.11.0",
         "(EngineCore_DP0 pid=253) INFO 11-26 10:11:12 [gpu_worker.py:298] Available KV cache memory: 58.12 GiB",
+        "(EngineCore_DP0 pid=253) ERROR 11-26 10:11:12 [core.py:708] torch.OutOfMemoryError: CUDA out of memory. "
+        "Tried to allocate 2.00 GiB",
         "(EngineCore_DP0 pid=253) ERROR 11-26 10:11:12 [core.py:708] EngineCore failed to start.",
         "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}",
     ], "cuda")
-    assert finding.trust == "job"
+    assert finding.trust == "job" and finding.details.get("rule") == "cuda_application"
+    job_scan_below_warning("(EngineCore_DP0 pid=253) ERROR 11-26 10:11:12 [core.py:708] EngineCore failed to start.")
 
 
 def test_rays_node_out_of_memory_exit_is_oom_not_a_lost_worker() -> None:
