@@ -113,9 +113,11 @@ FAULTS = [
     ("ExternalError: Nccl error, invalid usage (run with NCCL_DEBUG=WARN for details)", "nccl", "error"),
     # nccl-tests src/common.cu: PRINT("# Out of bounds values : %d %s\n", errors, errors ? "FAILED" : "OK")
     ("# Out of bounds values : 96 FAILED", "nccl", "error"),
-    # c10/util/Exception.cpp: "Exception raised from %s at %s:%d (most recent call first):" in ProcessGroupNCCL
+    # c10/util/Exception.cpp: "Exception raised from %s at %s:%d (most recent call first):" in ProcessGroupNCCL: the
+    # trace's header, at info since round 13 (lead13_c10d_trace_notes: two collections' rules halves hold it as a
+    # benign line of its log; the watchdog's timeout line above it is the error)
     ("Exception raised from checkTimeout at /opt/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:688 (most "
-     "recent call first):", "nccl", "error"),
+     "recent call first):", "nccl", "info"),
     # cupy cupy_backends/cuda/libs/nccl.pyx: NcclError("%s: %s" % (the NCCL_ERROR_* name, ncclGetErrorString()))
     ("cupy_backends.cuda.libs.nccl.NcclError: NCCL_ERROR_REMOTE_ERROR: remote process exited or there was a network "
      "error", "nccl", "error"),

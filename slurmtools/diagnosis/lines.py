@@ -58,13 +58,27 @@ import json
 import re
 from dataclasses import dataclass
 
+from slurmtools.diagnosis.records import (
+    HOST_KEYS,
+    MAX_JSON,
+    MESSAGE_KEYS,
+    MONO_KEYS,
+    NESTED_KEYS,
+    ORIGINAL_KEYS,
+    STAMP_KEYS,
+    cut_json,
+    export_to_json,
+    json_field,
+    json_text,
+    logfmt,
+    record_ident,
+    tag_word,
+)
 from slurmtools.diagnosis.subsystems import ANY_TAG, TAG_SOURCE, TASK_FIRST
 
-__all__ = ["MAX_LINE", "TASK_FIRST", "Line", "normalise", "pci"]
+__all__ = ["MAX_JSON", "MAX_LINE", "TASK_FIRST", "Line", "export_to_json", "normalise", "pci"]
 
 MAX_LINE = 4096  # longer lines are cut before matching: a 1 MB line costs no more than this
-#: A JSON line is decoded up to this size (its message is then cut to MAX_LINE).
-MAX_JSON = 64 << 10
 #: Envelope elements read at most (a line of a thousand stamps costs no more than this).
 MAX_ELEMENTS = 16
 
@@ -232,13 +246,13 @@ def normalise(raw: str, number: int = 0, *, after_stamp: bool = False, structure
         text = text.replace("\r", " ")
     head = text.lstrip()
     if head[:1] in '"[' and structured and not after_stamp:
-        field = _json_field(head[:MAX_JSON])
+        field = json_field(head[:MAX_JSON])
         if field is not None:
             return normalise(field[:MAX_LINE], number, structured=False)
     if head[:6] == "data: " and head[6:7] == "{":    # journalctl -o json-sse: `data: {...}`
         head = head[6:]
     if head[:1] in "tl" and structured and not after_stamp:
-        inner = _logfmt(head[:MAX_JSON])
+        inner = logfmt(head[:MAX_JSON])
         if inner is not None:
             line = normalise(inner[:MAX_LINE], number, structured=False)
             return line
@@ -246,7 +260,7 @@ def normalise(raw: str, number: int = 0, *, after_stamp: bool = False, structure
         decoded = _structured(head[:MAX_JSON], number)
         if decoded is not None:
             return decoded
-        cut = _cut_json(head)
+        cut = cut_json(head)
         if cut is not None:
             return normalise(cut, number, structured=False)
     text = text[:MAX_LINE]
@@ -302,113 +316,14 @@ def normalise(raw: str, number: int = 0, *, after_stamp: bool = False, structure
 _ANSI = re.compile(r"\x1b(?:\[[0-9;?]{0,32}[ -/]{0,2}[@-~]|[()][0-9A-Za-z]|[=>78])")
 #: The same SGR sequences as `cat -v` (and `less` without -R) print them: `^[[0;37m`; cat -v's `^M` at a line's end.
 _CARET = re.compile(r"\^\[\[[0-9;]{0,32}[mK]|\^M$")
-#: One field line of pretty-printed JSON (journalctl -o json-pretty's `"MESSAGE" : "...",`, dmesg --json's
-#: `"msg": "..."`, jq's output of a shipper's record).
-_JSON_FIELD = re.compile(r'"(?:MESSAGE|message|msg|log|line|short_message|full_message|_raw|Message|textPayload'
-                         r'|SyslogMessage)"[ \t]{0,8}:'
-                         r'[ \t]{0,8}(?P<value>"(?:[^"\\]|\\.){0,65536}")[ \t]{0,8},?[ \t]{0,8}$')
-#: Fluent Bit's stdout output (msgpack printed as `[0] TAG: [STAMP, {"log"=>"...", ...}]`, v2+ with
-#: `[[STAMP, {metadata}], {...}]`): the record's message field.
-_FLUENT_HEAD = re.compile(r'\[\d{1,9}\][ \t]+[\w.*/-]{1,128}:[ \t]+\[\[?\d{1,20}\.\d{1,9}[,\]]')
-_FLUENT_KEYS = ('"log"=>"', '"message"=>"', '"msg"=>"', '"MESSAGE"=>"')
 #: /dev/kmsg escapes a non-printable byte as `\xNN` (Documentation/ABI/testing/dev-kmsg): a tab or newline is a blank.
 _KMSG_ESCAPE = re.compile(r"\\x0[9a]")
 
 
-#: A JSON record that does not decode (cut by a paste, or longer than MAX_JSON): its message field's text so far.
-_JSON_KEY = re.compile(r'[{,][ \t]{0,8}"(?:MESSAGE|message|msg|log|line|short_message|full_message|_raw|Message'
-                       r'|textPayload|SyslogMessage)"'
-                       r'[ \t]{0,8}:[ \t]{0,8}"')
-_JOURNALD_MARKS = ('"__CURSOR"', '"_TRANSPORT"', '"SYSLOG_IDENTIFIER"', '"__REALTIME_TIMESTAMP"', '"_PID"')
-_JSON_TEXT = re.compile(r'(?:[^"\\]|\\.){0,4096}')
-
-
-def _cut_json(text: str) -> str | None:
-    """The message field of a JSON object that does not decode (its first 1 KiB names the field), or None."""
-    if any(mark in text for mark in _JOURNALD_MARKS):
-        return None       # a journald record that does not decode may be anyone's (logger's): it gives nothing
-    key = _JSON_KEY.search(text, 0, 1024)
-    if key is None:
-        return None
-    value = _JSON_TEXT.match(text, key.end())
-    raw = value.group() if value else ""
-    try:
-        inner = json.loads('"' + raw + '"')
-    except ValueError:
-        return None
-    return _text(inner) if isinstance(inner, str) else None
-
-
-def _text(value: str) -> str:
-    """A decoded JSON string without lone surrogates (`"\\ud800"` decodes to one; no UTF-8 can hold it)."""
-    if value.isascii():
-        return value
-    return value.encode("utf-8", "replace").decode("utf-8")
-
-
-def _json_field(text: str) -> str | None:
-    """The message of one pretty-printed JSON field line, or of a Fluent Bit stdout record; None otherwise."""
-    if text[:1] == "[":
-        if not _FLUENT_HEAD.match(text):
-            return None
-        for key in _FLUENT_KEYS:
-            start = text.find(key)
-            if start >= 0:
-                start += len(key)
-                stops = [i for i in (text.find('", "', start), text.find('"}', start)) if i >= 0]
-                return text[start:min(stops)] if stops else None
-        return None
-    m = _JSON_FIELD.match(text)
-    if m is None:
-        return None
-    try:
-        value = json.loads(m.group("value"))
-    except ValueError:
-        return None
-    return _text(value) if isinstance(value, str) else None
-
-
 #: rsyslog's escapes of a control character received in a message (`#011` a tab, `#012` a newline): blanks.
 _RSYSLOG_ESCAPE = re.compile(r"#01[12]")
-#: A logfmt line (Go's logrus and slog, containerd, dockerd, kubelet): `time=... level=... msg="..."`.
-_LOGFMT = re.compile(r'(?:time|ts|level|lvl)=(?:"[^"\n]{0,64}"|\S{0,64})'
-                     r'(?:[ \t]+[\w.-]{1,32}=(?:"[^"\n]{0,64}"|[^\s"]{0,64})){0,8}?'
-                     r'[ \t]+(?:msg|message)="(?P<msg>(?:[^"\\]|\\.){0,4096})"')
-
-
-def _logfmt(text: str) -> str | None:
-    """A logfmt line's message (its `msg="..."` unescaped), or None if TEXT is no logfmt line."""
-    m = _LOGFMT.match(text)
-    if m is None:
-        return None
-    return re.sub(r'\\(["\\nt])', lambda e: {"n": " ", "t": " "}.get(e.group(1), e.group(1)), m.group("msg"))
-
-
 def _is_mono(stamp: str, mono: float | None) -> bool:
     return mono is not None and stamp.replace(".", "", 1).isdigit()
-
-
-#: JSON fields that hold the message, the host, the stamp, in the order they are tried.
-_MESSAGE_KEYS = ("MESSAGE", "message", "msg", "log", "line", "Message", "short_message", "full_message", "_raw",
-                 "textPayload", "SyslogMessage")
-#: A shipper's record that holds the event one level down: an Elasticsearch/OpenSearch hit's `_source`, Splunk's JSON
-#: export (`{"preview":false,"result":{"_raw":...}}`, one result a line), Google Cloud Logging's `jsonPayload` (a
-#: LogEntry's structured payload: the Ops Agent's syslog and journald receivers put the line or record there),
-#: Datadog's log search API (`attributes`, v2 `data[]`; `content`, v1 `logs[]`).
-_NESTED_KEYS = ("_source", "result", "jsonPayload", "attributes", "content")
-#: Elastic Common Schema's raw line (`event.original`: "Raw text message of entire event"; `log.original`, its
-#: deprecated name): the line with its own envelope and tag, read before `message`, which a pipeline may have cut.
-_ORIGINAL_KEYS = (("event", "original"), ("log", "original"))
-#: A syslog record's program, where a shipper keeps it apart from the message: Fluent Bit's syslog parsers (`ident`,
-#: `pid`), Vector's syslog source (`appname`, `procid`), rsyslog's property (`programname`), Azure Monitor's Syslog
-#: table (`ProcessName`, `ProcessID`), ECS (`process.name`, `process.pid`; `log.syslog.appname`). A record of any
-#: program but the kernel keeps it as a tag (`NAME[PID]: `, trust syslog), as journald's records do.
-_IDENT_KEYS = ("ident", "appname", "programname", "ProcessName")
-_PID_KEYS = ("pid", "procid", "ProcessID")
-_HOST_KEYS = ("_HOSTNAME", "hostname", "host", "HOSTNAME", "nodename", "Computer")
-_STAMP_KEYS = ("__REALTIME_TIMESTAMP", "_SOURCE_REALTIME_TIMESTAMP", "@timestamp", "timestamp", "time", "ts", "date",
-               "TimeGenerated")
-_MONO_KEYS = ("_SOURCE_MONOTONIC_TIMESTAMP", "__MONOTONIC_TIMESTAMP")
 
 
 def _structured(text: str, number: int) -> Line | None:
@@ -420,27 +335,27 @@ def _structured(text: str, number: int) -> Line | None:
     if not isinstance(obj, dict):
         return None
     top: dict[str, object] = obj
-    if not any(k in obj for k in _MESSAGE_KEYS):      # the event one level down (`_source`, `result`, ...)
-        obj = next((obj[k] for k in _NESTED_KEYS if isinstance(obj.get(k), dict)), obj)
-    message = next((obj[k] for k in _MESSAGE_KEYS if k in obj), None)
-    original = next((obj[a][b] for a, b in _ORIGINAL_KEYS if isinstance(obj.get(a), dict)
+    if not any(k in obj for k in MESSAGE_KEYS):      # the event one level down (`_source`, `result`, ...)
+        obj = next((obj[k] for k in NESTED_KEYS if isinstance(obj.get(k), dict)), obj)
+    message = next((obj[k] for k in MESSAGE_KEYS if k in obj), None)
+    original = next((obj[a][b] for a, b in ORIGINAL_KEYS if isinstance(obj.get(a), dict)
                      and isinstance(obj[a].get(b), str)), None) or next(
-        (obj[f"{a}.{b}"] for a, b in _ORIGINAL_KEYS if isinstance(obj.get(f"{a}.{b}"), str)), None)
+        (obj[f"{a}.{b}"] for a, b in ORIGINAL_KEYS if isinstance(obj.get(f"{a}.{b}"), str)), None)
     if original is not None:
         message = original
     if isinstance(message, list) and all(isinstance(b, int) and 0 <= b < 256 for b in message[:MAX_LINE]):
         message = bytes(message[:MAX_LINE]).decode("utf-8", "replace")   # journald's non-UTF-8 MESSAGE
     if not isinstance(message, str):
         return None
-    message = _text(message)
-    host = next((_text(obj[k]) for k in _HOST_KEYS if isinstance(obj.get(k), str)), None)
+    message = json_text(message)
+    host = next((json_text(obj[k]) for k in HOST_KEYS if isinstance(obj.get(k), str)), None)
     for outer, field in (("kubernetes", "host"), ("host", "name"), ("host", "hostname")):   # Fluent Bit, ECS
         value = obj.get(outer)
         if host is None and isinstance(value, dict) and isinstance(value.get(field), str):
-            host = _text(value[field])
-    stamp = next((_text(str(o[k])) for o in (obj, top) for k in _STAMP_KEYS
+            host = json_text(value[field])
+    stamp = next((json_text(str(o[k])) for o in (obj, top) for k in STAMP_KEYS
                   if isinstance(o.get(k), (str, int, float))), None)
-    mono_raw = next((obj[k] for k in _MONO_KEYS if isinstance(obj.get(k), (str, int))), None)
+    mono_raw = next((obj[k] for k in MONO_KEYS if isinstance(obj.get(k), (str, int))), None)
     mono = None
     if (isinstance(mono_raw, int) and 0 <= mono_raw < 10**19) or (
             isinstance(mono_raw, str) and mono_raw.isascii() and mono_raw.isdigit() and len(mono_raw) <= 19):
@@ -450,71 +365,19 @@ def _structured(text: str, number: int) -> Line | None:
         if obj.get("_TRANSPORT") != "kernel":
             ident = obj.get("SYSLOG_IDENTIFIER") or obj.get("_COMM") or "unknown"
             pid = obj.get("SYSLOG_PID") or obj.get("_PID") or "0"
-            message = f"{_word(ident)}[{_word(pid)}]: {message}"
+            message = f"{tag_word(ident)}[{tag_word(pid)}]: {message}"
             return Line(number, message[:MAX_LINE].strip(), stamp, mono, host)
         inner = normalise(message[:MAX_LINE], number, after_stamp=True)
-    elif original is None and (ident := _ident(obj)) is not None:
+    elif original is None and (ident := record_ident(obj)) is not None:
         # a syslog record with its program apart: the kernel's message, or any other program's behind its tag
         if ident[0] != "kernel":
-            message = f"{_word(ident[0])}[{_word(ident[1])}]: {message}"
+            message = f"{tag_word(ident[0])}[{tag_word(ident[1])}]: {message}"
             return Line(number, message[:MAX_LINE].strip(), stamp, mono, host)
         inner = normalise(message[:MAX_LINE], number, after_stamp=True)
     else:
         inner = normalise(message[:MAX_LINE], number, structured=False)  # a shipped line keeps its own envelope
     return Line(number, inner.message, inner.stamp or stamp, inner.mono if inner.mono is not None else mono,
                 inner.host or host)
-
-
-def _ident(obj: dict[str, object]) -> tuple[object, object] | None:
-    """A syslog record's (program, pid) where a shipper keeps them apart from its message (`_IDENT_KEYS`), or None."""
-    name = next((obj[k] for k in _IDENT_KEYS if isinstance(obj.get(k), (str, int))), None)
-    pid = next((obj[k] for k in _PID_KEYS if isinstance(obj.get(k), (str, int))), None)
-    for outer, field in (("process", "name"), ("log", "syslog")):
-        value = obj.get(outer)
-        if name is None and isinstance(value, dict):
-            if field == "syslog" and isinstance(value.get("syslog"), dict):
-                value = value["syslog"]
-                field = "appname"
-            if isinstance(value.get(field), str):
-                name = value[field]
-                if outer == "process" and isinstance(value.get("pid"), (str, int)):
-                    pid = pid if pid is not None else value["pid"]
-    return None if name is None else (name, "0" if pid is None else pid)
-
-
-def _word(value: object) -> str:
-    text = re.sub(r"[^\w./-]", "_", str(value))[:64]
-    return text or "_"
-
-
-def export_to_json(data: bytes, limit: int = 1 << 20) -> bytes:
-    """journald's export format (`journalctl -o export`: `KEY=value` lines, records separated by a blank line,
-    binary fields as KEY, a 64-bit little-endian size and the bytes) -> one JSON record per line. Fields are cut
-    to MAX_JSON; a record is one line, so the findings' line numbers count records."""
-    out: list[bytes] = []
-    record: dict[str, str] = {}
-    pos, end = 0, len(data)
-    while pos < end:
-        stop = data.find(b"\n", pos)
-        stop = end if stop < 0 else stop
-        row = data[pos:stop]
-        pos = stop + 1
-        if not row:
-            if record:
-                out.append(json.dumps(record).encode())
-                record = {}
-            continue
-        key, sep, value = row.partition(b"=")
-        if not sep:                                   # a binary field: its size, then its bytes
-            size = int.from_bytes(data[pos:pos + 8], "little") if pos + 8 <= end else 0
-            value = data[pos + 8:pos + 8 + min(size, limit)]
-            pos = min(end, pos + 8 + size + 1)
-        name = key.decode("ascii", "replace")[:64]
-        if len(record) < 256:
-            record[name] = value[:MAX_JSON].decode("utf-8", "replace")
-    if record:
-        out.append(json.dumps(record).encode())
-    return b"\n".join(out) + b"\n"
 
 
 _PCI_RE = re.compile(r"(?:([0-9a-fA-F]{4,8}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})(?:\.[0-7])?")
