@@ -17,8 +17,9 @@ from typing import Any, cast
 
 from slurmtools.diagnosis.findings import ACTIONS, NODE_TRUST, SEVERITIES, Finding
 from slurmtools.diagnosis.handlers import HANDLERS, plain
-from slurmtools.diagnosis.lines import MAX_LINE, TASK_FIRST, Line, export_to_json, normalise
+from slurmtools.diagnosis.lines import MAX_LINE, TASK_FIRST, Line, normalise
 from slurmtools.diagnosis.prefilter import tagged
+from slurmtools.diagnosis.records import export_to_json
 from slurmtools.diagnosis.rules import Rule, RuleSet, ruleset
 from slurmtools.diagnosis.subsystems import ANY_TAG
 

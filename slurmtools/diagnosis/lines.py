@@ -67,7 +67,6 @@ from slurmtools.diagnosis.records import (
     ORIGINAL_KEYS,
     STAMP_KEYS,
     cut_json,
-    export_to_json,
     json_field,
     json_text,
     logfmt,
@@ -76,7 +75,7 @@ from slurmtools.diagnosis.records import (
 )
 from slurmtools.diagnosis.subsystems import ANY_TAG, TAG_SOURCE, TASK_FIRST
 
-__all__ = ["MAX_JSON", "MAX_LINE", "TASK_FIRST", "Line", "export_to_json", "normalise", "pci"]
+__all__ = ["MAX_JSON", "MAX_LINE", "TASK_FIRST", "Line", "normalise", "pci"]
 
 MAX_LINE = 4096  # longer lines are cut before matching: a 1 MB line costs no more than this
 #: Envelope elements read at most (a line of a thousand stamps costs no more than this).
