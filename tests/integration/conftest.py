@@ -23,7 +23,9 @@ T = TypeVar("T")
 
 def end_exclusions(nodes: list[str]) -> None:
     """Ship what the hooks spooled, then end the nodes' exclusions (and resume those we drained)."""
-    subprocess.run(["slurmtools", "ledger", "flush", "--quiet"], capture_output=True, check=False)
+    # Not --quiet: that form returns at once when a hook's background flush holds the spool's lock, and an
+    # exclusion still in the spool then opens after this cleanup; `exclude sync` would drain its node again.
+    subprocess.run(["slurmtools", "ledger", "flush"], capture_output=True, check=False)
     subprocess.run(["slurmtools", "exclude", "remove", ",".join(nodes), "--reason", "test cleanup"],
                    capture_output=True, check=False)
 

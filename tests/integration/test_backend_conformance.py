@@ -211,6 +211,11 @@ def test_accounting_has_each_attempt(backend: Backend, jobs: list[int], workdir:
 
 
 def test_node_events_record_a_drain(backend: Backend, resume_after: list[str]) -> None:
+    # slurmctld records a drain in slurmdbd at once only on a node with no running or completing job; otherwise when
+    # the last job leaves, as SlurmUser (node_mgr.c: update_node, make_node_idle). An earlier test's job can still be
+    # ending on n3 (its epilog running): wait for an idle n3, so the event is the drain's own.
+    wait_until("an idle n3", lambda: [n for n in backend.nodes(names=["n3"])
+                                      if n["state"] == "idle" and not {"COMPLETING", "DRAIN"} & set(n["flags"])], 120)
     since = datetime.now() - timedelta(seconds=5)
     reason = f"slurmtools: conformance {backend.name} {time.time():.0f}"
     resume_after.append("n3")
