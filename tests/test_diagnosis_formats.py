@@ -246,6 +246,17 @@ FAULTS = [
     ("RIP: 0010:ldlm_lock_decref_internal+0x51/0x590 [ptlrpc]", "nfs", "warning"),
     ("RIP: 0010:mlx5e_poll_tx_cq+0x21c/0x690 [mlx5_core]", "ib", "warning"),
     ("WARNING: CPU: 5 PID: 312 at drivers/pci/pci.c:2225 pci_disable_device+0x96/0xb0", "pcie", "warning"),
+    # the same splats in a GPU driver's code or module (drivers/gpu; nvidia.ko's symbols are its own _nvNNNNNNrm) and
+    # in the block layer's or a storage driver's
+    ("WARNING: CPU: 7 PID: 902 at drivers/gpu/drm/amd/amdgpu/amdgpu_irq.c:631 amdgpu_irq_put+0xa0/0xc0 [amdgpu]",
+     "gpu_init", "warning"),
+    ("kernel BUG at drivers/gpu/drm/i915/gt/intel_engine_cs.c:1201!", "gpu_init", "warning"),
+    ("RIP: 0010:_nv044207rm+0x2e/0x70 [nvidia]", "gpu_init", "warning"),
+    ("RIP: 0010:uvm_va_block_make_resident+0x4c/0x110 [nvidia_uvm]", "gpu_init", "warning"),
+    ("WARNING: CPU: 12 PID: 0 at drivers/nvme/host/pci.c:1331 nvme_timeout+0x2b5/0x340 [nvme]", "disk", "warning"),
+    ("kernel BUG at block/blk-mq.c:1055!", "disk", "warning"),
+    ("RIP: 0010:_base_process_reply_queue+0x12c/0x1020 [mpt3sas]", "disk", "warning"),
+    ("RIP: 0010:dm_softirq_done+0x3a/0x120 [dm_mod]", "disk", "warning"),
     # ---- NFS and nfs-utils
     # linux fs/nfs/blocklayout/dev.c: "pNFS: failed to open device %pg (%ld)\n"
     ("pNFS: failed to open device /dev/sdq (-6)", "nfs", "warning"),
