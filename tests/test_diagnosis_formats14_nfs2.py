@@ -108,8 +108,13 @@ DAEMON_FAULTS = [
     ("nfsidmap[5308]: Bad arg count. Check /etc/request-key.conf", "nfs", "warning"),
     ("rpc.idmapd[5937]: nfsopen: open(/run/rpc_pipefs/nfs/clnt3/idmap): Permission denied", "nfs", "warning"),
     # systemd v252 src/core service.c "%s: Control process exited, code=%s, status=%i/%s", job.c "Job %s/%s failed with
-    # result '%s'.", "Failed to mount %s - %s." over nfs-utils' units
+    # result '%s'.", "Failed to mount %s - %s.", "Failed to start %s - %s.", "Dependency failed for %s - %s." over
+    # nfs-utils' units (the last two were the subsystem fallback's alone before rules14_nfs_unit_failed)
     ("systemd[1]: rpc-gssd.service: Control process exited, code=exited, status=1/FAILURE", "nfs", "warning"),
+    ("systemd[1]: Failed to start rpc-gssd.service - RPC security service for NFS client and server.", "nfs",
+     "warning"),
+    ("systemd[1]: Dependency failed for nfs-server.service - NFS server and services.", "nfs", "warning"),
+    ("systemd[1]: Dependency failed for nfs-client.target - NFS client services.", "nfs", "warning"),
     ("systemd[1]: nfs-server.service: Job nfs-server.service/start failed with result 'dependency'.", "nfs", "warning"),
     ("systemd[1]: Failed to mount var-lib-nfs-rpc_pipefs.mount - RPC Pipe File System.", "nfs", "warning"),
     ("systemd[1]: Failed to mount proc-fs-nfsd.mount - NFSD configuration filesystem.", "nfs", "warning"),
@@ -142,6 +147,10 @@ TOOL_FAULTS = [
     ("mount.nfs: unrecognized DNS resolution results for nfs01.example.org", "nfs", "warning"),
     ("umount.nfs: failed to prepare umount: Invalid argument", "nfs", "warning"),
     ("mount.nfs: Can't open mtab: Read-only file system", "nfs", "warning"),
+    # nfsmount.c nfsmount() "%s: %s:%s failed, security flavor not supported" (the envelope parser takes "mount.nfs:"
+    # for a host when a server name with a colon follows; it was the subsystem fallback's, as the kernel's, before)
+    ("mount.nfs: nfs01:/export failed, security flavor not supported", "nfs", "warning"),
+    ("mount.nfs: 10.0.0.5:/export/data failed, security flavor not supported", "nfs", "warning"),
 ]
 
 BENIGN_TWINS = [
@@ -240,6 +249,8 @@ def test_a_job_echoing_a_kernel_text_is_not_the_kernels(line: str) -> None:
     "rpc.idmapd[1]: nfsopen: open(" + "p" * 100_000,
     "ganesha.nfsd-1[" + "t" * 100_000 + "] f :CLIENT ID :EVENT :Failed to connect",
     "systemd[1]: nfs-server.service: Job " + "j" * 100_000 + " failed with result",
+    "mount.nfs: nfs01:/" + "x" * 100_000 + " failed, security flavor",
+    "[warning] supplied clientaddr=" + "a" * 100_000 + " does not match",
 ])
 def test_a_long_hostile_line_is_read_in_linear_time(line: str) -> None:
     # bounded quantifiers: a long line of near-matches is decided and is not the new rules' finding
