@@ -20,6 +20,8 @@ from slurmtools.diagnosis import diagnose
 
 from .rule_cases import below_warning, found_as, never_drains, no_node_fault, trust_kernel
 
+G = "27/11/2026 08:40:11 : epoch 6747c1a2 : nfs01 : ganesha.nfsd-3310[svc_42] "
+
 KERNEL_FAULTS = [
     # net/sunrpc svc_xprt.c svc_alloc_arg() pr_warn_once("svc: warning: pages=%lu > RPCSVC_MAXPAGES=%lu\n"); rpc_pipe.c
     # __rpc_create_common()/rpc_populate() printk(KERN_WARNING "%s: %s failed to allocate inode for dentry %pd\n" and
@@ -134,6 +136,24 @@ DAEMON_FAULTS = [
      ":EVENT :Attempt to lift grace failed: -110", "nfs", "warning"),
     ("27/11/2026 08:23:11 : epoch 6747c1a2 : nfs01 : ganesha.nfsd-3310[main] fs_rm_revoked_handles :CLIENT ID :EVENT "
      ":opendir /var/lib/nfs/ganesha/v4recov/node0 failed errno: No such file or directory (2)", "nfs", "warning"),
+    # NFS-Ganesha below CRIT (LogWarn/LogEvent): nfs_rpc_callback.c "connect fail errno %d (%s)", "Failed creating
+    # socket" (the NFSv4.0 callback channel, the subsystem fallback's alone before); nfs_rpc_dispatcher_thread.c "Cannot
+    # allocate a tcp socket for %s, error %d(%s)"; nfs4_recovery.c "Unable to start grace, grace status 0x%x";
+    # Protocols/NLM nsm.c "Monitor %s nsm_connect failed", nlm_util.c "GRANTED_MSG RPC call failed with return code %d.
+    # Removing the blocking lock"; FSAL_CEPH/main.c "ceph_ll_walk failed for %s : %s"; support/uid2grp.c "Could not
+    # resolve principal %s to groups using nfsidmap, err: %d"
+    (G + "nfs_clid_connected_socket :NFS CB :WARN :connect fail errno 113 (No route to host)", "nfs", "warning"),
+    (G + "nfs_rpc_create_chan_v40 :NFS CB :WARN :Failed creating socket", "nfs", "warning"),
+    (G + "Allocate_sockets_V4 :DISP :WARN :Cannot allocate a tcp socket for MNT, error 24(Too many open files)", "nfs",
+     "warning"),
+    (G + "nfs_start_grace :STATE :EVENT :Unable to start grace, grace status 0x3", "nfs", "warning"),
+    (G + "nsm_monitor_noretry :NLM :EVENT :Monitor node07 nsm_connect failed", "nfs", "warning"),
+    (G + "nlm4_send_grant_msg :NLM :EVENT :GRANTED_MSG RPC call failed with return code 5. Removing the blocking lock",
+     "nfs", "warning"),
+    (G + "find_cephfs_root :FSAL :WARN :ceph_ll_walk failed for /volumes/_nogroup/data : No such file or directory",
+     "nfs", "warning"),
+    (G + "uid2grp_allocate_by_principal :ID MAPPER :WARN :Could not resolve principal alice@EXAMPLE.ORG to groups "
+     "using nfsidmap, err: -2", "nfs", "warning"),
 ]
 
 TOOL_FAULTS = [
@@ -185,6 +205,17 @@ BENIGN_TWINS = [
     "Now IN GRACE, duration 90",
     "27/11/2026 08:26:11 : epoch 6747c1a2 : nfs01 : ganesha.nfsd-3310[main] nfs_try_lift_grace :STATE :EVENT :NFS "
     "Server Now NOT IN GRACE",
+    # Ganesha's notes below CRIT: its copy of gssd's addressless-tickets note (the subsystem fallback's warning before),
+    # no IPv6 interfaces, no RDMA back channel, an address it cannot name, NLM4_SHARE refused, PR_SET_IO_FLUSHER
+    G + "gssd_get_single_krb5_cred :NFS CB :WARN :WARNING: Unable to set option for addressless tickets.  May have "
+    "problems behind a NAT.",
+    G + "Allocate_sockets :DISP :WARN :System may not have V6 intfs configured error 97(Address family not supported "
+    "by protocol)",
+    G + "nfs_rpc_create_chan_v41 :NFS CB :WARN :refusing to create back channel over RDMA for now",
+    G + "nfs_ip_name_add :DISP :EVENT :Cannot resolve address 10.0.0.31, error Name or service not known, using "
+    "address as hostname",
+    G + "nlm4_Share :NLM :EVENT :NLM4_SHARE call detected, failing it",
+    G + "main :MAIN :WARN :Failed to set PR_SET_IO_FLUSHER due to EPERM, ignoring...",
 ]
 
 
@@ -250,6 +281,8 @@ def test_a_job_echoing_a_kernel_text_is_not_the_kernels(line: str) -> None:
     "ganesha.nfsd-1[" + "t" * 100_000 + "] f :CLIENT ID :EVENT :Failed to connect",
     "systemd[1]: nfs-server.service: Job " + "j" * 100_000 + " failed with result",
     "mount.nfs: nfs01:/" + "x" * 100_000 + " failed, security flavor",
+    "ganesha.nfsd-1[t] f :NLM :EVENT :Monitor " + "m" * 100_000 + " nsm_connect",
+    "ganesha.nfsd-1[t] f :ID MAPPER :WARN :getpwnam_r for " + "u " * 50_000 + "failed",
     "[warning] supplied clientaddr=" + "a" * 100_000 + " does not match",
 ])
 def test_a_long_hostile_line_is_read_in_linear_time(line: str) -> None:
