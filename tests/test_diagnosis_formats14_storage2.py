@@ -41,8 +41,6 @@ KERNEL_FAULTS = [
     ("device-mapper: table: 253:6: sdg too small for target: start=2048, len=209715200, dev_size=104857600", "disk",
      "error"),
     ("device-mapper: snapshots: Snapshot overflowed: Unable to allocate exception.", "disk", "error"),
-    ("device-mapper: thin: 253:4: reached low water mark for data device: sending event.", "disk", "warning"),
-    ("device-mapper: thin: 253:4: reached low water mark for metadata device: sending event.", "disk", "warning"),
 ]
 
 DAEMON_FAULTS = [
@@ -82,6 +80,13 @@ DAEMON_FAULTS = [
      "disk", "warning"),
     ('E1126 10:00:05.141414       1 main.go:172] error connecting to CSI driver: rpc error: code = Unavailable desc = '
      'connection error', "disk", "warning"),
+    # a local volume whose mount output says the disk is damaged; mount(8)'s bare exit 32 (a network volume's, as
+    # lead11_volume_mount_failed has it)
+    ('MountVolume.SetUp failed for volume "scratch" : mount failed: exit status 32 Mounting command: mount Mounting '
+     "arguments: -t xfs /dev/nvme1n1 /var/lib/kubelet/pods/x/scratch Output: mount: /var/lib/kubelet/pods/x/scratch: "
+     "can't read superblock on /dev/nvme1n1.", "disk", "warning"),
+    ('MountVolume.SetUp failed for volume "pvc-9" : rpc error: code = Internal desc = mount failed: exit status 32',
+     "nfs", "warning"),
     # ceph-csi's rbd map (nfs, network storage)
     ('MountVolume.MountDevice failed for volume "pvc-5a4b" : rpc error: code = Internal desc = rbd: map failed with '
      "error an error (exit status 110) occurred while running rbd args: [map replicapool/csi-vol-7f3e], rbd error "
@@ -153,6 +158,9 @@ TWINS = [
     '  Warning  FailedMount  13m  kubelet  MountVolume.SetUp failed for volume "missing-secret" : secret '
     '"rc-definitely-missing-secret" not found',
     'MountVolume.SetUp failed for volume "cfg" : configmap "train-config" not found',
+    # a local volume that did not mount, with no damaged-disk output (info, as lead11_local_path_not_netfs)
+    'MountVolume.SetUp failed for volume "ebs" : mount failed: exit status 32 Mounting arguments: -t ext4 /dev/xvdf '
+    "/var/lib/kubelet/x",
     # systemd's units that came up
     "systemd[1]: Mounted mnt-local\\x2dnvme.mount - /mnt/local-nvme.",
     "systemd[1]: Activated swap dev-nvme0n1p3.swap - /dev/nvme0n1p3.",
@@ -175,6 +183,8 @@ TWINS = [
     "rbd: rbd0: capacity 107374182400 features 0x3d",
     "device-mapper: thin: 253:4: switching pool to write mode",
     "device-mapper: thin: 253:4: growing the data device from 819200 to 1638400 blocks",
+    # the low water marks: dmeventd's cue to extend the pool (a twin since round 7's storage tests)
+    "device-mapper: thin: 253:4: reached low water mark for metadata device: sending event.",
     "libceph: osd12 up",
     # LVM's and mdadm's notes
     "lvm[881]: Monitoring thin pool vg0-pool-tpool.",
@@ -211,7 +221,7 @@ def test_a_benign_twin_stays_below_warning(line: str) -> None:
     "Nov 26 10:03:23 gpu-node07 kernel: rbd: rbd0: write 1000 at 7ff000 result -108",
     "[ 7004.000000] device-mapper: thin: 253:4: switching pool to out-of-metadata-space mode",
     "[Thu Nov 26 10:01:47 2026] libceph: bad data crc, calculated 1, expected 2",
-    "4,3301,7006000000,-;device-mapper: thin: 253:4: reached low water mark for metadata device: sending event.",
+    "4,3301,7006000000,-;device-mapper: thin: No free metadata blocks",
 ])
 def test_an_enveloped_kernel_line_is_read_the_same(line: str) -> None:
     findings = diagnose(line.encode())
