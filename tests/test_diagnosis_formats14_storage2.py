@@ -46,7 +46,7 @@ KERNEL_FAULTS = [
 DAEMON_FAULTS = [
     # kubernetes operation_generator.go GenerateError "%s failed for volume %q : %v" (events and klog)
     ('  Warning  FailedMount  41s (x3 over 5m)  kubelet  MountVolume.SetUp failed for volume "pvc-3f1c" : rpc error: '
-     'code = DeadlineExceeded desc = context deadline exceeded', "disk", "warning"),
+     'code = DeadlineExceeded desc = context deadline exceeded', "nfs", "warning"),
     ('  Warning  FailedMapVolume  2m  kubelet  MapVolume.SetUpDevice failed for volume "pvc-8e7d" : rpc error: code = '
      'Internal desc = failed to stage volume: device /dev/sdd is not a block device', "disk", "warning"),
     ('kubelet[2201]: E1126 10:20:03.000111    2201 operation_generator.go:872] '
@@ -54,32 +54,32 @@ DAEMON_FAULTS = [
      '"scratch" (UniqueName: "kubernetes.io/local-volume/local-pv-5d2e") pod "1c2d" (UID: "1c2d") : unmount failed: '
      'exit status 32', "disk", "warning"),
     ('kubelet[2201]: E1126 10:02:00.424242    2201 reconstruct.go:189] "Failed to unmount volume" '
-     'err="UnmountVolume.TearDown failed for volume \\"data\\" : unmount failed: exit status 32"', "disk", "warning"),
+     'err="UnmountVolume.TearDown failed for volume \\"data\\" : unmount failed: exit status 32"', "nfs", "warning"),
     ('  Warning  FailedAttachVolume  5m  attachdetach-controller  AttachVolume.Attach failed for volume "pvc-9dbd" : '
      'timed out waiting for external-attacher of disk.csi.azure.com CSI driver to attach volume pvc-9dbd', "disk",
      "warning"),
     # kubelet.go SyncPod "Unable to attach or mount volumes: %v", volume_manager.go's error
     ("  Warning  FailedMount  2m5s (x4 over 11m)  kubelet  Unable to attach or mount volumes: "
      "unmounted volumes=[data], unattached volumes=[data kube-api-access-7n89z]: timed out waiting for the condition",
-     "disk", "warning"),
+     "nfs", "warning"),
     ('kubelet[2201]: E1126 10:14:12.345901    2201 pod_workers.go:1301] "Error syncing pod, skipping" err="unmounted '
-     'volumes=[ckpt], unattached volumes=[], failed to process volumes=[]: context deadline exceeded"', "disk",
+     'volumes=[ckpt], unattached volumes=[], failed to process volumes=[]: context deadline exceeded"', "nfs",
      "warning"),
     # the attach/detach reconciler's Multi-Attach error and force detach
     ('  Warning  FailedAttachVolume  34s  attachdetach-controller  Multi-Attach error for volume "pvc-9dbd" Volume is '
-     "already exclusively attached to one node and can't be attached to another", "disk", "warning"),
+     "already exclusively attached to one node and can't be attached to another", "nfs", "warning"),
     ('3m   Warning   FailedAttachVolume   pod/train-1   Multi-Attach error for volume "pvc-9dbd" Volume is already '
-     "used by pod(s) train-0", "disk", "warning"),
+     "used by pod(s) train-0", "nfs", "warning"),
     # the CSI sidecars' and drivers' gRPC errors
     ('I1126 10:31:00.555555       1 csi_handler.go:251] "Error processing" VolumeAttachment="csi-8c2f0d" err="failed '
-     'to attach: rpc error: code = DeadlineExceeded desc = context deadline exceeded"', "disk", "warning"),
+     'to attach: rpc error: code = DeadlineExceeded desc = context deadline exceeded"', "nfs", "warning"),
     ("E1126 10:40:01.131313   12345 utils.go:271] ID: 20 Req-ID: 0001 GRPC error: rpc error: code = Aborted desc = an "
-     "operation with the given Volume ID 0001 already exists", "disk", "warning"),
+     "operation with the given Volume ID 0001 already exists", "nfs", "warning"),
     ('  Warning  ProvisioningFailed  1m  topolvm.io_topolvm-controller-5f6b_9c8d  failed to provision volume with '
      'StorageClass "topolvm-provisioner": rpc error: code = ResourceExhausted desc = no enough space left on VG',
      "disk", "warning"),
     ('E1126 10:00:05.141414       1 main.go:172] error connecting to CSI driver: rpc error: code = Unavailable desc = '
-     'connection error', "disk", "warning"),
+     'connection error', "nfs", "warning"),
     # a local volume whose mount output says the disk is damaged; mount(8)'s bare exit 32 (a network volume's, as
     # lead11_volume_mount_failed has it)
     ('MountVolume.SetUp failed for volume "scratch" : mount failed: exit status 32 Mounting command: mount Mounting '
