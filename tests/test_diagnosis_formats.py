@@ -297,8 +297,8 @@ BENIGN_TWINS = [
     # RTX bug reports hold it at every boot), and i915's display WARNs: splat_gpu reads the compute drivers' only
     "WARNING: CPU: 20 PID: 1851 at drivers/gpu/drm/drm_gem_shmem_helper.c:304 drm_gem_shmem_vmap_locked+0x1a8/0x1d0 "
     "[drm_shmem_helper]",
-    "WARNING: CPU: 3 PID: 410 at drivers/gpu/drm/i915/display/intel_display.c:1452 intel_atomic_commit_tail+0x2f1/0x300 "
-    "[i915]",
+    "WARNING: CPU: 3 PID: 410 at drivers/gpu/drm/i915/display/intel_display.c:1452 "
+    "intel_atomic_commit_tail+0x2f1/0x300 [i915]",
     # mlx5_core events.c at boot on a healthy slot: "PCIe slot advertised sufficient power (%uW).\n"
     "mlx5_core 0000:b1:00.0: mlx5_pcie_event:301:(pid 0): PCIe slot advertised sufficient power (75W).",
     # the error flow's end marker alone (health.c "end") is no failure of its own
