@@ -1293,3 +1293,21 @@ def test_detect_record_counts_the_exclusions_earlier_passes_opened(world: dict[s
     _store_exclusions(world, ["n1", "n2"])
     outcomes = _record(world["cfg"], None, [_flag("n3")])
     assert [o["outcome"] for o in outcomes] == ["breaker_open"]
+
+
+def test_the_background_flush_never_imports_a_module_from_its_working_directory(tmp_path: Path) -> None:
+    """A hook runs as root from whatever directory Slurm gives it; `python -m` would put that directory first on
+    sys.path. A planted `logging.py` (the package imports it first thing) must not run under the flush's command (the
+    lab's chroot met a helper's /tmp/enum.py the same way)."""
+    from slurmtools.ledger.api import flush_argv
+
+    marker = tmp_path / "pwned"
+    (tmp_path / "logging.py").write_text(f"open({str(marker)!r}, 'w').close()\nraise SystemExit(7)\n")
+    argv = flush_argv()
+    assert argv[1] == "-P"
+    probe = [*argv[:4], "--version"]          # the same interpreter, flags and module, a command that needs no config
+    done = subprocess.run(probe, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and not marker.exists(), done.stderr[-400:]
+    # and the test can fail: without -P the planted module runs
+    bare = subprocess.run([argv[0], *argv[2:4], "--version"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert marker.exists() and bare.returncode == 7

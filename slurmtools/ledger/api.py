@@ -62,10 +62,17 @@ def flush(cfg: Config, *, wait_lock: bool = False) -> Any:
     return ship_flush(spool_for(cfg), engine_for(cfg), wait_lock=wait_lock)
 
 
+def flush_argv() -> list[str]:
+    """The background flush's command. `-P` (Python 3.11+): `-m` would put the working directory first on sys.path, and
+    a hook's process (root) must not import a module someone left there (an `enum.py` in /tmp shadows the standard
+    library's for every import after it)."""
+    return [sys.executable, "-P", "-m", "slurmtools", "ledger", "flush", "--quiet"]
+
+
 def flush_in_background() -> None:
     """Start `slurmtools ledger flush` detached, so a hook returns without waiting on the database."""
     try:
-        subprocess.Popen([sys.executable, "-m", "slurmtools", "ledger", "flush", "--quiet"],
+        subprocess.Popen(flush_argv(),
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                          start_new_session=True, close_fds=True, env=dict(os.environ))
     except OSError as exc:  # the events are spooled; the next flush ships them

@@ -48,7 +48,7 @@ class Backend:
         if self.name == "cli":
             return json.loads(json.dumps(call(CliSlurm(timeout=30), method, kwargs), default=str))
         assert self.lab.fs is not None
-        argv = chroot.inside(self.lab.fs, [f"{chroot.VENV}/bin/python", "-m", "slurmtools.slurm.call", "pyslurm",
+        argv = chroot.inside(self.lab.fs, [f"{chroot.VENV}/bin/python", "-P", "-m", "slurmtools.slurm.call", "pyslurm",
                                            method, json.dumps(kwargs, default=str)], cwd="/tmp")
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=120,
                               env={**os.environ, "SLURM_CONF": str(self.lab.slurm_conf)})
