@@ -55,6 +55,12 @@ def trust_kernel(line: str) -> None:
     assert findings and findings[0].trust == "kernel"
 
 
+def not_the_kernels(line: str) -> None:
+    """LINE (a job's output quoting a kernel text behind its own words) gives no trust-kernel finding: the kernel rules
+    read the message's start, so it can never drain."""
+    assert not [f for f in diagnose(line.encode()) if f.trust == "kernel"], line
+
+
 def reaches_fallback(line: str, kind: str) -> None:
     """LINE (a failure no rule names) is still the subsystem fallback's: its top warning-or-above finding is KIND and
     flagged `unrecognised`."""
