@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +97,21 @@ SLURM_RELEASES = sorted(p.parent.name for p in (DATA / "slurm").glob("*/sinfo.js
 def slurm_data(request: pytest.FixtureRequest) -> Path:
     """One Slurm release's recorded outputs (tests/data/slurm/<release>/, record.sh): each test runs on each."""
     return DATA / "slurm" / str(request.param)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _prefilter_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Compiled Hyperscan databases go to one directory of this session (reused across its tests, never the user's
+    ~/.cache)."""
+    from slurmtools.diagnosis import prefilter
+
+    before = os.environ.get(prefilter.CACHE_ENV)
+    os.environ[prefilter.CACHE_ENV] = str(tmp_path_factory.mktemp("prefilter-cache"))
+    yield
+    if before is None:
+        os.environ.pop(prefilter.CACHE_ENV, None)
+    else:
+        os.environ[prefilter.CACHE_ENV] = before
 
 
 @pytest.fixture(autouse=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -348,3 +349,77 @@ def test_any_json_line_parses_or_falls_back_without_raising(fields: dict[str, ob
 
 def export_lines(fields: dict[str, object]) -> bytes:
     return b"__CURSOR=x\n" + b"".join(f"{k}={v}\n".encode() for k, v in fields.items() if isinstance(v, str))
+
+
+def _cache_kit(monkeypatch: pytest.MonkeyPatch, where: Path) -> tuple[object, list[int]]:
+    """Hyperscan (skipped where the wheel is missing: the cache is Hyperscan's), the cache in WHERE, and a count of
+    compilations."""
+    hs = pytest.importorskip("hyperscan")
+    monkeypatch.setenv(prefilter.CACHE_ENV, str(where))
+    compiled: list[int] = []
+
+    def database(*args: object, **kwargs: object) -> object:    # the prefilter makes a Database only to compile it
+        compiled.append(1)
+        return hs.Database(*args, **kwargs)
+
+    monkeypatch.setitem(sys.modules, "hyperscan", types.SimpleNamespace(**{**vars(hs), "Database": database}))
+    return hs, compiled
+
+
+KEYS = (b"NVRM: Xid", b"Link down", b"blocked for more than")
+LOG = b"[ 1.0] NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.\n[ 2.0] systemd[1]: ok\n" \
+      b"[ 3.0] nvme nvme0: I/O 9 QID 2 timeout, aborting\n"
+
+
+def _lines(pf: prefilter.Prefilter) -> list[int]:
+    return [number for number, _, _ in pf.spans(LOG)]
+
+
+def test_a_compiled_prefilter_is_kept_and_the_next_process_loads_it(monkeypatch: pytest.MonkeyPatch,
+                                                                     tmp_path: Path) -> None:
+    monkeypatch.setattr(prefilter, "HYPERSCAN_MIN_BYTES", 0)
+    _, compiled = _cache_kit(monkeypatch, tmp_path / "cache")
+    first = prefilter.Prefilter(KEYS)
+    assert _lines(first) == [1, 3] and compiled == [1]
+    (kept,) = (tmp_path / "cache").glob("prefilter-*.hsdb")
+    assert kept.stat().st_mode & 0o777 == 0o600 and (tmp_path / "cache").stat().st_mode & 0o777 == 0o700
+    again = prefilter.Prefilter(KEYS)                 # a new process's prefilter for the same rules: no compilation
+    assert _lines(again) == [1, 3] and again._hs not in (None, False) and compiled == [1]
+    other = prefilter.Prefilter(KEYS[:1])             # other rules: their own database
+    assert _lines(other) == [1, 3] and compiled == [1, 1]
+    assert len(list((tmp_path / "cache").glob("prefilter-*.hsdb"))) == 2
+
+
+@pytest.mark.parametrize("harm", ["a byte changed", "cut short", "writable by others", "a link", "not our own dir"])
+def test_a_cached_database_that_is_damaged_or_not_private_is_compiled_again(harm: str, monkeypatch: pytest.MonkeyPatch,
+                                                                          tmp_path: Path) -> None:
+    monkeypatch.setattr(prefilter, "HYPERSCAN_MIN_BYTES", 0)
+    cache = tmp_path / "cache"
+    _, compiled = _cache_kit(monkeypatch, cache)
+    prefilter.Prefilter(KEYS)._database()
+    (kept,) = cache.glob("prefilter-*.hsdb")
+    blob = kept.read_bytes()
+    if harm == "a byte changed":
+        kept.write_bytes(blob[:-100] + bytes([blob[-100] ^ 1]) + blob[-99:])
+    elif harm == "cut short":
+        kept.write_bytes(blob[: len(blob) // 2])
+    elif harm == "writable by others":
+        kept.chmod(0o666)
+    elif harm == "a link":
+        elsewhere = tmp_path / "elsewhere.hsdb"
+        kept.rename(elsewhere)
+        kept.symlink_to(elsewhere)
+    else:
+        cache.chmod(0o777)
+    pf = prefilter.Prefilter(KEYS)
+    assert _lines(pf) == [1, 3] and compiled == [1, 1]     # compiled again, same lines
+
+
+def test_the_cache_can_be_turned_off(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(prefilter, "HYPERSCAN_MIN_BYTES", 0)
+    _, compiled = _cache_kit(monkeypatch, tmp_path)
+    monkeypatch.setenv(prefilter.CACHE_ENV, "")
+    monkeypatch.chdir(tmp_path)
+    assert prefilter.cache_dir() is None
+    assert _lines(prefilter.Prefilter(KEYS)) == [1, 3] and _lines(prefilter.Prefilter(KEYS)) == [1, 3]
+    assert compiled == [1, 1] and not list(tmp_path.rglob("*.hsdb"))

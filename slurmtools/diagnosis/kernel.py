@@ -163,13 +163,13 @@ def scan(data: bytes, ctx: dict[str, Any] | None = None) -> tuple[list[Finding],
     if data.startswith((b"__CURSOR=", b"__REALTIME_TIMESTAMP=")):
         data = export_to_json(data)           # journalctl -o export: one JSON record per line
     find, rfind, count = data.find, data.rfind, data.count
+    # line numbers are counted only where one is used (a line that is recorded, a boot): NUMBER is the number of the
+    # line starting at COUNTED_TO
     number, counted_to = 1, 0
     for stop, kind in zip(*rs.prefilter.candidates(data), strict=True):
         start = rfind(b"\n", 0, stop) + 1
         if kind and not tagged(data, start, stop):
             continue                                  # a failure word without a subsystem's tag
-        number += count(b"\n", counted_to, start)
-        counted_to = start
         close = find(b"] ", start + 1, start + 24) if data[start:start + 1] == b"[" else -1
         if close > 0 and find(b"+", start + 1, close) < 0 and find(b".", start + 1, close) > 0:
             # `[  123.456789] message`: the commonest form (not a rank's `[0] ` or Fluent Bit's record index)
@@ -181,6 +181,8 @@ def scan(data: bytes, ctx: dict[str, Any] | None = None) -> tuple[list[Finding],
         else:
             close = -1
         if close < 0:
+            number += count(b"\n", counted_to, start)
+            counted_to = start
             line = normalise(data[start:stop].decode("utf-8", "replace").replace("\x00", ""), number)
             mono, stamp, key = line.mono, line.stamp, line.message
         plan = memo.get(key)
@@ -191,6 +193,8 @@ def scan(data: bytes, ctx: dict[str, Any] | None = None) -> tuple[list[Finding],
                 memo[key] = plan
         if mono is not None:
             if last_mono is not None and mono + 1.0 < last_mono:
+                number += count(b"\n", counted_to, start)
+                counted_to = start
                 boots.append(number)  # monotonic time went backwards: the node rebooted
                 aggs.clear()
                 open_events.clear()
@@ -201,6 +205,8 @@ def scan(data: bytes, ctx: dict[str, Any] | None = None) -> tuple[list[Finding],
         step, message, rule, template, agg_key = plan
         if step == SKIP:
             continue
+        number += count(b"\n", counted_to, start)
+        counted_to = start
         if step == BOOT:
             boots.append(number)
             aggs.clear()

@@ -13,11 +13,15 @@ words), one per CPU each, from `GREP_MIN_BYTES` (and above Hyperscan's size wher
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import os
+import platform
 import re
 import shutil
+import stat
 import subprocess
+import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -152,13 +156,102 @@ class Prefilter:
             expressions.append(b"(?:" + b"|".join(_hs_literal(w) for w in _WORDS) + rb")[^\n]*\n")
             ids = [0] * (len(expressions) - 1) + [1]
             flags = [0] * (len(expressions) - 1) + [hyperscan.HS_FLAG_CASELESS]
-            db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-            try:
-                db.compile(expressions=expressions, ids=ids, elements=len(expressions), flags=flags)
-            except hyperscan.error:
-                return None
+            key = hashlib.sha256(repr((getattr(hyperscan, "__version__", ""), platform.machine(), expressions, ids,
+                                       flags)).encode()).hexdigest()[:40]
+            db = _cache_load(hyperscan, key)
+            if db is None:
+                db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+                try:
+                    db.compile(expressions=expressions, ids=ids, elements=len(expressions), flags=flags)
+                except hyperscan.error:
+                    return None
+                _cache_store(hyperscan, key, db)
             self._hs = db
         return self._hs or None
+
+
+#: Compiled Hyperscan databases kept between processes: compiling the rules' ~3,400 keywords takes 9-14 s on a 2-CPU
+#: machine, loading one under a millisecond (docs/performance.md). Where: $SLURMTOOLS_CACHE_DIR, else
+#: $XDG_CACHE_HOME/slurmtools, else ~/.cache/slurmtools; an empty SLURMTOOLS_CACHE_DIR turns the cache off.
+#: A database is read only from a directory and a file owned by this user that no one else can write, and only if its
+#: SHA-256 (written before it) matches: a loader fed a crafted database runs native code on it.
+CACHE_ENV = "SLURMTOOLS_CACHE_DIR"
+#: Databases kept per directory (each rule set's keywords make one, about 0.4 MB): the newest stay.
+CACHE_KEEP = 4
+_CACHE_MAGIC = b"slurmtools-hsdb-1\n"
+
+
+def cache_dir() -> str | None:
+    """The directory of compiled prefilter databases, or None when the cache is off."""
+    value = os.environ.get(CACHE_ENV)
+    if value is not None:
+        return value or None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "slurmtools")
+
+
+def _private(st: os.stat_result) -> bool:
+    return st.st_uid == os.geteuid() and not st.st_mode & 0o022
+
+
+def _cache_load(hyperscan: Any, key: str) -> Any:
+    """The cached database for KEY, or None (no cache, no file, not ours, damaged, another platform's)."""
+    where = cache_dir()
+    if where is None:
+        return None
+    try:
+        st = os.lstat(where)
+        if not stat.S_ISDIR(st.st_mode) or not _private(st):
+            return None
+        fd = os.open(os.path.join(where, f"prefilter-{key}.hsdb"), os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or not _private(st) or st.st_size > 1 << 30:
+            return None
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            blob = fh.read()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    head = len(_CACHE_MAGIC) + 32
+    if not blob.startswith(_CACHE_MAGIC) or hashlib.sha256(blob[head:]).digest() != blob[len(_CACHE_MAGIC):head]:
+        return None
+    try:
+        db = hyperscan.loadb(blob[head:], hyperscan.HS_MODE_BLOCK)
+        db.scratch = hyperscan.Scratch(db)   # compile() allocates one; a loaded database has none
+        db.scan(b"\n")                       # an unusable database shows here, not in the scan
+        return db
+    except (hyperscan.error, TypeError, ValueError):   # another Hyperscan's or CPU's database: compiled again
+        return None
+
+
+def _cache_store(hyperscan: Any, key: str, db: Any) -> None:
+    """Keep DB for the next process (best effort: a cache that cannot be written is no error)."""
+    where = cache_dir()
+    if where is None:
+        return
+    try:
+        os.makedirs(where, mode=0o700, exist_ok=True)
+        if not _private(os.lstat(where)) or not stat.S_ISDIR(os.lstat(where).st_mode):
+            return
+        payload = hyperscan.dumpb(db)
+        fd, tmp = tempfile.mkstemp(prefix=".prefilter-", dir=where)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(_CACHE_MAGIC + hashlib.sha256(payload).digest() + payload)
+            os.replace(tmp, os.path.join(where, f"prefilter-{key}.hsdb"))
+        except BaseException:
+            os.unlink(tmp)
+            raise
+        kept = sorted((e for e in os.scandir(where) if e.name.startswith("prefilter-") and e.name.endswith(".hsdb")),
+                      key=lambda e: e.stat(follow_symlinks=False).st_mtime, reverse=True)
+        for old in kept[CACHE_KEEP:]:
+            os.unlink(old.path)
+    except (OSError, hyperscan.error):   # the next process compiles again
+        return
 
 
 HS_PATTERN_CHUNK = 8000
