@@ -51,6 +51,8 @@ TOOL_FAULTS = [
     ("mount.nfs4: mount(2): Permission denied", "nfs", "warning"),
     ("[2024-05-01 01:02:03.456789] E [client-handshake.c:1449:client_query_portmap_cbk] 0-gv0-client-1: failed to "
      "get the port number for remote subvolume", "nfs", "warning"),
+    ("[2024-05-01 01:02:03.456789] E [MSGID: 114031] [client-rpc-fops.c:2547:client3_3_lookup_cbk] 0-gv0-client-0: "
+     "remote operation failed", "nfs", "warning"),
     ("mount: /data: 文件系统类型错误、选项错误、/dev/sdc1 上有坏超级块、缺少代码页或帮助程序或其他错误.", "disk",
      "warning"),
     ("mount: 文件系统类型错误、选项错误、nas01:/export/home 上有坏超级块、", "nfs", "warning"),
