@@ -3,7 +3,7 @@ the earlier sweeps used: MLPerf inference v4.1's loadgen detail logs, power logs
 NVIDIA, Dell, Google, Intel, Red Hat OpenShift, Neural Magic's vLLM and other submissions, ConnectTech's Jetson AGX
 Orin), MLPerf inference v6.0's run output (AMD's 94xMI355X, Google's Dynamo + vLLM, Lambda's Slurm jobs, Supermicro,
 QCT), MLPerf HPC v0.7's and training v1.0's Slurm output, nccl-tests and NCCL debug logs, vLLM and llama.cpp servers
-on ROCm and CUDA; docs/diagnosis.md).
+on ROCm and CUDA, an SGLang run on Ascend NPUs, rocminfo, lspci and nvidia-smi output; docs/diagnosis.md).
 Each family's benign line, verbatim with its source, stays below warning, in the kernel scan and in the job scan (the
 epilog reads a job's output through diagnose_job_output), and its fault twin (the same printer reporting a failure)
 is still found."""
