@@ -22,12 +22,12 @@ from .rule_cases import (
     job_scan_finds,
     reaches_fallback,
 )
-from .sweeps import sweep1, sweep2, sweep3, sweep4, sweep5, sweep6, sweep7, sweep8, sweep9
+from .sweeps import sweep1, sweep2, sweep3, sweep4, sweep5, sweep6, sweep7, sweep8, sweep9, sweep10
 
 SWEEPS: dict[str, ModuleType] = {
     "sweep1": sweep1, "sweep2": sweep2, "sweep3": sweep3, "sweep4": sweep4,
     "sweep5": sweep5, "sweep6": sweep6, "sweep7": sweep7, "sweep8": sweep8,
-    "sweep9": sweep9,
+    "sweep9": sweep9, "sweep10": sweep10,
 }
 
 
