@@ -3,11 +3,17 @@ string, its benign twin, text a job or daemon controls, and the kernel's own lin
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
+import pytest
+
 from slurmtools.diagnosis import diagnose, diagnose_job_output
 from slurmtools.diagnosis.faults import is_node_fault
 from slurmtools.diagnosis.findings import Finding
 
 SEVERE = ("warning", "error", "critical")
+#: A rule case: a line, the kind and the severity its top finding must have.
+Case = tuple[str, str, str]
 
 
 def found_as(line: str, kind: str, severity: str) -> None:
@@ -68,3 +74,30 @@ def reaches_fallback(line: str, kind: str) -> None:
     assert findings, line
     assert findings[0].kind == kind
     assert findings[0].details.get("unrecognised") is True
+
+
+def table_tests(*, kernel: Sequence[Case] = (), other: Sequence[Case] = (),
+                twins: Sequence[str] = ()) -> dict[str, Callable[..., None]]:
+    """The four tests every table of rule cases runs, for a module to take in (`globals().update(table_tests(...))`):
+    each case found as its kind and severity by a rule; the kernel's own lines (KERNEL) trust kernel; a job's, a
+    daemon's or a tool's (OTHER) never drains; each benign twin below warning."""
+
+    @pytest.mark.parametrize(("line", "kind", "severity"), [*kernel, *other])
+    def test_a_familys_line_is_found(line: str, kind: str, severity: str) -> None:
+        found_as(line, kind, severity)
+
+    @pytest.mark.parametrize("line", [case[0] for case in kernel])
+    def test_the_kernels_lines_are_trust_kernel(line: str) -> None:
+        trust_kernel(line)
+
+    @pytest.mark.parametrize("line", [case[0] for case in other])
+    def test_a_jobs_daemons_or_tools_line_never_drains(line: str) -> None:
+        never_drains(line)
+
+    @pytest.mark.parametrize("line", twins)
+    def test_a_benign_twin_stays_below_warning(line: str) -> None:
+        below_warning(line)
+
+    made = [test_a_familys_line_is_found, test_the_kernels_lines_are_trust_kernel,
+            test_a_jobs_daemons_or_tools_line_never_drains, test_a_benign_twin_stays_below_warning]
+    return {test.__name__: test for test, cases in zip(made, (1, kernel, other, twins), strict=True) if cases}

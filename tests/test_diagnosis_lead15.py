@@ -5,9 +5,7 @@ draining a node. The collections' own rows are scored by tests/test_field_corpus
 
 from __future__ import annotations
 
-import pytest
-
-from .rule_cases import below_warning, found_as, never_drains, trust_kernel
+from .rule_cases import table_tests
 
 KERNEL_FAULTS = [
     ("WARNING: CPU: 17 PID: 0 at kernel/watchdog_hld.c:127 watchdog_overflow_callback+0x9b/0xd0", "soft_lockup",
@@ -71,21 +69,4 @@ TWINS = [
 ]
 
 
-@pytest.mark.parametrize(("line", "kind", "severity"), KERNEL_FAULTS + JOB_FAULTS + TOOL_FAULTS)
-def test_a_familys_other_line_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
-@pytest.mark.parametrize("line", [c[0] for c in JOB_FAULTS + TOOL_FAULTS])
-def test_a_jobs_or_tools_line_never_drains(line: str) -> None:
-    never_drains(line)
-
-
-@pytest.mark.parametrize("line", [c[0] for c in KERNEL_FAULTS])
-def test_the_kernels_lines_are_trust_kernel(line: str) -> None:
-    trust_kernel(line)
-
-
-@pytest.mark.parametrize("line", TWINS)
-def test_the_same_printers_benign_lines_stay_below_warning(line: str) -> None:
-    below_warning(line)
+globals().update(table_tests(kernel=KERNEL_FAULTS, other=JOB_FAULTS + TOOL_FAULTS, twins=TWINS))
