@@ -57,6 +57,11 @@ KERNEL_FAULTS = [
     # ghes.c ghes_do_memory_failure(), ghes_handle_arm_hw_error() (FW_WARN '[Firmware Warn]: ')
     ("[Firmware Warn]: GHES: Invalid address in generic error data: 0x1a2b3c4000", "mce", "warning"),
     ("[Firmware Warn]: GHES: Unhandled processor error type 0x02: TLB error", "mce", "warning"),
+    # ghes.c __ghes_check_estatus(), ghes_read_estatus(): the error status block failing the checks (a record lost)
+    ("[Firmware Warn]: GHES: Invalid CPER header!", "mce", "warning"),
+    ("[Firmware Warn]: GHES: Truncated error status block!", "mce", "warning"),
+    ("[Firmware Warn]: GHES: Error status block length is too long: 4096 for generic hardware error source: 1.", "mce",
+     "warning"),
     # mm/memory-failure.c soft_offline_page(), soft_offline_in_use_page() (pr_fmt '' there)
     ("soft offline: 0x2b3c4d page already poisoned", "mce", "warning"),
     ("soft offline: 0x2b3c4d: page migration failed -16, type 0x17ffffc0000000(node=0|zone=2|lastcpupid=0x1fffff)",
@@ -80,9 +85,6 @@ KERNEL_FACTS = [
     "EDAC amd64: failed to map error addr 0x1a2b3c40 to a node",
     "EDAC MC0: could not look up page error address 1a2b3c",
     "soft_offline: 0x2b3c4d: invalidated",
-    "[Firmware Warn]: GHES: Invalid CPER header!",
-    "[Firmware Warn]: GHES: Truncated error status block!",
-    "[Firmware Warn]: GHES: Error status block length is too long: 4096 for generic hardware error source: 1.",
     "EDAC igen6 MC0: HANDLING IBECC MEMORY ERROR",
     "EDAC DEVICE1: CE: thunderx_l2c_tad instance: l2c-tad0 block: N/A count: 1 'L2C TAD: SBE'",
 ]
@@ -94,9 +96,9 @@ STAMP = "2026-11-26 10:01:02 +0000 "
 DAEMON_FAULTS = [
     # rasdaemon v0.8.5 ras-events.c parse_ras_data() ('%16s-%-5d [%03d] %s %6.1000d %s %s'): the handlers' texts
     (PFX + EV + "aer_event [CRIT] " + STAMP + "0000:3b:00.0 (NVIDIA Corporation - vendor_id: 0x10de device_id: 0x2330) "
-     "Completion Timeout Uncorrected (Non-Fatal)", "aer", "error"),
+     "Completion Timeout Uncorrected (Non-Fatal)", "aer", "warning"),
     (PFX + EV + "aer_event [EMERG] " + STAMP + "0000:17:00.0 (Mellanox Technologies - vendor_id: 0x15b3 device_id: "
-     "0x1021) Surprise Down Error Uncorrected (Fatal)", "aer", "error"),
+     "0x1021) Surprise Down Error Uncorrected (Fatal)", "aer", "warning"),
     (PFX + EV + "mc_event [ERROR] " + STAMP + "1 Fatal error: memory read error on unknown memory (mc: 0 location: "
      "-1:-1:-1 address: 0x0 grain: 1)", "mce", "error"),
     (PFX + EV + "extlog_record [ERROR] " + STAMP + "3 fatal error: multi-bit ECC physical addr: 0x2c3d4e440 mask: "
