@@ -58,6 +58,14 @@ def test_a_site_rule_in_re2_syntax_is_taken() -> None:
     assert rs.rules[0].name == "site_gpfs" and [f.kind for f in found] == ["nfs"]
 
 
+
+def test_a_sites_own_rules_are_bounded_and_the_packaged_set_is_not_counted() -> None:
+    many = [{**SITE, "name": f"site_{i}"} for i in range(rules.MAX_SITE_RULES + 1)]
+    with pytest.raises(rules.RuleError, match=f"more than {rules.MAX_SITE_RULES} rules of the site's own"):
+        rules.merge(many)
+    merged = rules.merge(many[:rules.MAX_SITE_RULES])        # the packaged rules (998 in round 15) and 500 of a site's
+    assert sum(r["name"].startswith("site_") for r in merged) == rules.MAX_SITE_RULES and len(merged) > 1400
+
 # The hostile job output of issue 30 F3: `NCCL WARN NCCL WARN ...` (a Python pattern backtracked ~27 ms a line
 # on it and the epilog's budget expired, dropping every finding of the window).
 NCCL = "NCCL WARN " * (MAX_LINE // 10 + 1)
