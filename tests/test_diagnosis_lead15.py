@@ -26,6 +26,8 @@ KERNEL_FAULTS = [
     ("XFS (nvme1n1): Bad inode block magic!", "disk", "warning"),
     ("md: invalid raid superblock magic on nvme2n1p1", "disk", "warning"),
     ("sd 4:0:0:0: [sde] tag#7 UNKNOWN(0x2003) Result: hostbyte=0x00 driverbyte=0x06 cmd_age=30s", "disk", "warning"),
+    ("CIFS: VFS: \\\\fs01 Close unmatched open for MID:4f2", "nfs", "warning"),
+    ("nfsd: Unknown symbol svc_create_pooled (err -22)", "nfs", "warning"),
 ]
 JOB_FAULTS = [
     ("[ERROR] HCCL(5120,python3):2025-01-02-03:04:05.678.901 [transport_manager.cc:412] [5133] wait link timeout",
@@ -54,6 +56,9 @@ TOOL_FAULTS = [
     ("mount: /data: 文件系统类型错误、选项错误、/dev/sdc1 上有坏超级块、缺少代码页或帮助程序或其他错误.", "disk",
      "warning"),
     ("mount: 文件系统类型错误、选项错误、nas01:/export/home 上有坏超级块、", "nfs", "warning"),
+    ("[/dev/nvme0n1p3].corruption_errs  12", "disk", "warning"),
+    ("          State : clean, degraded, recovering", "disk", "warning"),
+    ("BTRFS info (device nvme1n1): balance: ended with status: -117", "disk", "warning"),
 ]
 TWINS = [
     "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be "
@@ -66,6 +71,11 @@ TWINS = [
     "[2024-05-01 01:02:03.456789] I [MSGID: 100030] [glusterfsd.c:2847:main] 0-/usr/sbin/glusterfs: Started running",
     "amdgpu 0000:03:00.0: amdgpu: ring gfx_0.0.0 timeout, but soft recovered",
     "Job for nfs-server.service canceled.",
+    "[/dev/nvme0n1p3].write_io_errs    0",
+    "          State : clean",
+    "BTRFS info (device nvme1n1): balance: ended with status: 0",
+    "md: md3: data-check interrupted.",
+    "CIFS: fs/smb/client/connect.c: cifs_reconnect: reconn_set_ipaddr_from_hostname: rc=0",
 ]
 
 
