@@ -28,6 +28,17 @@ KERNEL_FAULTS = [
     ("sd 4:0:0:0: [sde] tag#7 UNKNOWN(0x2003) Result: hostbyte=0x00 driverbyte=0x06 cmd_age=30s", "disk", "warning"),
     ("CIFS: VFS: \\\\fs01 Close unmatched open for MID:4f2", "nfs", "warning"),
     ("nfsd: Unknown symbol svc_create_pooled (err -22)", "nfs", "warning"),
+    ("EDAC FSL_DDR MC1: Faulty ECC bit: 3", "mce", "warning"),
+    ("nwl-pcie fd0e0000.pcie: Fatal Error in AER Capability", "aer", "warning"),
+    ("nouveau 0000:65:00.0: gr: DATA_ERROR 0000009c", "gpu_init", "warning"),
+    ("nouveau 0000:65:00.0: fifo: write fault at 00000a1000 engine 00 [PGRAPH] client 0f [GPC0/PROP_0]", "gpu_init",
+     "warning"),
+    ("block nvme0n1: no usable path - requeuing I/O", "disk", "warning"),
+    ("EEH: Frozen PHB#0-PE#1 detected", "aer", "warning"),
+    ("block nbd3: Receive control failed (result -104)", "nfs", "warning"),
+    ("igb 0000:05:00.0 0000:05:00.0 (uninitialized): PCIe link lost, device now detached", "pcie", "error"),
+    ("ixgbe 0000:19:00.0 eno1: initiating reset due to tx timeout", "ib", "warning"),
+    ("iavf 0000:41:02.0: Reset task did not complete, VF disabled", "ib", "warning"),
 ]
 JOB_FAULTS = [
     ("[ERROR] HCCL(5120,python3):2025-01-02-03:04:05.678.901 [transport_manager.cc:412] [5133] wait link timeout",
@@ -59,6 +70,8 @@ TOOL_FAULTS = [
     ("[/dev/nvme0n1p3].corruption_errs  12", "disk", "warning"),
     ("          State : clean, degraded, recovering", "disk", "warning"),
     ("BTRFS info (device nvme1n1): balance: ended with status: -117", "disk", "warning"),
+    ("   7 | 03/01/2025 | 10:00:00 | Temperature Inlet Temp | Lower Critical going low  | Asserted", "thermal",
+     "warning"),
 ]
 TWINS = [
     "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be "
@@ -76,6 +89,13 @@ TWINS = [
     "BTRFS info (device nvme1n1): balance: ended with status: 0",
     "md: md3: data-check interrupted.",
     "CIFS: fs/smb/client/connect.c: cifs_reconnect: reconn_set_ipaddr_from_hostname: rc=0",
+    "thermal_sys: Failed to find 'trips' node",
+    "EEH: Recovering PHB#0-PE#1",
+    "task:kworker/u16:2  state:D stack:0     pid:123   ppid:2      flags:0x00004000",
+    "i40e 0000:3b:00.0: Bring down and up the VF interface to make this change effective.",
+    "   7 | 03/01/2025 | 10:00:00 | Temperature Inlet Temp | Lower Critical going low  | Deasserted",
+    "ixgbe 0000:19:00.0 eno1: NIC Link is Up 10 Gbps, Flow Control: RX/TX",
+    "ice 0000:3b:00.0: The DDP package was successfully loaded: ICE OS Default Package version 1.3.30.0",
 ]
 
 
