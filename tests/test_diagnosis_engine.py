@@ -423,11 +423,20 @@ def test_a_cached_database_that_is_damaged_or_not_private_is_compiled_again(harm
     assert _lines(pf) == [1, 3] and compiled == [1, 1]     # compiled again, same lines
 
 
-def test_the_cache_can_be_turned_off(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_a_cache_that_cannot_be_written_is_no_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(prefilter, "HYPERSCAN_MIN_BYTES", 0)
-    _, compiled = _cache_kit(monkeypatch, tmp_path)
-    monkeypatch.setenv(prefilter.CACHE_ENV, "")
-    monkeypatch.chdir(tmp_path)
-    assert prefilter.cache_dir() is None
+    (tmp_path / "a-file").write_text("")
+    _, compiled = _cache_kit(monkeypatch, tmp_path / "a-file" / "cache")      # no directory can be made there
     assert _lines(prefilter.Prefilter(KEYS)) == [1, 3] and _lines(prefilter.Prefilter(KEYS)) == [1, 3]
     assert compiled == [1, 1] and not list(tmp_path.rglob("*.hsdb"))
+
+
+def test_the_cache_defaults_to_roots_run_dir_or_the_users_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    from slurmtools import config
+
+    monkeypatch.delenv(prefilter.CACHE_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", "/home/u/.cache")
+    monkeypatch.setattr(prefilter.os, "geteuid", lambda: 1000)
+    assert prefilter.cache_dir() == "/home/u/.cache/slurmtools"
+    monkeypatch.setattr(prefilter.os, "geteuid", lambda: 0)
+    assert prefilter.cache_dir() == config.CACHE_DIR

@@ -170,22 +170,27 @@ class Prefilter:
         return self._hs or None
 
 
-#: Compiled Hyperscan databases kept between processes: compiling the rules' ~3,400 keywords takes 9-14 s on a 2-CPU
-#: machine, loading one under a millisecond (docs/performance.md). Where: $SLURMTOOLS_CACHE_DIR, else
-#: $XDG_CACHE_HOME/slurmtools, else ~/.cache/slurmtools; an empty SLURMTOOLS_CACHE_DIR turns the cache off.
-#: A database is read only from a directory and a file owned by this user that no one else can write, and only if its
-#: SHA-256 (written before it) matches: a loader fed a crafted database runs native code on it.
+#: Compiled Hyperscan databases kept between processes: compiling the rules' ~3,500 keywords takes 9-16 s on a 2-CPU
+#: machine, loading one under a millisecond (docs/performance.md). Where: $SLURMTOOLS_CACHE_DIR (the directory the
+#: hooks' configuration cache uses too), else root's /run/slurmtools (config.CACHE_DIR), else
+#: $XDG_CACHE_HOME/slurmtools or ~/.cache/slurmtools. A database is read only from a directory and a file owned by this
+#: user that no one else can write, and only if its SHA-256 (written before it) matches: a loader fed a crafted database
+#: runs native code on it.
 CACHE_ENV = "SLURMTOOLS_CACHE_DIR"
 #: Databases kept per directory (each rule set's keywords make one, about 0.4 MB): the newest stay.
 CACHE_KEEP = 4
 _CACHE_MAGIC = b"slurmtools-hsdb-1\n"
 
 
-def cache_dir() -> str | None:
-    """The directory of compiled prefilter databases, or None when the cache is off."""
+def cache_dir() -> str:
+    """The directory of compiled prefilter databases."""
     value = os.environ.get(CACHE_ENV)
-    if value is not None:
-        return value or None
+    if value:
+        return value
+    if os.geteuid() == 0:
+        from slurmtools.config import CACHE_DIR
+
+        return CACHE_DIR
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "slurmtools")
 
@@ -197,8 +202,6 @@ def _private(st: os.stat_result) -> bool:
 def _cache_load(hyperscan: Any, key: str) -> Any:
     """The cached database for KEY, or None (no cache, no file, not ours, damaged, another platform's)."""
     where = cache_dir()
-    if where is None:
-        return None
     try:
         st = os.lstat(where)
         if not stat.S_ISDIR(st.st_mode) or not _private(st):
@@ -231,8 +234,6 @@ def _cache_load(hyperscan: Any, key: str) -> Any:
 def _cache_store(hyperscan: Any, key: str, db: Any) -> None:
     """Keep DB for the next process (best effort: a cache that cannot be written is no error)."""
     where = cache_dir()
-    if where is None:
-        return
     try:
         os.makedirs(where, mode=0o700, exist_ok=True)
         if not _private(os.lstat(where)) or not stat.S_ISDIR(os.lstat(where).st_mode):
