@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 
+from slurmtools.fsutil import ROOT_CACHE_DIR, private
 from slurmtools.settings import Settings, Table
 
 TYPE_CHECKING = False  # typing for the type checker only: it costs ~7 ms of every prolog (docs/performance.md)
@@ -21,7 +22,7 @@ DEFAULT_PATH = "/etc/slurmtools/slurmtools.toml"
 #: A configuration file larger than this is refused unread (a FIFO or /dev/zero must not hang or fill memory).
 MAX_FILE_BYTES = 4 << 20
 #: Hooks cache the parsed configuration here (SLURMTOOLS_CACHE_DIR overrides; must be owned by root, 0755).
-CACHE_DIR = "/run/slurmtools"
+CACHE_DIR = ROOT_CACHE_DIR
 
 #: Environment variables that override one key each (applied last).
 ENV_OVERRIDES: dict[str, str] = {
@@ -320,7 +321,7 @@ def _cache_file() -> str | None:
         st = os.stat(directory)
     except OSError:
         return None
-    if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+    if not private(st):
         return None
     return os.path.join(directory, "config-cache.json")
 
@@ -335,7 +336,7 @@ def _read_cache(fingerprint: list[list[Any]]) -> tuple[dict[str, Any], dict[str,
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
         with os.fdopen(fd, encoding="utf-8") as fh:
             st = os.fstat(fh.fileno())
-            if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+            if not private(st):
                 return None
             raw = json.load(fh)
     except (OSError, ValueError):

@@ -5,6 +5,15 @@ from __future__ import annotations
 
 import os
 
+#: Where root's processes (the hooks) keep caches: the parsed configuration (config.py) and the compiled prefilter
+#: (diagnosis/prefilter.py); SLURMTOOLS_CACHE_DIR overrides it for both.
+ROOT_CACHE_DIR = "/run/slurmtools"
+
+
+def private(st: os.stat_result) -> bool:
+    """A file or directory this process may trust: owned by its user, writable by no one else."""
+    return st.st_uid == os.geteuid() and not st.st_mode & 0o022
+
 
 def write_atomic(path: str, text: str, mode: int = 0o644, *, durable: bool = False) -> None:
     """Write TEXT to a temporary sibling (never through a symlink: root writes these), then rename it

@@ -23,13 +23,16 @@ import stat
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
+from types import ModuleType
 from typing import Any
 
 from slurmtools.diagnosis.lines import MAX_JSON
 from slurmtools.diagnosis.subsystems import ERROR_WORDS, TAG_LITERALS
+from slurmtools.fsutil import ROOT_CACHE_DIR, private
 
-#: Hyperscan on buffers of this size or more (compiling its database takes 0.1-0.3 s, once a process: below this
-#: grep, which starts in milliseconds, is as fast); `None` turns it off.
+#: Hyperscan on buffers of this size or more (its database is compiled once, 9-16 s for ~3,500 keywords, and then
+#: loaded from the cache below in under a millisecond; below this size grep, which starts in milliseconds, is as
+#: fast); `None` turns it off.
 HYPERSCAN_MIN_BYTES: int | None = 16 << 20
 #: GNU grep -F (a process per CPU) from this size; below, Python's bytes.find for each literal.
 GREP_MIN_BYTES = 64 << 10
@@ -172,7 +175,7 @@ class Prefilter:
 
 #: Compiled Hyperscan databases kept between processes: compiling the rules' ~3,500 keywords takes 9-16 s on a 2-CPU
 #: machine, loading one under a millisecond (docs/performance.md). Where: $SLURMTOOLS_CACHE_DIR (the directory the
-#: hooks' configuration cache uses too), else root's /run/slurmtools (config.CACHE_DIR), else
+#: hooks' configuration cache uses too), else root's /run/slurmtools (fsutil.ROOT_CACHE_DIR), else
 #: $XDG_CACHE_HOME/slurmtools or ~/.cache/slurmtools. A database is read only from a directory and a file owned by this
 #: user that no one else can write, and only if its SHA-256 (written before it) matches: a loader fed a crafted database
 #: runs native code on it.
@@ -188,30 +191,24 @@ def cache_dir() -> str:
     if value:
         return value
     if os.geteuid() == 0:
-        from slurmtools.config import CACHE_DIR
-
-        return CACHE_DIR
+        return ROOT_CACHE_DIR
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "slurmtools")
 
 
-def _private(st: os.stat_result) -> bool:
-    return st.st_uid == os.geteuid() and not st.st_mode & 0o022
-
-
-def _cache_load(hyperscan: Any, key: str) -> Any:
+def _cache_load(hyperscan: ModuleType, key: str) -> object:
     """The cached database for KEY, or None (no cache, no file, not ours, damaged, another platform's)."""
     where = cache_dir()
     try:
         st = os.lstat(where)
-        if not stat.S_ISDIR(st.st_mode) or not _private(st):
+        if not stat.S_ISDIR(st.st_mode) or not private(st):
             return None
         fd = os.open(os.path.join(where, f"prefilter-{key}.hsdb"), os.O_RDONLY | os.O_NOFOLLOW)
     except OSError:
         return None
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or not _private(st) or st.st_size > 1 << 30:
+        if not stat.S_ISREG(st.st_mode) or not private(st) or st.st_size > 1 << 30:
             return None
         with os.fdopen(os.dup(fd), "rb") as fh:
             blob = fh.read()
@@ -231,12 +228,12 @@ def _cache_load(hyperscan: Any, key: str) -> Any:
         return None
 
 
-def _cache_store(hyperscan: Any, key: str, db: Any) -> None:
+def _cache_store(hyperscan: ModuleType, key: str, db: object) -> None:
     """Keep DB for the next process (best effort: a cache that cannot be written is no error)."""
     where = cache_dir()
     try:
         os.makedirs(where, mode=0o700, exist_ok=True)
-        if not _private(os.lstat(where)) or not stat.S_ISDIR(os.lstat(where).st_mode):
+        if not private(os.lstat(where)) or not stat.S_ISDIR(os.lstat(where).st_mode):
             return
         payload = hyperscan.dumpb(db)
         fd, tmp = tempfile.mkstemp(prefix=".prefilter-", dir=where)
