@@ -12,18 +12,18 @@ ROOT_CACHE_DIR = "/run/slurmtools"
 
 def private(st: os.stat_result) -> bool:
     """A file or directory this process may trust: owned by its user, writable by no one else."""
-    return st.st_uid == os.geteuid() and not st.st_mode & 0o022
+    return _why_untrusted(st, {os.geteuid()}, sticky_ok=False) is None
 
 
-def write_atomic(path: str, text: str, mode: int = 0o644, *, durable: bool = False) -> None:
-    """Write TEXT to a temporary sibling (never through a symlink: root writes these), then rename it
+def write_atomic(path: str, text: str | bytes, mode: int = 0o644, *, durable: bool = False) -> None:
+    """Write TEXT (UTF-8 if a str) to a temporary sibling (never through a symlink: root writes these), then rename it
     over PATH. Without DURABLE no fsync: caches or state that a crash may lose; with it the file and
     its directory are fsynced, so a file that was renamed into place survives a crash. Raises OSError."""
     tmp = f"{path}.{os.getpid()}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text.encode() if isinstance(text, str) else text)
             if durable:
                 fh.flush()
                 os.fsync(fh.fileno())

@@ -19,16 +19,14 @@ import os
 import platform
 import re
 import shutil
-import stat
 import subprocess
-import tempfile
 from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
 
 from slurmtools.diagnosis.lines import MAX_JSON
 from slurmtools.diagnosis.subsystems import ERROR_WORDS, TAG_LITERALS
-from slurmtools.fsutil import ROOT_CACHE_DIR, private
+from slurmtools.fsutil import ROOT_CACHE_DIR, check_trusted, private, read_safely, trusted_dir, write_atomic
 
 #: Hyperscan on buffers of this size or more (its database is compiled once, 9-16 s for ~3,500 keywords, and then
 #: loaded from the cache below in under a millisecond; below this size grep, which starts in milliseconds, is as
@@ -200,24 +198,14 @@ def _cache_load(hyperscan: ModuleType, key: str) -> object:
     """The cached database for KEY, or None (no cache, no file, not ours, damaged, another platform's)."""
     where = cache_dir()
     try:
-        st = os.lstat(where)
-        if not stat.S_ISDIR(st.st_mode) or not private(st):
-            return None
-        fd = os.open(os.path.join(where, f"prefilter-{key}.hsdb"), os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
+        check_trusted(where, owners={os.geteuid()}, what="directory")
+        blob, st = read_safely(os.path.join(where, f"prefilter-{key}.hsdb"), 1 << 30, owners={os.geteuid()},
+                               whole=True)
+    except OSError:          # UntrustedPath too
         return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or not private(st) or st.st_size > 1 << 30:
-            return None
-        with os.fdopen(os.dup(fd), "rb") as fh:
-            blob = fh.read()
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
     head = len(_CACHE_MAGIC) + 32
-    if not blob.startswith(_CACHE_MAGIC) or hashlib.sha256(blob[head:]).digest() != blob[len(_CACHE_MAGIC):head]:
+    if not private(st) or not blob.startswith(_CACHE_MAGIC) \
+            or hashlib.sha256(blob[head:]).digest() != blob[len(_CACHE_MAGIC):head]:
         return None
     try:
         db = hyperscan.loadb(blob[head:], hyperscan.HS_MODE_BLOCK)
@@ -232,23 +220,15 @@ def _cache_store(hyperscan: ModuleType, key: str, db: object) -> None:
     """Keep DB for the next process (best effort: a cache that cannot be written is no error)."""
     where = cache_dir()
     try:
-        os.makedirs(where, mode=0o700, exist_ok=True)
-        if not private(os.lstat(where)) or not stat.S_ISDIR(os.lstat(where).st_mode):
-            return
+        trusted_dir(where, 0o700, owners={os.geteuid()})
         payload = hyperscan.dumpb(db)
-        fd, tmp = tempfile.mkstemp(prefix=".prefilter-", dir=where)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(_CACHE_MAGIC + hashlib.sha256(payload).digest() + payload)
-            os.replace(tmp, os.path.join(where, f"prefilter-{key}.hsdb"))
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        write_atomic(os.path.join(where, f"prefilter-{key}.hsdb"),
+                     _CACHE_MAGIC + hashlib.sha256(payload).digest() + payload, 0o600)
         kept = sorted((e for e in os.scandir(where) if e.name.startswith("prefilter-") and e.name.endswith(".hsdb")),
                       key=lambda e: e.stat(follow_symlinks=False).st_mtime, reverse=True)
         for old in kept[CACHE_KEEP:]:
             os.unlink(old.path)
-    except (OSError, hyperscan.error):   # the next process compiles again
+    except (OSError, hyperscan.error):   # UntrustedPath too: the next process compiles again
         return
 
 
