@@ -161,7 +161,7 @@ def test_a_benign_twin_stays_below_warning(line: str) -> None:
 @pytest.mark.parametrize(("line", "rule"), [
     # the placed-earlier rules leave their neighbours' lines alone: a lost GPU stays gpu_lost_text's (xid 79), any
     # other UVM persistence failure stays nvidia_persistenced's, an optional firmware name stays ignored
-    ("Unable to determine the device handle for GPU0000:41:00.0: Unknown Error", "gpu_lost_text"),
+    ("Unable to determine the device handle for GPU0000:41:00.0: Unknown Error", "rules11_gpuinit_smi_handle_reason"),
     ("Unable to determine the device handle for GPU0000:41:00.0: GPU is lost.  Reboot the system to recover this GPU",
      "gpu_lost_text"),
     ("Unable to determine the device handle for GPU0000:3B:00.0: Corrupted infoROM", "gpu_lost_text"),

@@ -282,7 +282,7 @@ FAULTS = [
     ("aer 0000:00:03.0:pcie002: PCIe Bus Error: severity=Corrected, type=Physical Layer, id=0018(Receiver ID)", "aer",
      "info"),
     # (kind pcie since round 7: the port takes its link down, as round6.tsv's rules half labels DPC's lines)
-    ("dpc 0000:00:01.0:pcie010: DPC containment event, status:0x1f01 source:0x0000", "pcie", "error"),
+    ("dpc 0000:00:01.0:pcie010: DPC containment event, status:0x1f01 source:0x0000", "aer", "error"),
     # ---- CUDA failures in other printers' words: PyTorch's CUDAException.h note and C10_CUDA_DRIVER_CHECK ("CUDA
     # driver error: %s"), the CUDA samples' "CUDA Error: %s" (cudaGetErrorString), numba's "CudaAPIError: [%d] Call to
     # %s results in %s", TensorFlow's "CUDA runtime implicit initialization on GPU:%d failed. Status: %s", PyTorch's "%s

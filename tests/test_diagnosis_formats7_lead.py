@@ -28,8 +28,8 @@ FOUND = [
     # mm/oom_kill.c's header, cut where a mail client wrapped it
     ("mem_on_node0 invoked oom-killer", "oom", "error"),
     # drivers/pci/pcie/dpc.c: the port took its link down (kind pcie since round 7), and DPC's own wait for the link
-    ("pcieport 0000:30:03.0: DPC: containment event, status:0x0005 source:0x3400", "pcie", "error"),
-    ("pcieport 0000:89:02.0: DPC: unmasked uncorrectable error detected reason 0 ext_reason 0", "pcie", "error"),
+    ("pcieport 0000:30:03.0: DPC: containment event, status:0x0005 source:0x3400", "aer", "error"),
+    ("pcieport 0000:89:02.0: DPC: unmasked uncorrectable error detected reason 0 ext_reason 0", "aer", "error"),
     ("pcieport 0000:00:01.4: DPC: Data Link Layer Link Active not set in 1000 msec", "pcie", "error"),
 ]
 

@@ -27,18 +27,18 @@ FAULTS = [
     ("AER: no pci_dev for 0000:3b:00.0", "aer", "warning"),
     ("AER: buffer overflow in recovery for 0000:3b:00.0", "aer", "warning"),
     # ---- drivers/pci/pcie/dpc.c dpc_process_error() "%s detected", dpc_process_rp_pio_error()'s log
-    ("pcieport 0000:00:03.1: DPC: ERR_FATAL detected", "pcie", "warning"),
-    ("pcieport 0000:00:03.1: DPC: ERR_NONFATAL detected", "pcie", "warning"),
-    ("pcieport 0000:00:03.1: DPC: software trigger detected", "pcie", "warning"),
-    ("pcieport 0000:00:03.1: DPC: rp_pio_status: 0x00000001, rp_pio_mask: 0x00030000", "pcie", "warning"),
-    ("pcieport 0000:00:03.1: DPC: RP PIO severity=0x00000000, syserror=0x00000000, exception=0x00000000", "pcie",
+    ("pcieport 0000:00:03.1: DPC: ERR_FATAL detected", "aer", "warning"),
+    ("pcieport 0000:00:03.1: DPC: ERR_NONFATAL detected", "aer", "warning"),
+    ("pcieport 0000:00:03.1: DPC: software trigger detected", "aer", "warning"),
+    ("pcieport 0000:00:03.1: DPC: rp_pio_status: 0x00000001, rp_pio_mask: 0x00030000", "aer", "warning"),
+    ("pcieport 0000:00:03.1: DPC: RP PIO severity=0x00000000, syserror=0x00000000, exception=0x00000000", "aer",
      "warning"),
-    ("pcieport 0000:00:03.1: DPC: TLP Header: 0x04000001 0x0000000f 0x3b000000 0x00000000", "pcie", "warning"),
+    ("pcieport 0000:00:03.1: DPC: TLP Header: 0x04000001 0x0000000f 0x3b000000 0x00000000", "aer", "warning"),
     # ---- drivers/pci/pcie/edr.c edr_handle_event(): the firmware's notices are evidence of the DPC event (info), the
     # failure to find its source a warning
-    ("pcieport 0000:a5:01.0: EDR: EDR event received", "pcie", "info"),
-    ("pcieport 0000:a5:01.0: EDR: Reported EDR dev: 0000:a9:10.0", "pcie", "info"),
-    ("pcieport 0000:a5:01.0: EDR: Failed to get error source device", "pcie", "warning"),
+    ("pcieport 0000:a5:01.0: EDR: EDR event received", "aer", "info"),
+    ("pcieport 0000:a5:01.0: EDR: Reported EDR dev: 0000:a9:10.0", "aer", "info"),
+    ("pcieport 0000:a5:01.0: EDR: Failed to get error source device", "aer", "warning"),
     # ---- drivers/edac/edac_mc.c edac_ue_error(): panic("UE %s%son %s (%s%s)") with edac_mc_panic_on_ue
     ("Kernel panic - not syncing: UE memory read error on DIMM_B2 (channel:1 slot:0 page:0x2a3b4c offset:0x0 "
      "grain:32)", "mce", "critical"),
