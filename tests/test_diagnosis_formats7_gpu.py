@@ -251,7 +251,8 @@ FAULTS = [
     ("MCi_ADDR register valid", "mce", "info"),
     # ---- nvidia-smi's table: fields NVML could not read ("ERR!"), the header's unreadable CUDA version
     ("| N/A   ERR!  P0   ERR! / 300W |   1024MiB / 81559MiB |    ERR!      Default |", "gpu_init", "warning"),
-    ("|   0  NVIDIA H100 80GB HBM3          On  | 00000000:3B:00.0 Off |                  ERR! |", "gpu_init", "warning"),
+    ("|   0  NVIDIA H100 80GB HBM3          On  | 00000000:3B:00.0 Off |                  ERR! |", "gpu_init",
+     "warning"),
     ("| NVIDIA-SMI 550.54.14              Driver Version: 550.54.14      CUDA Version: ERR!     |", "gpu_init",
      "warning"),
     # ---- nvidia-smi -q "Clocks Throttle Reasons" / "Clocks Event Reasons": the board's power brake
