@@ -1,0 +1,72 @@
+"""Round 16's rules from the rules halves' misses (lead16_* in slurmtools/data/diagnosis_rules.toml, and the hwmon
+drivers in data/subsystems.toml's thermal subsystem): each family's lines in words the collections' rows do not
+quote (other devices, codes, units and values), the benign twins of the same printers, and the trust that keeps a
+job's, a tool's or another system's line from draining a node. The collections' own rows are scored by
+tests/test_field_corpus.py, not repeated here."""
+
+from __future__ import annotations
+
+import pytest
+
+from .rule_cases import below_warning, reaches_fallback, table_tests
+
+KERNEL_FAULTS = [
+    ("ixgbe 0000:05:00.1: VF 3 attempted to set invalid MAC filter", "ib", "warning"),
+    ("ice 0000:41:00.0: not enough device MSI-X vectors. requested = 130, available = 98", "ib", "warning"),
+    ("idpf 0000:83:00.0 ens5: Unknown TX completion type: 7", "ib", "warning"),
+    # DPC and EDR are kind aer, as CORPUS.md files them
+    ("pcieport 0000:c0:03.1: DPC: containment event, status:0x1f01 source:0x0000", "aer", "error"),
+    ("pcieport 0000:c0:03.1: DPC: ERR_NONFATAL detected", "aer", "warning"),
+]
+OTHER_FAULTS = [
+    # FreeBSD's disk stack (not a Slurm node's kernel)
+    ("(ada2:ahcich2:0:0:0): WRITE_FPDMA_QUEUED. ACB: 61 40 00 7c 21 40 5a 00 00 00 00 00", "disk", "warning"),
+    ("(da7:mpr1:0:11:0): READ(16). CDB: 88 00 00 00 00 01 2a 05 6b 80 00 00 00 80 00 00", "disk", "warning"),
+    ("(da7:mpr1:0:11:0): SCSI sense: HARDWARE FAILURE asc:44,0 (Internal target failure)", "disk", "warning"),
+    ("(da7:mpr1:0:11:0): Retrying command, 3 more tries remain", "disk", "warning"),
+    ("(ada3:ahcich5:0:0:0): lost device", "disk", "warning"),
+    ("g_vfs_done():da4p1[WRITE(offset=1048576, length=131072)]error = 6", "disk", "warning"),
+    ("ad6: TIMEOUT - READ_DMA48 retrying (1 retry left) LBA=976773119", "disk", "warning"),
+    ("  SENSE KEY:  Medium Error", "disk", "warning"),
+    ("mpr1: Reinitializing controller", "disk", "warning"),
+    ("md5: [Self Heal] Retry sector [88844] round [3/3] finished: get same result, give up", "disk", "warning"),
+    ("io-error-guard: catch 12 continuous bio error.", "disk", "warning"),
+    ("NOTICE:  SError Handle", "mce", "warning"),
+    ("2024-02-03 11:22:33  77  PST0090  A problem was detected related to the previous server boot.", "mce", "warning"),
+    # nvidia-smi: NVML_ERROR_UNKNOWN and unreadable table fields are a GPU that cannot be reached (gpu_init)
+    ("Unable to determine the device handle for GPU 0000:C1:00.0: Unknown Error", "gpu_init", "warning"),
+    ("| N/A   ERR!  P8   ERR! / 350W |      0MiB / 24576MiB |      0%      Default |", "gpu_init", "warning"),
+]
+TWINS = [
+    "(da0:mps0:0:0:0): SCSI sense: UNIT ATTENTION asc:29,0 (Power on, reset, or bus device reset occurred)",
+    "(ada4:ahcich4:0:0:0): Periph destroyed",
+    "ada0 at ahcich0 bus 0 scbus0 target 0 lun 0",
+    "md5: [Self Heal] Retry sector [88844] round [1/3] start: sh_bio_errno [0]",
+    "NOTICE:  BL31: Built : 10:11:12, Jan  1 2024",
+    "ice 0000:41:00.0: DDP package already present on device: ICE OS Default Package version 1.3.36.0",
+    "nct6775: Found NCT6798D or compatible chip at 0x2e:0x290",
+    "it87: Found IT8628E chip at 0xa40, revision 2",
+    "applesmc: key=561 fan=1 temp=33 index=33 acc=0 lux=0 kbd=0",
+    "occ-hwmon occ-hwmon.2: OCC found, code level: op_occ_231006a",
+]
+# the hwmon drivers' own prefixes with a failure word: the subsystem fallback files them thermal (warning, unrecognised)
+HWMON_FALLBACK = [
+    "applesmc: F0Ac: read arg fail",
+    "occ-hwmon occ-hwmon.3: failed to get OCC poll response: -110",
+    "nct6775 nct6775.656: Failed to read fan speed: -16",
+    "dell_smm_hwmon: unable to get SMM temperature for sensor 2",
+]
+
+
+globals().update(table_tests(kernel=KERNEL_FAULTS, other=OTHER_FAULTS, twins=TWINS))
+
+
+@pytest.mark.parametrize("line", HWMON_FALLBACK)
+def test_a_hwmon_drivers_failure_reaches_the_thermal_fallback(line: str) -> None:
+    reaches_fallback(line, "thermal")
+
+
+@pytest.mark.parametrize("line", ["nct6775 nct6775.656: Enabling hardware monitor logical device mappings.",
+                                  "hwmon hwmon2: temp1_input: 41000"])
+def test_a_hwmon_drivers_banner_stays_silent(line: str) -> None:
+    below_warning(line)
