@@ -93,10 +93,10 @@ KERNEL_FAULTS = [
     # iscsi_target_util.c "Did not receive response to NOPIN on CID: %hu, failing connection for I_T Nexus ...",
     # iscsi_target_erl0.c "Time2Retain timer expired for SID: %u, cleaning up iSCSI session.\n", target_core_iblock.c
     # "IBLOCK: cache flush failed: %d\n"
-    ("iSCSI Login timeout on Network Portal 10.0.0.21:3260", "disk", "warning"),
+    ("iSCSI Login timeout on Network Portal 10.0.0.21:3260", "nfs", "warning"),
     ("Did not receive response to NOPIN on CID: 0, failing connection for I_T Nexus iqn.1994-05.com.redhat:gpu07,i,"
-     "0x00023d000001,iqn.2003-01.org.linux-iscsi.stor01:sn.1a2b3c,t,0x01", "disk", "warning"),
-    ("Time2Retain timer expired for SID: 3, cleaning up iSCSI session.", "disk", "warning"),
+     "0x00023d000001,iqn.2003-01.org.linux-iscsi.stor01:sn.1a2b3c,t,0x01", "nfs", "warning"),
+    ("Time2Retain timer expired for SID: 3, cleaning up iSCSI session.", "nfs", "warning"),
     ("IBLOCK: cache flush failed: -5", "disk", "warning"),
     # drivers/gpu/drm/nouveau/nvkm/subdev/bios/init.c nvbios_exec() error("unknown opcode 0x%02x\n") behind bioslog's
     # "0x%08x[%c]: ", init_or() "script needs OR!!\n"; shadow.c "unable to locate usable image\n"; devinit/gm200.c
