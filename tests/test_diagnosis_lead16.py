@@ -70,3 +70,23 @@ def test_a_hwmon_drivers_failure_reaches_the_thermal_fallback(line: str) -> None
                                   "hwmon hwmon2: temp1_input: 41000"])
 def test_a_hwmon_drivers_banner_stays_silent(line: str) -> None:
     below_warning(line)
+
+
+def test_berts_record_of_the_previous_boot_is_evidence_not_a_drain() -> None:
+    """bert.c prints the CPER record of the error that ended the previous boot after its header: a fatal record there
+    joins the BERT finding (warning, investigate) and is not a drain, while the same record from GHES (this boot) or
+    alone still drains."""
+    from slurmtools.diagnosis import diagnose
+
+    record = (b"[    2.100001] [Hardware Error]: event severity: fatal\n"
+              b"[    2.100002] [Hardware Error]:  Error 0, type: fatal\n"
+              b"[    2.100003] [Hardware Error]:   section_type: memory error\n")
+    bert = diagnose(b"[    1.000000] Linux version 6.1.0\n[    2.100000] BERT: Error records from previous boot:\n"
+                    + record + b"[    2.100005] BERT: Total records found: 1\n")
+    assert [(f.kind, f.severity, f.action, f.details.get("rule")) for f in bert] == [
+        ("mce", "warning", "investigate", "bert_previous_boot")]
+    assert "[Hardware Error]: event severity: fatal" in bert[0].details["evidence"]
+    ghes = diagnose(b"[    5.000000] {1}[Hardware Error]: Hardware error from APEI Generic Hardware Error Source: 0\n"
+                    + record)
+    assert ghes[0].action == "drain_node"
+    assert diagnose(record)[0].action == "drain_node"

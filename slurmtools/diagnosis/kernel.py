@@ -61,14 +61,15 @@ def _rank(action: str, severity: str) -> int:
     return ACTIONS.index(action) * 10 + SEVERITIES.index(severity)
 
 
-def _attach(event: Finding, rule: Rule, detail: Finding | None, message: str) -> None:
-    """A detail line joins its event: evidence, and the event's verdict if the detail's is worse."""
+def _attach(event: Finding, rule: Rule, detail: Finding | None, message: str, holds: bool = False) -> None:
+    """A detail line joins its event: evidence, and the event's verdict if the detail's is worse (unless the event's
+    rule HOLDS its verdict: the firmware's records of an earlier boot are evidence, not a new failure)."""
     evidence = event.details.setdefault("evidence", [])
     if message not in evidence and len(evidence) < MAX_EVIDENCE:
         evidence.append(message)
     if rule.retype and event.kind != rule.retype:
         event.kind = rule.retype
-    if detail is None:
+    if detail is None or holds:
         return
     if _rank(detail.action, detail.severity) > _rank(event.action, event.severity):
         event.action, event.severity = detail.action, detail.severity
@@ -216,7 +217,7 @@ def scan(data: bytes, ctx: dict[str, Any] | None = None) -> tuple[list[Finding],
         if step == DETAIL:
             event = open_events.get(rule.group or "")
             if event is not None and number - event[1] <= rule.within and not (rule.once and rule.name in event[2]):
-                _attach(event[0], rule, template, message)
+                _attach(event[0], rule, template, message, rules_of[id(event[0])].holds_verdict)
                 event[1] = number
                 if rule.once:
                     event[2].add(rule.name)

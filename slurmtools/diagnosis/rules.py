@@ -35,8 +35,8 @@ HANDLERS = ("xid", "sxid", "aer", "aer_detail", "mce", "link_down", "link_up", "
             "ib_counters", "port_state", "dcgm_health", "unrecognised", "pcie_bandwidth", "nvrm_print")
 FIELDS = {"name": str, "kind": str, "category": str, "action": str, "severity": str, "literals": list,
           "pattern": str, "handler": str, "trust": str, "anchor": str, "group": str, "role": str, "within": int,
-          "retype": str, "once": bool, "rate": str, "xid": int, "examples": list, "enabled": bool, "doc": str,
-          "prefilter": str}
+          "retype": str, "once": bool, "holds_verdict": bool, "rate": str, "xid": int, "examples": list,
+          "enabled": bool, "doc": str, "prefilter": str}
 REQUIRED = ("name", "kind", "literals", "pattern", "examples")
 #: The handler of the subsystem fallback's rules (no literals: `_vocabulary`).
 FALLBACK_HANDLER = "unrecognised"
@@ -100,6 +100,7 @@ class Rule:
     within: int = 30
     retype: str | None = None        # a detail that says what the event is (GHES `section_type: PCIe error`)
     once: bool = False               # a detail that joins an event at most once (a second one is a new event)
+    holds_verdict: bool = False      # a header whose details add evidence but never raise its verdict (BERT's records)
     rate: tuple[int, float] | None = None   # (events, seconds)
     xid: int | None = None
     examples: tuple[str, ...] = ()
@@ -234,6 +235,7 @@ def _rule(raw: dict[str, Any], index: int, pattern: Pattern | None) -> Rule:
                 severity=raw.get("severity", "warning"), handler=raw.get("handler"), trust=raw.get("trust", "kernel"),
                 anchor=raw.get("anchor", "prefix"), group=raw.get("group"), role=raw.get("role", "header"),
                 within=raw.get("within", 30), retype=raw.get("retype"), once=raw.get("once", False),
+                holds_verdict=raw.get("holds_verdict", False),
                 rate=parse_rate(raw["rate"]) if raw.get("rate") else None, xid=raw.get("xid"),
                 examples=tuple(raw["examples"]), doc=raw.get("doc", ""), index=index, raw=raw, _compiled=pattern,
                 prefilter=raw.get("prefilter", "literals"))
