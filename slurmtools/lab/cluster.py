@@ -27,7 +27,7 @@ from slurmtools.lab import chroot, daemons, monitoring, packages, postgres
 from slurmtools.lab import install as site
 from slurmtools.lab import source as sources
 from slurmtools.lab.faults import faketime_lib
-from slurmtools.lab.procs import LabError, pid_alive, pid_is, read_pid, wait_for
+from slurmtools.lab.procs import LabError, job_pids, pid_alive, pid_is, read_pid, wait_for
 
 HOOKS = {"prolog": "prolog.d", "epilog": "epilog.d", "epilog_slurmctld": "epilog.d"}
 
@@ -425,17 +425,7 @@ class Lab:
     # --------------------------------------------------------------- faults
     def job_pids_on(self, node: str) -> Iterator[tuple[int, str]]:
         """Processes of jobs running on a lab node: (pid, job id), found by their environment."""
-        for entry in Path("/proc").iterdir():
-            if not entry.name.isdigit():
-                continue
-            try:
-                raw = (entry / "environ").read_bytes()
-            except OSError:
-                continue
-            env = dict(item.split(b"=", 1) for item in raw.split(b"\0") if b"=" in item)
-            if env.get(b"SLURMD_NODENAME") == node.encode() and b"SLURM_JOB_ID" in env \
-                    and env.get(b"SLURM_SCRIPT_CONTEXT") is None:
-                yield int(entry.name), env[b"SLURM_JOB_ID"].decode()
+        return job_pids(node)
 
     def append_kernel_line(self, node: str, message: str) -> str:
         """Append a kernel-log line in the `[ seconds.micros] message` form dmesg prints."""

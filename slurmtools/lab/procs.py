@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 
@@ -62,3 +62,19 @@ def wait_for(what: str, predicate: Callable[[], bool], timeout: float, log: Path
         tail = log.read_text(errors="replace").splitlines()[-15:]
         hint = f"\nlast lines of {log}:\n" + "\n".join(tail)
     raise LabError(f"{what} not ready after {timeout:.0f}s{hint}")
+
+
+def job_pids(node: str) -> Iterator[tuple[int, str]]:
+    """Processes of Slurm jobs running on lab node NODE (pid, job id), found by their environment (SLURMD_NODENAME
+    and SLURM_JOB_ID set; the hooks' own processes, with SLURM_SCRIPT_CONTEXT, left out)."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            raw = (entry / "environ").read_bytes()
+        except OSError:
+            continue
+        env = dict(item.split(b"=", 1) for item in raw.split(b"\0") if b"=" in item)
+        if env.get(b"SLURMD_NODENAME") == node.encode() and b"SLURM_JOB_ID" in env \
+                and env.get(b"SLURM_SCRIPT_CONTEXT") is None:
+            yield int(entry.name), env[b"SLURM_JOB_ID"].decode()
