@@ -14,6 +14,20 @@ KERNEL_FAULTS = [
     ("ixgbe 0000:05:00.1: VF 3 attempted to set invalid MAC filter", "ib", "warning"),
     ("ice 0000:41:00.0: not enough device MSI-X vectors. requested = 130, available = 98", "ib", "warning"),
     ("idpf 0000:83:00.0 ens5: Unknown TX completion type: 7", "ib", "warning"),
+    # POWER's EEH: a host bridge or an endpoint frozen, a recovery ending in disconnect (its steps: info twins)
+    ("EEH: PHB#7 failure detected, location: U78D2.001.WZS0001-P1-C4", "aer", "warning"),
+    ("EEH: eeh_dev_check_failure: Frozen PHB#4-PE#2 detected", "aer", "warning"),
+    ("EEH: Finished:'error_detected(IO frozen)' with aggregate recovery state:'disconnect'", "aer", "warning"),
+    ("PCI 0031:02:00.1#20000: EEH: mlx5_core driver reports: 'disconnect'", "aer", "warning"),
+    # md and the SAS layer
+    ("md/raid10:md9: not enough operational mirrors.", "disk", "warning"),
+    ("md4: mismatch sector in range 1048576-1048584", "disk", "warning"),
+    ("sas: lldd_execute_task returned: -12", "disk", "warning"),
+    ("hisi_sas_v2_hw HISI0162:01: task exec: failed[-5]!", "disk", "warning"),
+    ("ata7: No reported SATA link speed. Limiting to 1.5 Gbps", "disk", "warning"),
+    ("WARNING: CPU: 5 PID: 2211 at fs/xfs/xfs_buf.c:1621 xfs_buf_iodone_callbacks+0x1c4/0x240 [xfs]", "disk",
+     "warning"),
+    ("INFO: task jbd2/nvme0n1p1-8:412 blocked for more than", "hung_task", "warning"),
     # DPC and EDR are kind aer, as CORPUS.md files them
     ("pcieport 0000:c0:03.1: DPC: containment event, status:0x1f01 source:0x0000", "aer", "error"),
     ("pcieport 0000:c0:03.1: DPC: ERR_NONFATAL detected", "aer", "warning"),
@@ -33,11 +47,22 @@ OTHER_FAULTS = [
     ("io-error-guard: catch 12 continuous bio error.", "disk", "warning"),
     ("NOTICE:  SError Handle", "mce", "warning"),
     ("2024-02-03 11:22:33  77  PST0090  A problem was detected related to the previous server boot.", "mce", "warning"),
+    ("mdadm: /dev/md0 assembled from 3 drives - need all 4 to start it (use --run to insist).", "disk", "warning"),
+    ("dd: error reading '/dev/nvme2n1': Input/output error", "disk", "warning"),
+    ("cat: '/sys/class/infiniband/mlx5_1/ports/1/state': Input/output error", "ib", "warning"),
     # nvidia-smi: NVML_ERROR_UNKNOWN and unreadable table fields are a GPU that cannot be reached (gpu_init)
     ("Unable to determine the device handle for GPU 0000:C1:00.0: Unknown Error", "gpu_init", "warning"),
     ("| N/A   ERR!  P8   ERR! / 350W |      0MiB / 24576MiB |      0%      Default |", "gpu_init", "warning"),
 ]
 TWINS = [
+    "EEH: Beginning: 'slot_reset'",
+    "EEH: Finished:'resume' with aggregate recovery state:'recovered'",
+    "PHB4 PHB#1 Diag-data (Version: 1)",
+    "md/raid:md2: not clean -- starting background reconstruction",
+    "raid5_end_read_request: 12 callbacks suppressed",
+    "task:rcu_preempt     state:R  running task     stack:    0 pid:   14 ppid:     2 flags:0x00004000",
+    "mdadm: /dev/md0 has been started with 4 drives.",
+    "cat: notes.txt: No such file or directory",
     "(da0:mps0:0:0:0): SCSI sense: UNIT ATTENTION asc:29,0 (Power on, reset, or bus device reset occurred)",
     "(ada4:ahcich4:0:0:0): Periph destroyed",
     "ada0 at ahcich0 bus 0 scbus0 target 0 lun 0",
