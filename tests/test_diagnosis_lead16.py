@@ -28,6 +28,15 @@ KERNEL_FAULTS = [
     ("WARNING: CPU: 5 PID: 2211 at fs/xfs/xfs_buf.c:1621 xfs_buf_iodone_callbacks+0x1c4/0x240 [xfs]", "disk",
      "warning"),
     ("INFO: task jbd2/nvme0n1p1-8:412 blocked for more than", "hung_task", "warning"),
+    # the network filesystems' words (round16b's rules half)
+    ("CIFS VFS: \\\\nas02 crypt_message: Could not get encryption key", "nfs", "warning"),
+    ("CIFS: Status code returned 0xc0000022", "nfs", "warning"),
+    ("ceph: ceph_async_create_cb: inode number mismatch! err=0 deleg_ino=0x10000001 target=0x10000002", "nfs",
+     "warning"),
+    ("FS-Cache: 1 == 2 is false", "nfs", "warning"),
+    ("kernel BUG at fs/cachefiles/namei.c:201!", "nfs", "warning"),
+    ("RIP: 0010:[<ffffffffc0a1b2c3>]  [<ffffffffc0a1b2c3>] xprt_rdma_free+0x2b/0x90 [rpcrdma]", "nfs", "warning"),
+    ("INFO: task cifsd:4242 blocked for more than 122", "hung_task", "warning"),
     # DPC and EDR are kind aer, as CORPUS.md files them
     ("pcieport 0000:c0:03.1: DPC: containment event, status:0x1f01 source:0x0000", "aer", "error"),
     ("pcieport 0000:c0:03.1: DPC: ERR_NONFATAL detected", "aer", "warning"),
@@ -50,11 +59,19 @@ OTHER_FAULTS = [
     ("mdadm: /dev/md0 assembled from 3 drives - need all 4 to start it (use --run to insist).", "disk", "warning"),
     ("dd: error reading '/dev/nvme2n1': Input/output error", "disk", "warning"),
     ("cat: '/sys/class/infiniband/mlx5_1/ports/1/state': Input/output error", "ib", "warning"),
+    ("fs/smb/client/smb2ops.c: CIFS: leaving smb2_query_dir_first (xid = 88) rc = -13", "nfs", "warning"),
+    ("gssd[812]: ERROR: GSS-API: error in gss_acquire_cred(): GSS_S_NO_CRED", "nfs", "warning"),
+    ("Failed to insert: creating /var/lib/nfs/statd/sm/gpu-node-12: No space left on device", "nfs", "warning"),
+    ("OSD_NEARFULL 3 nearfull osd(s)", "nfs", "warning"),
     # nvidia-smi: NVML_ERROR_UNKNOWN and unreadable table fields are a GPU that cannot be reached (gpu_init)
     ("Unable to determine the device handle for GPU 0000:C1:00.0: Unknown Error", "gpu_init", "warning"),
     ("| N/A   ERR!  P8   ERR! / 350W |      0MiB / 24576MiB |      0%      Default |", "gpu_init", "warning"),
 ]
 TWINS = [
+    "fs/cifs/file.c: CIFS: leaving cifs_open (xid = 12) rc = 0",
+    "CIFS: Status code returned 0xc0000016 STATUS_MORE_PROCESSING_REQUIRED",
+    "FS-Cache: Loaded",
+    "    osd.3 is up",
     "EEH: Beginning: 'slot_reset'",
     "EEH: Finished:'resume' with aggregate recovery state:'recovered'",
     "PHB4 PHB#1 Diag-data (Version: 1)",
