@@ -63,11 +63,21 @@ OTHER_FAULTS = [
     ("gssd[812]: ERROR: GSS-API: error in gss_acquire_cred(): GSS_S_NO_CRED", "nfs", "warning"),
     ("Failed to insert: creating /var/lib/nfs/statd/sm/gpu-node-12: No space left on device", "nfs", "warning"),
     ("OSD_NEARFULL 3 nearfull osd(s)", "nfs", "warning"),
+    ("Mar 02 10:11:12 bmc power-control[311]: power supply power OK watchdog timer expired", "thermal", "warning"),
+    ("Mar 02 10:11:12 bmc hwmontempsensor[290]: Sensor Inlet_Temp high threshold 45 assert: value 47.5 raw data 47500",
+     "thermal", "warning"),
+    ("mcelog[901]: MemCtrl: Corrected patrol scrub error", "mce", "warning"),
+    # (the rule reads the BMC's lines too: trust syslog, a warning that never drains)
+    ("lm90 3-004c: temp3 out of range, please check!", "thermal", "warning"),
+    ("fan2:           FAULT  ALARM", "thermal", "warning"),
+    ("in7:          11.02 V  (crit min =  +10.80 V, min = +11.40 V)  ALARM (MIN)", "thermal", "warning"),
     # nvidia-smi: NVML_ERROR_UNKNOWN and unreadable table fields are a GPU that cannot be reached (gpu_init)
     ("Unable to determine the device handle for GPU 0000:C1:00.0: Unknown Error", "gpu_init", "warning"),
     ("| N/A   ERR!  P8   ERR! / 350W |      0MiB / 24576MiB |      0%      Default |", "gpu_init", "warning"),
 ]
 TWINS = [
+    "Mar 02 10:13:12 bmc hwmontempsensor[290]: Sensor Inlet_Temp high threshold 45 deassert: value 43.0 raw data 43000",
+    "fan2:        5120 RPM  (min =  600 RPM)",
     "fs/cifs/file.c: CIFS: leaving cifs_open (xid = 12) rc = 0",
     "CIFS: Status code returned 0xc0000016 STATUS_MORE_PROCESSING_REQUIRED",
     "FS-Cache: Loaded",
