@@ -37,6 +37,12 @@ KERNEL_FAULTS = [
     ("kernel BUG at fs/cachefiles/namei.c:201!", "nfs", "warning"),
     ("RIP: 0010:[<ffffffffc0a1b2c3>]  [<ffffffffc0a1b2c3>] xprt_rdma_free+0x2b/0x90 [rpcrdma]", "nfs", "warning"),
     ("INFO: task cifsd:4242 blocked for more than 122", "hung_task", "warning"),
+    ("[drm:gfx_v9_0_hw_init [amdgpu]] *ERROR* Failed to load gfx firmware!", "gpu_init", "warning"),
+    ("kfd kfd: amdgpu: Failed to resume IOMMU for device 1002:7408", "gpu_init", "warning"),
+    ("nouveau 0000:65:00.0: fifo:c00000:0004:0002:[python3[2211]] errored - disabling channel", "gpu_init", "warning"),
+    ("nouveau 0000:65:00.0: gsp: mmu fault queued", "gsp", "warning"),
+    ("workqueue: WQ_MEM_RECLAIM ib-comp-wq:ib_cq_poll_work [ib_core] is flushing !WQ_MEM_RECLAIM mlx5_ib_pf:0x0", "ib",
+     "warning"),
     # DPC and EDR are kind aer, as CORPUS.md files them
     ("pcieport 0000:c0:03.1: DPC: containment event, status:0x1f01 source:0x0000", "aer", "error"),
     ("pcieport 0000:c0:03.1: DPC: ERR_NONFATAL detected", "aer", "warning"),
@@ -71,11 +77,23 @@ OTHER_FAULTS = [
     ("lm90 3-004c: temp3 out of range, please check!", "thermal", "warning"),
     ("fan2:           FAULT  ALARM", "thermal", "warning"),
     ("in7:          11.02 V  (crit min =  +10.80 V, min = +11.40 V)  ALARM (MIN)", "thermal", "warning"),
+    ("Duplicate GPU detected : rank 5 and rank 4 both on CUDA device 4e000", "nccl", "error"),
+    ("transport/net_socket.cc:411 WARN NET/Socket : peer 10.1.2.3<44321> message truncated", "nccl", "error"),
+    ("fatal error: unexpected signal during runtime execution", "segfault", "info"),
+    ("gpu07.cluster:pid3321.train: Unable to initialize verbs", "ib", "warning"),
+    ("[gpu07:03321] *** An error occurred in MPI_Init", "ib", "warning"),
+    ("OSError: 65536 requested and 8192 written", "nfs", "warning"),
+    ("(EE) [drm] Failed to open DRM device for pci:0000:c1:00.0: -22", "gpu_init", "warning"),
     # nvidia-smi: NVML_ERROR_UNKNOWN and unreadable table fields are a GPU that cannot be reached (gpu_init)
     ("Unable to determine the device handle for GPU 0000:C1:00.0: Unknown Error", "gpu_init", "warning"),
     ("| N/A   ERR!  P8   ERR! / 350W |      0MiB / 24576MiB |      0%      Default |", "gpu_init", "warning"),
 ]
 TWINS = [
+    "[drm:amdgpu_cs_ioctl [amdgpu]] *ERROR* Failed to initialize parser -125!",
+    "NVRM: nvCheckOkFailedNoLog: Check failed: Requested object not found [NV_ERR_OBJECT_NOT_FOUND] (0x00000057) "
+    "returned from gisubscriptionGetGPUInstanceSubscription(pRsClient, RES_GET_HANDLE(pSubdevice), &pSub)",
+    "NCCL INFO Using network IB",
+    "mana 7870:00:00.0 eth0: Configured vPort 0 PD 18 DB 16",
     "Mar 02 10:13:12 bmc hwmontempsensor[290]: Sensor Inlet_Temp high threshold 45 deassert: value 43.0 raw data 43000",
     "fan2:        5120 RPM  (min =  600 RPM)",
     "fs/cifs/file.c: CIFS: leaving cifs_open (xid = 12) rc = 0",
@@ -142,3 +160,18 @@ def test_berts_record_of_the_previous_boot_is_evidence_not_a_drain() -> None:
                     + record)
     assert ghes[0].action == "drain_node"
     assert diagnose(record)[0].action == "drain_node"
+
+
+@pytest.mark.parametrize("line", ["mlx5_core 0000:05:00.0: Successfully registered panic handler for port 1",
+                                  "amdgpu 0000:c1:00.0: amdgpu: GPU reset succeeded, trying to resume",
+                                  "sd 2:0:0:0: alua: transition timeout set to 60 seconds"])
+def test_the_fallback_leaves_a_success_or_a_timeout_setting_alone(line: str) -> None:
+    below_warning(line)
+
+
+@pytest.mark.parametrize(("line", "kind"), [
+    ("mlx5_core 0000:05:00.0: failed to register panic handler for port 1", "ib"),
+    ("mana 7870:00:00.0: HWC: Request timed out!", "ib"),
+    ("sd 2:0:0:0: alua: transition timeout while waiting for port", "disk")])
+def test_the_same_subsystems_failures_still_reach_the_fallback(line: str, kind: str) -> None:
+    reaches_fallback(line, kind)
