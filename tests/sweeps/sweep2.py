@@ -100,7 +100,7 @@ FAULTS = [
     ("shpchp 0000:00:1e.0: Controller initialization failed", "pcie", "warning"),
     ("EDAC MC0: 1 UE memory read error on CPU_SrcID#0_Ha#0_Chan#1_DIMM#0 (channel:1 slot:0 page:0x0 offset:0x0"
      " grain:32 syndrome:0x0 -  area:DRAM err_code:0001:0091 socket:0 ha:0 channel_mask:2 rank:0)", "mce", "critical"),
-    ("dpc 0000:00:1b.0:pcie010: DPC containment event, status:0x1f01 source:0x0000", "pcie", "error"),
+    ("dpc 0000:00:1b.0:pcie010: DPC containment event, status:0x1f01 source:0x0000", "aer", "error"),
 ]
 
 # failures of the claimed families that no rule names: the fallbacks still report them
