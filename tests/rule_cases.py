@@ -76,28 +76,157 @@ def reaches_fallback(line: str, kind: str) -> None:
     assert findings[0].details.get("unrecognised") is True
 
 
-def table_tests(*, kernel: Sequence[Case] = (), other: Sequence[Case] = (),
-                twins: Sequence[str] = ()) -> dict[str, Callable[..., None]]:
-    """The four tests every table of rule cases runs, for a module to take in (`globals().update(table_tests(...))`):
-    each case found as its kind and severity by a rule; the kernel's own lines (KERNEL) trust kernel; a job's, a
-    daemon's or a tool's (OTHER) never drains; each benign twin below warning."""
+def trust_kernel_no_fault(line: str) -> None:
+    """LINE (the kernel's own) is trust kernel and no node fault: evidence a rule records, never a drain."""
+    trust_kernel(line)
+    no_node_fault(line)
 
-    @pytest.mark.parametrize(("line", "kind", "severity"), [*kernel, *other])
+
+def kernel_investigated(line: str) -> None:
+    """LINE (the kernel's own) is trust kernel, its top finding's action is investigate, and no finding is a node
+    fault."""
+    trust_kernel(line)
+    findings = diagnose(line.encode())
+    assert findings[0].action == "investigate"
+    assert not any(is_node_fault(f, None) for f in findings)
+
+
+def kernel_drains(line: str) -> None:
+    """LINE (the kernel's own) is trust kernel, and a finding of it is a node fault: it drains."""
+    trust_kernel(line)
+    assert any(is_node_fault(f, None) for f in diagnose(line.encode())), line
+
+
+def enveloped_kernel_warning(line: str) -> None:
+    """LINE (a kernel line behind a syslog or dmesg envelope) is read the same: a warning with trust kernel."""
+    findings = diagnose(line.encode())
+    assert findings and findings[0].severity == "warning" and findings[0].trust == "kernel", line
+
+
+def read_by(line: str, rule: str) -> None:
+    """LINE's top finding is RULE's."""
+    assert diagnose(line.encode())[0].details.get("rule") == rule
+
+
+def not_read_by(line: str, prefix: str) -> None:
+    """LINE (a long hostile line of near-matches, or text quoting a printer's) is decided, and no finding of it is a
+    rule's whose name starts with PREFIX."""
+    rules = {f.details.get("rule") for f in diagnose(line.encode())}
+    assert not {r for r in rules if r and str(r).startswith(prefix)}
+
+
+Lines = Sequence[str]
+#: A line and a kind: a fact at info (`info`), or the subsystem fallback's finding (`fallback`).
+LineKind = tuple[str, str]
+
+
+def table_tests(*, found: Sequence[Case] = (), kernel: Sequence[Case] = (), kernel_quiet: Sequence[Case] = (),
+                other: Sequence[Case] = (), kernel_evidence: Sequence[Case] = (), kernel_lines: Lines = (),
+                kernel_quiet_lines: Lines = (), kernel_investigated_lines: Lines = (), kernel_drains_lines: Lines = (),
+                no_drain: Lines = (), no_fault: Lines = (), twins: Lines = (), job_twins: Lines = (),
+                not_kernels: Lines = (), enveloped_kernel: Lines = (), info: Sequence[LineKind] = (),
+                fallback: Sequence[LineKind] = (), rules: Sequence[tuple[str, str]] = (),
+                unread: tuple[str, Lines] = ("", ()),
+                ids: Callable[[object], str] | None = None) -> dict[str, Callable[..., None]]:
+    """The tests a table of rule cases runs, for a module to take in (`globals().update(table_tests(...))`); only those
+    with cases are made, each parametrized over its cases (IDS, if given, names them).
+
+    Cases (a line, its kind and severity), each found as its kind and severity by a rule (`found_as`), and further:
+    KERNEL the kernel's own lines, trust kernel; KERNEL_QUIET the kernel's own, trust kernel and no node fault; OTHER a
+    job's, a daemon's or a tool's, never drains; FOUND nothing further. KERNEL_EVIDENCE: each found and no node fault,
+    in one test.
+
+    Lines: KERNEL_LINES trust kernel; KERNEL_QUIET_LINES trust kernel and no node fault; KERNEL_INVESTIGATED_LINES trust
+    kernel, investigated and never a node fault; KERNEL_DRAINS_LINES trust kernel and a node fault; NO_DRAIN never
+    drains (trust job or syslog); NO_FAULT no node fault; TWINS below warning; JOB_TWINS below warning read as a job's
+    output; NOT_KERNELS no trust-kernel finding; ENVELOPED_KERNEL a warning with trust kernel.
+
+    INFO (line, kind) found as KIND at info; FALLBACK (line, kind) the subsystem fallback's KIND; RULES (line, rule) the
+    top finding RULE's; UNREAD (prefix, lines) no rule named PREFIX... reads the lines."""
+    line_cases = [*found, *kernel, *kernel_quiet, *other]
+    prefix, unread_lines = unread
+
+    @pytest.mark.parametrize(("line", "kind", "severity"), line_cases, ids=ids)
     def test_a_familys_line_is_found(line: str, kind: str, severity: str) -> None:
         found_as(line, kind, severity)
 
-    @pytest.mark.parametrize("line", [case[0] for case in kernel])
+    @pytest.mark.parametrize("line", [case[0] for case in kernel] + list(kernel_lines), ids=ids)
     def test_the_kernels_lines_are_trust_kernel(line: str) -> None:
         trust_kernel(line)
 
-    @pytest.mark.parametrize("line", [case[0] for case in other])
+    @pytest.mark.parametrize("line", [case[0] for case in kernel_quiet] + list(kernel_quiet_lines), ids=ids)
+    def test_the_kernels_lines_are_trust_kernel_and_never_drain(line: str) -> None:
+        trust_kernel_no_fault(line)
+
+    @pytest.mark.parametrize("line", kernel_investigated_lines, ids=ids)
+    def test_the_kernels_lines_are_kernel_evidence_to_investigate(line: str) -> None:
+        kernel_investigated(line)
+
+    @pytest.mark.parametrize("line", kernel_drains_lines, ids=ids)
+    def test_the_kernels_lines_drain(line: str) -> None:
+        kernel_drains(line)
+
+    @pytest.mark.parametrize(("line", "kind", "severity"), kernel_evidence, ids=ids)
+    def test_a_kernel_line_is_found_and_only_investigated(line: str, kind: str, severity: str) -> None:
+        found_as(line, kind, severity)
+        no_node_fault(line)
+
+    @pytest.mark.parametrize("line", [case[0] for case in other] + list(no_drain), ids=ids)
     def test_a_jobs_daemons_or_tools_line_never_drains(line: str) -> None:
         never_drains(line)
 
-    @pytest.mark.parametrize("line", twins)
+    @pytest.mark.parametrize("line", no_fault, ids=ids)
+    def test_a_line_is_no_node_fault(line: str) -> None:
+        no_node_fault(line)
+
+    @pytest.mark.parametrize("line", twins, ids=ids)
     def test_a_benign_twin_stays_below_warning(line: str) -> None:
         below_warning(line)
 
-    made = [test_a_familys_line_is_found, test_the_kernels_lines_are_trust_kernel,
-            test_a_jobs_daemons_or_tools_line_never_drains, test_a_benign_twin_stays_below_warning]
-    return {test.__name__: test for test, cases in zip(made, (1, kernel, other, twins), strict=True) if cases}
+    @pytest.mark.parametrize("line", job_twins, ids=ids)
+    def test_a_benign_twin_stays_below_warning_in_a_jobs_output(line: str) -> None:
+        job_scan_below_warning(line)
+
+    @pytest.mark.parametrize("line", not_kernels, ids=ids)
+    def test_a_job_echoing_a_kernel_text_is_not_the_kernels(line: str) -> None:
+        not_the_kernels(line)
+
+    @pytest.mark.parametrize("line", enveloped_kernel, ids=ids)
+    def test_an_enveloped_kernel_line_is_a_kernel_warning(line: str) -> None:
+        enveloped_kernel_warning(line)
+
+    @pytest.mark.parametrize(("line", "kind"), info, ids=ids)
+    def test_a_detail_or_setting_line_is_info(line: str, kind: str) -> None:
+        found_as(line, kind, "info")
+
+    @pytest.mark.parametrize(("line", "kind"), fallback, ids=ids)
+    def test_a_failure_no_rule_names_reaches_the_fallback(line: str, kind: str) -> None:
+        reaches_fallback(line, kind)
+
+    @pytest.mark.parametrize(("line", "rule"), rules, ids=ids)
+    def test_the_rule_that_reads_each_family(line: str, rule: str) -> None:
+        read_by(line, rule)
+
+    @pytest.mark.parametrize("line", unread_lines, ids=ids)
+    def test_a_hostile_or_quoting_line_is_not_the_new_rules(line: str) -> None:
+        not_read_by(line, prefix)
+
+    made: list[tuple[Callable[..., None], Sequence[object]]] = [
+        (test_a_familys_line_is_found, line_cases),
+        (test_the_kernels_lines_are_trust_kernel, [*kernel, *kernel_lines]),
+        (test_the_kernels_lines_are_trust_kernel_and_never_drain, [*kernel_quiet, *kernel_quiet_lines]),
+        (test_the_kernels_lines_are_kernel_evidence_to_investigate, kernel_investigated_lines),
+        (test_the_kernels_lines_drain, kernel_drains_lines),
+        (test_a_kernel_line_is_found_and_only_investigated, kernel_evidence),
+        (test_a_jobs_daemons_or_tools_line_never_drains, [*other, *no_drain]),
+        (test_a_line_is_no_node_fault, no_fault),
+        (test_a_benign_twin_stays_below_warning, twins),
+        (test_a_benign_twin_stays_below_warning_in_a_jobs_output, job_twins),
+        (test_a_job_echoing_a_kernel_text_is_not_the_kernels, not_kernels),
+        (test_an_enveloped_kernel_line_is_a_kernel_warning, enveloped_kernel),
+        (test_a_detail_or_setting_line_is_info, info),
+        (test_a_failure_no_rule_names_reaches_the_fallback, fallback),
+        (test_the_rule_that_reads_each_family, rules),
+        (test_a_hostile_or_quoting_line_is_not_the_new_rules, unread_lines),
+    ]
+    return {test.__name__: test for test, cases in made if cases}

@@ -14,7 +14,7 @@ import pytest
 from slurmtools.diagnosis import diagnose
 from slurmtools.diagnosis.faults import is_node_fault
 
-SEVERE = {"warning", "error", "critical"}
+from .rule_cases import table_tests
 
 FAULTS = [
     # ---- InfiniBand / RoCE in the kernel
@@ -284,14 +284,6 @@ FAULTS = [
 ]
 
 
-@pytest.mark.parametrize("line, kind, severity", FAULTS, ids=lambda v: str(v)[:50])
-def test_a_format_strings_family_is_found(line: str, kind: str, severity: str) -> None:
-    findings = diagnose(line.encode())
-    assert findings, line
-    assert (findings[0].kind, findings[0].severity) == (kind, severity)
-    assert not findings[0].details.get("unrecognised"), "a rule names this family, not the fallback"
-
-
 BENIGN_TWINS = [
     # a WARN in the DRM core's shmem helper: the BMC's ast/mgag200 console on a GPU server (the ninth sweep's Lambda and
     # RTX bug reports hold it at every boot), and i915's display WARNs: splat_gpu reads the compute drivers' only
@@ -365,10 +357,7 @@ BENIGN_TWINS = [
 ]
 
 
-@pytest.mark.parametrize("line", BENIGN_TWINS, ids=lambda v: str(v)[:50])
-def test_a_familys_benign_twin_stays_below_warning(line: str) -> None:
-    findings = diagnose(line.encode())
-    assert not [f for f in findings if f.severity in SEVERE], [(f.kind, f.severity, f.rule) for f in findings]
+globals().update(table_tests(found=FAULTS, twins=BENIGN_TWINS, ids=lambda v: str(v)[:50]))
 
 
 @pytest.mark.parametrize("line", [

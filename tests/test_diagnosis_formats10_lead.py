@@ -4,9 +4,7 @@ never drains, and the kernel's lines are only investigated."""
 
 from __future__ import annotations
 
-import pytest
-
-from .rule_cases import below_warning, found_as, never_drains, no_node_fault, reaches_fallback
+from .rule_cases import found_as, reaches_fallback, table_tests
 
 FOUND = [
     # CUDA's failures in a program's mixed-case words
@@ -49,16 +47,6 @@ FOUND = [
 ]
 
 
-@pytest.mark.parametrize(("line", "kind", "severity"), FOUND)
-def test_a_printers_line_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
-@pytest.mark.parametrize("line", [line for line, _, _ in FOUND])
-def test_a_jobs_or_a_tools_line_never_drains(line: str) -> None:
-    never_drains(line)
-
-
 BENIGN = [
     "gpu7:181:210 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.1.2.3<0>",
     "Kokkos::Cuda::initialize WARNING: Cuda is allocating into UVMSpace by default",
@@ -73,11 +61,6 @@ BENIGN = [
     "mount.nfs: trying text-based options 'vers=4.2,addr=10.1.2.3,clientaddr=10.1.2.4'",
     "<PSP:r0000012:connection to (10.1.2.3,4711,0x2,r0000013) (type:openib,state:open)>",
 ]
-
-
-@pytest.mark.parametrize("line", BENIGN)
-def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
 
 
 def test_an_informational_async_event_stays_the_collective_librarys() -> None:
@@ -100,12 +83,6 @@ KERNEL_FOUND = [
 ]
 
 
-@pytest.mark.parametrize(("line", "kind", "severity"), KERNEL_FOUND)
-def test_a_kernel_line_is_found_and_only_investigated(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-    no_node_fault(line)
-
-
 FALLBACK = [
     # the other GPU drivers' prefixes (nouveau on a PCI GPU and on a Tegra, amdgpu): gpu_init
     ("[    0.484470] nouveau 0000:01:00.0: DRM-master: Device allocation failed: -5", "gpu_init"),
@@ -118,11 +95,6 @@ FALLBACK = [
     ("[  552.633034] nvmet: ctrl 2 fatal error occurred!", "disk"),
     ("[  211.080240] lpfc 0000:47:00.3: 1:2505 EQ_DESTROY mailbox failed", "disk"),
 ]
-
-
-@pytest.mark.parametrize(("line", "kind"), FALLBACK)
-def test_a_subsystems_failure_no_rule_names_reaches_the_fallback(line: str, kind: str) -> None:
-    reaches_fallback(line, kind)
 
 
 KERNEL_BENIGN = [
@@ -139,11 +111,6 @@ KERNEL_BENIGN = [
 ]
 
 
-@pytest.mark.parametrize("line", KERNEL_BENIGN)
-def test_a_kernel_note_stays_below_warning(line: str) -> None:
-    below_warning(line)
-
-
 def test_an_interface_up_without_carrier_is_still_a_link_down() -> None:
     found_as("4: ib0: <NO-CARRIER,BROADCAST,MULTICAST,UP> mtu 2044 qdisc mq state DOWN mode DEFAULT group default "
              "qlen 256", "ib", "error")
@@ -151,14 +118,16 @@ def test_an_interface_up_without_carrier_is_still_a_link_down() -> None:
 
 # the other GPU drivers' display core and a process's own submission, behind the same prefixes: no fallback finding
 # (whole-log sweeps 2 and 3: healthy desktops); an engine that failed to resume is still one
-@pytest.mark.parametrize("line", [
+TWIN_LINES = [
     "[   44.995254] amdgpu 0000:6c:00.0: [drm] REG_WAIT timeout 1us * 100000 tries - optc1_wait_for_state line:839",
     "[    8.310091] amdgpu 0000:6d:00.0: [drm] Cannot find any crtc or sizes",
     "[19599.625321] [drm:amdgpu_cs_ioctl [amdgpu]] *ERROR* Failed to initialize parser -125!",
     "[    3.672794] radeon 0000:01:05.0: registered panic notifier",
-])
-def test_a_display_or_a_process_line_behind_a_gpu_drivers_prefix_stays_below_warning(line: str) -> None:
-    below_warning(line)
+]
+
+
+globals().update(table_tests(other=FOUND, kernel_evidence=KERNEL_FOUND, twins=[*BENIGN, *KERNEL_BENIGN, *TWIN_LINES],
+                             fallback=FALLBACK))
 
 
 def test_a_gpu_engine_that_failed_to_resume_reaches_the_fallback() -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from slurmtools.diagnosis import diagnose
 
-from .rule_cases import below_warning, found_as, never_drains, no_node_fault, not_the_kernels, trust_kernel
+from .rule_cases import not_the_kernels, table_tests
 
 MV = "[gpu-node07:mpi_rank_3]"
 
@@ -174,34 +174,14 @@ KERNEL_TWINS = [
 ]
 
 
-@pytest.mark.parametrize(("line", "kind", "severity"), JOB_FAULTS + KERNEL_FAULTS + DAEMON_FAULTS)
-def test_a_printers_format_string_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
-@pytest.mark.parametrize("line", [c[0] for c in JOB_FAULTS + DAEMON_FAULTS])
-def test_an_mpi_librarys_or_slurms_line_never_drains(line: str) -> None:
-    never_drains(line)
-
-
-@pytest.mark.parametrize("line", [c[0] for c in KERNEL_FAULTS])
-def test_the_kernels_own_lines_are_trust_kernel_and_never_drain(line: str) -> None:
-    trust_kernel(line)
-    no_node_fault(line)
-
-
-@pytest.mark.parametrize("line", JOB_NOTES + KERNEL_TWINS)
-def test_a_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
-
-
-@pytest.mark.parametrize("line", [
+ENVELOPED_KERNEL = [
     "Nov 26 10:00:00 node01 kernel: CacheFiles: I/O Error: Lookup failed [o=000001a2]",
     "[ 1234.567890] nfsd: nfsv4 idmapping failing: has idmapd died?",
-])
-def test_an_enveloped_kernel_line_is_read_the_same(line: str) -> None:
-    findings = diagnose(line.encode())
-    assert findings and findings[0].severity == "warning" and findings[0].trust == "kernel", line
+]
+
+
+globals().update(table_tests(kernel_quiet=KERNEL_FAULTS, other=JOB_FAULTS + DAEMON_FAULTS,
+                             twins=JOB_NOTES + KERNEL_TWINS, enveloped_kernel=ENVELOPED_KERNEL))
 
 
 def test_a_job_echoing_a_kernel_nfs_text_is_not_the_kernels() -> None:

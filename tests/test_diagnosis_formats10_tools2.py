@@ -15,13 +15,7 @@ import pytest
 from slurmtools.diagnosis import diagnose, joblog
 from slurmtools.diagnosis.faults import is_node_fault
 
-from .rule_cases import below_warning, found_as, never_drains, reaches_fallback, trust_kernel
-
-
-def _rule(line: str) -> str | None:
-    findings = diagnose(line.encode())
-    return findings[0].details.get("rule") if findings else None
-
+from .rule_cases import below_warning, reaches_fallback, table_tests, trust_kernel
 
 # ---- one line per rule of the block: (line, kind, the rule that must read it)
 READ_BY = [
@@ -81,12 +75,6 @@ READ_BY = [
 ]
 
 
-@pytest.mark.parametrize("line,kind,rule", READ_BY)
-def test_each_family_is_read_by_its_rule(line: str, kind: str, rule: str) -> None:
-    found_as(line, kind, "warning")
-    assert _rule(line) == rule
-
-
 # ---- tool, fabric-manager and job output: trust syslog or job, never a node fault
 NEVER_DRAINS = [line for line, _, rule in READ_BY if rule not in ("tools2_nvfs_error",)] + [
     # the same words behind srun's rank tag and a pdsh host are still a tool's
@@ -94,11 +82,6 @@ NEVER_DRAINS = [line for line, _, rule in READ_BY if rule not in ("tools2_nvfs_e
     "gpu07: Effective Physical Errors          : 1042",
     "gpu07: ERROR: Driver not initialized (amdgpu not found in modules)",
 ]
-
-
-@pytest.mark.parametrize("line", NEVER_DRAINS)
-def test_tool_and_job_output_never_drains(line: str) -> None:
-    never_drains(line)
 
 
 @pytest.mark.parametrize("line", [
@@ -154,9 +137,8 @@ BENIGN = [
 ]
 
 
-@pytest.mark.parametrize("line", BENIGN)
-def test_the_printers_routine_lines_stay_below_warning(line: str) -> None:
-    below_warning(line)
+globals().update(table_tests(found=[(line, kind, "warning") for line, kind, _ in READ_BY], no_drain=NEVER_DRAINS,
+                             twins=BENIGN, rules=[(line, rule) for line, _, rule in READ_BY]))
 
 
 @pytest.mark.parametrize("line,warn", [

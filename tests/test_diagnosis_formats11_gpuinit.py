@@ -15,11 +15,9 @@ notes that must stay quiet, and linear time on hostile lines.
 
 from __future__ import annotations
 
-import pytest
-
 from slurmtools.diagnosis import diagnose
 
-from .rule_cases import below_warning, found_as, never_drains, no_node_fault, not_the_kernels, trust_kernel
+from .rule_cases import table_tests
 
 KLOG = "E1126 06:14:02.119220       1 "
 LOGRUS = 'time="2026-11-26T06:15:02Z" '
@@ -137,28 +135,7 @@ TWINS = [
 ]
 
 
-@pytest.mark.parametrize(("line", "kind", "severity"), KERNEL_FAULTS + DAEMON_FAULTS + JOB_FAULTS)
-def test_a_printers_format_string_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
-@pytest.mark.parametrize("line", [c[0] for c in DAEMON_FAULTS + JOB_FAULTS])
-def test_a_daemons_tools_or_jobs_line_never_drains(line: str) -> None:
-    never_drains(line)
-
-
-@pytest.mark.parametrize("line", [c[0] for c in KERNEL_FAULTS])
-def test_the_kernels_own_lines_are_trust_kernel_and_never_drain(line: str) -> None:
-    trust_kernel(line)
-    no_node_fault(line)
-
-
-@pytest.mark.parametrize("line", TWINS)
-def test_a_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
-
-
-@pytest.mark.parametrize(("line", "rule"), [
+READ_BY_RULE = [
     # the placed-earlier rules leave their neighbours' lines alone: a lost GPU stays gpu_lost_text's (xid 79), any
     # other UVM persistence failure stays nvidia_persistenced's, an optional firmware name stays ignored
     ("Unable to determine the device handle for GPU0000:41:00.0: Unknown Error", "rules11_gpuinit_smi_handle_reason"),
@@ -167,9 +144,7 @@ def test_a_benign_twin_stays_below_warning(line: str) -> None:
     ("Unable to determine the device handle for GPU0000:3B:00.0: Corrupted infoROM", "gpu_lost_text"),
     ("nvidia-persistenced[1873]: device 0000:18:00.0 - Could not Enable UVM Persistence mode : 0x56",
      "nvidia_persistenced"),
-])
-def test_the_earlier_rules_keep_to_their_reasons(line: str, rule: str) -> None:
-    assert diagnose(line.encode())[0].details.get("rule") == rule
+]
 
 
 def test_an_optional_amdgpu_blob_is_not_a_required_one() -> None:
@@ -179,15 +154,14 @@ def test_an_optional_amdgpu_blob_is_not_a_required_one() -> None:
     assert "rules11_gpuinit_amdgpu_firmware" not in rules
 
 
-@pytest.mark.parametrize("line", [
+ECHOED = [
     "python3: saw 'Loading of unsigned module is rejected' in dmesg",
     "myjob: kfd kfd: amdgpu: device 1002:740c NOT added due to errors",
-])
-def test_a_job_echoing_a_kernel_text_is_not_the_kernels(line: str) -> None:
-    not_the_kernels(line)
+]
 
 
-@pytest.mark.parametrize("line", [
+# bounded quantifiers: a long line of near-matches is decided and is not the new rules' finding
+HOSTILE = [
     "Unable to determine the device handle for GPU0000:41:00.0: " + "Not " * 30_000,
     "nvidia: version magic '" + "x" * 100_000 + " should be",
     "[drm:psp_hw_start [amdgpu]] *ERROR* PSP " + "load " * 20_000 + "fine",
@@ -195,8 +169,8 @@ def test_a_job_echoing_a_kernel_text_is_not_the_kernels(line: str) -> None:
     "insmod: ERROR: could not insert module " + "/" * 100_000 + "nvidia.ko",
     "I1126 1 health.go:160] unable to get device handle from UUID: " + "x" * 100_000 + "; marking it",
     "Consult /var/lib/dkms/" + "a" * 100_000 + "/build/make.log for more information",
-])
-def test_a_long_hostile_line_is_read_in_linear_time(line: str) -> None:
-    # bounded quantifiers: a long line of near-matches is decided and is not the new rules' finding
-    rules = {f.details.get("rule") for f in diagnose(line.encode())}
-    assert not {r for r in rules if r and r.startswith("rules11_gpuinit_")}
+]
+
+
+globals().update(table_tests(kernel_quiet=KERNEL_FAULTS, other=DAEMON_FAULTS + JOB_FAULTS, twins=TWINS,
+                             not_kernels=ECHOED, rules=READ_BY_RULE, unread=("rules11_gpuinit_", HOSTILE)))

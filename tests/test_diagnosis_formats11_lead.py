@@ -4,9 +4,7 @@ below warning, job and tool output never drains, and the kernel's lines are only
 
 from __future__ import annotations
 
-import pytest
-
-from .rule_cases import below_warning, found_as, never_drains, no_node_fault, reaches_fallback
+from .rule_cases import below_warning, found_as, table_tests
 
 # ---- what daemons, tools and jobs print (trust syslog or job: recorded, never a drain)
 FOUND = [
@@ -127,16 +125,6 @@ FOUND = [
 ]
 
 
-@pytest.mark.parametrize(("line", "kind", "severity"), FOUND)
-def test_a_printers_line_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
-@pytest.mark.parametrize("line", [line for line, _, _ in FOUND])
-def test_a_daemons_a_tools_or_a_jobs_line_never_drains(line: str) -> None:
-    never_drains(line)
-
-
 # ---- the kernel's own lines (warning or error, investigated; never a node fault of ours)
 KERNEL_FOUND = [
     # OpenVZ's OOM report for a container (the task's pid and name first: the job's)
@@ -197,20 +185,12 @@ KERNEL_FOUND_11D = [
 ]
 
 
-@pytest.mark.parametrize(("line", "kind", "severity"), KERNEL_FOUND + KERNEL_FOUND_11F + KERNEL_FOUND_11D)
-def test_a_kernel_line_is_found_and_only_investigated(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-    no_node_fault(line)
-
-
-@pytest.mark.parametrize(("line", "kind"), [
+INFO_LINES = [
     # a report's detail lines carry their kind at info: the report's first line is the finding
     ("kernel: #2:  99% system,   1% softirq,   0% hardirq,   0% idle", "soft_lockup"),
     ("kworker/u8:2    D ffff88003fc13a80     0   123      2 0x00000000", "hung_task"),
     ("mlx5_core 0000:3b:00.0: print_health_info:437:(pid 0): hw_id 0x0000020d", "ib"),
-])
-def test_a_reports_detail_line_is_evidence_at_info(line: str, kind: str) -> None:
-    found_as(line, kind, "info")
+]
 
 
 def test_a_source_files_location_in_front_is_part_of_the_message() -> None:
@@ -224,16 +204,13 @@ def test_a_source_files_location_in_front_is_part_of_the_message() -> None:
     assert normalise("logs/kern.log:Mar  5 10:11:12 n1 kernel: EDAC MC0: 1 CE").message == "EDAC MC0: 1 CE"
 
 
-@pytest.mark.parametrize("line", [
+# The network filesystems' user-space daemons (FUSE clients, NFS-Ganesha, GlusterFS, MooseFS) are a subsystem
+# (data/subsystems.toml `netfs-daemons`): a failure no rule names is an nfs warning, never a drain.
+FALLBACK_LINES = [
     "Sep  9 09:39:05 n2 mfsmount[28930]: error writing file number 472044: ENOSPC (No space left on device)",
     "Mar  3 03:03:03 n3 s3fs[77]: s3fs.cpp:s3fs_check_service(3900): Failed to check bucket and directory for mount "
     "point : Bad Request(host=https://s3.amazonaws.com)",
-])
-def test_a_network_filesystems_daemon_failure_reaches_the_fallback(line: str) -> None:
-    """The network filesystems' user-space daemons (FUSE clients, NFS-Ganesha, GlusterFS, MooseFS) are a subsystem
-    (data/subsystems.toml `netfs-daemons`): a failure no rule names is an nfs warning, never a drain."""
-    reaches_fallback(line, "nfs")
-    never_drains(line)
+]
 
 
 def test_a_daemons_denied_failure_word_is_no_fallback_finding() -> None:
@@ -323,6 +300,6 @@ BENIGN = [
 ]
 
 
-@pytest.mark.parametrize("line", BENIGN)
-def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
+globals().update(table_tests(other=FOUND, kernel_evidence=KERNEL_FOUND + KERNEL_FOUND_11F + KERNEL_FOUND_11D,
+                             no_drain=FALLBACK_LINES, twins=BENIGN, info=INFO_LINES,
+                             fallback=[(line, "nfs") for line in FALLBACK_LINES]))

@@ -14,11 +14,7 @@ line never drains), the informational twins that must stay quiet, and linear tim
 
 from __future__ import annotations
 
-import pytest
-
-from slurmtools.diagnosis import diagnose
-
-from .rule_cases import below_warning, found_as, never_drains
+from .rule_cases import table_tests
 
 GLUSTER = "[2026-11-26 13:20:02.123456 +0000] "
 GANESHA = "26/11/2026 14:10:01 : epoch 6745a1b2 : nfs01 : ganesha.nfsd-3310[main] "
@@ -173,35 +169,18 @@ TWINS = [
 ]
 
 
-@pytest.mark.parametrize(("line", "kind", "severity"), DAEMON_FAULTS + TOOL_AND_JOB_FAULTS)
-def test_a_printers_format_string_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
-@pytest.mark.parametrize("line", [c[0] for c in DAEMON_FAULTS + TOOL_AND_JOB_FAULTS])
-def test_a_daemons_tools_or_jobs_line_never_drains(line: str) -> None:
-    never_drains(line)
-
-
-@pytest.mark.parametrize("line", TWINS)
-def test_a_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
-
-
-@pytest.mark.parametrize("line", [
+# the admin tools' rows are read whole (anchored at the row's start and end): a job's sentence that quotes one is not a
+# finding of these rules
+QUOTING = [
     "ls -l shows state: DISCONN in the import file",
     "my table: 7 node07 down",
     "grep found 'Client-quorum is not met' in last week's archive",
     "python3 train.py --note 'NOT HEALTHY'",
-])
-def test_text_quoting_a_tool_row_is_not_the_tools(line: str) -> None:
-    # the admin tools' rows are read whole (anchored at the row's start and end): a job's sentence that quotes one is
-    # not a finding of these rules
-    rules = {f.details.get("rule") for f in diagnose(line.encode())}
-    assert not {r for r in rules if r and r.startswith("rules11_pfs2_")}
+]
 
 
-@pytest.mark.parametrize("line", [
+# bounded quantifiers: a long line of near-matches is decided and is not the new rules' finding
+HOSTILE = [
     "(1) Nov26 13:10:01 Main [App] >> " + "x" * 100_000 + " Management node offline",
     GLUSTER + "W [fuse-bridge.c:1:f] 0-glusterfs-fuse: 1: READ => -1 " + "(" * 100_000 + "Input/output error",
     "2026-11-26 13:05:01 " + "a_" * 50_000 + "down ERROR x",
@@ -209,8 +188,8 @@ def test_text_quoting_a_tool_row_is_not_the_tools(line: str) -> None:
     "ERROR : " + "x" * 100_000 + " IO error",
     "Peer <" + "p" * 100_000 + "> has disconnected from glusterd",
     "       " + "1 " * 50_000 + " Offline   Needs-resync          3",
-])
-def test_a_long_hostile_line_is_read_in_linear_time(line: str) -> None:
-    # bounded quantifiers: a long line of near-matches is decided and is not the new rules' finding
-    rules = {f.details.get("rule") for f in diagnose(line.encode())}
-    assert not {r for r in rules if r and r.startswith("rules11_pfs2_")}
+]
+
+
+globals().update(table_tests(other=DAEMON_FAULTS + TOOL_AND_JOB_FAULTS, twins=TWINS,
+                             unread=("rules11_pfs2_", [*QUOTING, *HOSTILE])))

@@ -13,11 +13,7 @@ must stay quiet, and linear time on hostile lines.
 
 from __future__ import annotations
 
-import pytest
-
-from slurmtools.diagnosis import diagnose
-
-from .rule_cases import below_warning, found_as, never_drains, no_node_fault, not_the_kernels, trust_kernel
+from .rule_cases import table_tests
 
 KERNEL_FAULTS = [
     # drivers/infiniband/sw/rxe (pr_fmt 'rdma_rxe: '): v5.4 rxe_recv.c hdr_check() pr_warn_ratelimited("no qp matches
@@ -203,58 +199,34 @@ JOB_NOTES = [
 ]
 
 
-@pytest.mark.parametrize(("line", "kind", "severity"), KERNEL_FAULTS + JOB_FAULTS + DAEMON_FAULTS)
-def test_a_printers_format_string_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
-@pytest.mark.parametrize("line", [c[0] for c in JOB_FAULTS + DAEMON_FAULTS])
-def test_a_jobs_or_daemons_line_never_drains(line: str) -> None:
-    never_drains(line)
-
-
-@pytest.mark.parametrize("line", [c[0] for c in KERNEL_FAULTS])
-def test_the_kernels_own_lines_are_trust_kernel_and_never_drain(line: str) -> None:
-    trust_kernel(line)
-    no_node_fault(line)
-
-
-@pytest.mark.parametrize("line", KERNEL_TWINS + JOB_NOTES)
-def test_a_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
-
-
-@pytest.mark.parametrize("line", [
+ENVELOPED_KERNEL = [
     "Nov 26 10:00:00 gpu-node-07 kernel:  connection1:0: detected conn error (1020)",
     "[ 1234.567890] rdma_rxe: no qp matches qpn 0x31f5",
     "[Thu Nov 26 09:52:01 2026] scsi host5: ib_srp: received DREQ",
     "3,20006,20006123,-;siw: got TERMINATE. layer 1, type 2, code 5",
-])
-def test_an_enveloped_kernel_line_is_read_the_same(line: str) -> None:
-    findings = diagnose(line.encode())
-    assert findings and findings[0].severity == "warning" and findings[0].trust == "kernel", line
+]
 
 
-@pytest.mark.parametrize("line", [
+# the kernel rules read the message's start: a job's output that quotes the text behind its own words is not a kernel
+# finding (and so can never drain)
+ECHOED = [
     "python3: saw 'rdma_rxe: no qp matches qpn 0x31f5' in the log",
     "myjob: connection1:0: detected conn error (1020)",
     "echo iSCSI Login timeout on Network Portal 10.0.0.21:3260",
-])
-def test_a_job_echoing_a_kernel_text_is_not_the_kernels(line: str) -> None:
-    # the kernel rules read the message's start: a job's output that quotes the text behind its own words is not a
-    # kernel finding (and so can never drain)
-    not_the_kernels(line)
+]
 
 
-@pytest.mark.parametrize("line", [
+# bounded quantifiers: a long line of near-matches is decided and is not the new rules' finding
+HOSTILE = [
     "rdma_rxe: " + "x" * 100_000 + " addr 1 != qp source addr",
     "siw: [QP 1]: " + "a" * 100_000 + ", len 1, page",
     " connection1:0: pdu (op 0x" + "1" * 100_000 + " itt",
     "iscsid[1]: Connection1:0 to [target: " + "t" * 100_000 + " through [iface: x] is shutdown.",
     "nouveau 0000:01:00.0: devinit: 0x" + "0" * 100_000 + "[0]: unknown opcode 0x5c",
     "TL_UCP ERROR " + "tag 1; " * 20_000 + "dest",
-])
-def test_a_long_hostile_line_is_read_in_linear_time(line: str) -> None:
-    # bounded quantifiers: a long line of near-matches is decided and is not the new rules' finding
-    rules = {f.details.get("rule") for f in diagnose(line.encode())}
-    assert not {r for r in rules if r and r.startswith("rules11_")}
+]
+
+
+globals().update(table_tests(kernel_quiet=KERNEL_FAULTS, other=JOB_FAULTS + DAEMON_FAULTS,
+                             twins=KERNEL_TWINS + JOB_NOTES, not_kernels=ECHOED, enveloped_kernel=ENVELOPED_KERNEL,
+                             unread=("rules11_", HOSTILE)))

@@ -15,11 +15,7 @@ the notes that must stay quiet, and linear time on hostile lines.
 
 from __future__ import annotations
 
-import pytest
-
-from slurmtools.diagnosis import diagnose
-
-from .rule_cases import below_warning, found_as, never_drains, no_node_fault, not_the_kernels, trust_kernel
+from .rule_cases import table_tests
 
 KERNEL_FAULTS = [
     # drivers/scsi/storvsc_drv.c storvsc_on_io_completion() storvsc_log_ratelimited("tag#%d cmd 0x%x status: scsi 0x%x
@@ -267,61 +263,34 @@ JOB_NOTES = [
 ]
 
 
-@pytest.mark.parametrize(("line", "kind", "severity"), KERNEL_FAULTS + JOB_FAULTS + DAEMON_FAULTS)
-def test_a_printers_format_string_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
-@pytest.mark.parametrize("line", [c[0] for c in JOB_FAULTS + DAEMON_FAULTS])
-def test_a_jobs_or_daemons_line_never_drains(line: str) -> None:
-    never_drains(line)
-
-
-@pytest.mark.parametrize("line", [c[0] for c in KERNEL_FAULTS])
-def test_the_kernels_own_lines_are_trust_kernel_and_never_drain(line: str) -> None:
-    trust_kernel(line)
-    no_node_fault(line)
-
-
-@pytest.mark.parametrize("line", KERNEL_TWINS + JOB_NOTES)
-def test_a_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
-
-
-@pytest.mark.parametrize("line", [
+ENVELOPED_KERNEL = [
     "[ 1234.567890] hv_storvsc f8b3781a-1e82-4818-a1c3-63d806ec15bb: tag#12 cmd 0x28 status: scsi 0x2 srb 0x4 hv "
     "0xc0000001",
     "Nov 26 09:52:01 gpu-node-07 kernel: hv_pci 47505500-0001-0000-3130-444531303244: Read Config Block failed: "
     "0xc0000001, bytes_returned=0",
     "[Thu Nov 26 09:52:01 2026] vfio-pci 0000:3b:00.0: BAR 0: can't reserve [mem 0xd8000000-0xd8ffffff]",
     "3,2210,123456789,-;hv_storvsc f8b3781a-1e82-4818-a1c3-63d806ec15bb: Invalid pkt: id=17, len=12, minlen=48",
-])
-def test_an_enveloped_kernel_line_is_read_the_same(line: str) -> None:
-    findings = diagnose(line.encode())
-    assert findings and findings[0].severity == "warning" and findings[0].trust == "kernel", line
+]
 
 
-@pytest.mark.parametrize("line", [
+# the kernel rules read the message's start: a job's output that quotes the text behind its own words is not a kernel
+# finding (and so can never drain)
+ECHOED = [
     "python3: saw 'xvda disabled for further use' in the log",
     "myjob: hv_pci 47505500-0001-0000-3130-444531303244: the device has gone",
     "echo virtio_net virtio1 eth0: TX timeout on queue: 3",
-])
-def test_a_job_echoing_a_kernel_text_is_not_the_kernels(line: str) -> None:
-    # the kernel rules read the message's start: a job's output that quotes the text behind its own words is not a
-    # kernel finding (and so can never drain)
-    not_the_kernels(line)
+]
 
 
-@pytest.mark.parametrize("line", [
+# the SeaweedFS rule reads its own file names only: a kubelet's or client-go's glog error is not shared storage
+OTHER_GLOG = [
     "E1126 06:14:02.119220 reflector.go:138] failed to list *v1.Pod: the server could not find the requested resource",
     "E1126 06:14:02.119220 kuberuntime_manager.go:1256] container start failed: CreateContainerError",
-])
-def test_another_go_programs_glog_error_is_not_seaweedfs(line: str) -> None:
-    # the SeaweedFS rule reads its own file names only: a kubelet's or client-go's glog error is not shared storage
-    assert not [f for f in diagnose(line.encode()) if (f.details.get("rule") or "").startswith("rules12_")]
+]
 
 
-@pytest.mark.parametrize("line", [
+# bounded quantifiers: a long line of near-matches is decided and is not the new rules' finding
+HOSTILE = [
     "hv_storvsc f8b3781a-1e82-4818-a1c3-63d806ec15bb: tag#1 cmd 0x28 status: scsi 0x" + "2" * 100_000 + " srb",
     "blkfront: xvdb: " + "write " * 20_000 + "op",
     "E1125 10:11:12.123456 " + "9" * 100_000 + " reader_at.go",
@@ -330,8 +299,9 @@ def test_another_go_programs_glog_error_is_not_seaweedfs(line: str) -> None:
     "vfio_dma_map(" + "0x1, " * 20_000 + ") = ",
     "cpu2:1)NMP: nmp_x:1: Cmd 0x28 " + "(" * 100_000 + " Failed: H:0x",
     "file: 1, index: 1, chunk: " + "A" * 100_000 + " - there are no valid copies",
-])
-def test_a_long_hostile_line_is_read_in_linear_time(line: str) -> None:
-    # bounded quantifiers: a long line of near-matches is decided and is not the new rules' finding
-    rules = {f.details.get("rule") for f in diagnose(line.encode())}
-    assert not {r for r in rules if r and r.startswith("rules12_")}
+]
+
+
+globals().update(table_tests(kernel_quiet=KERNEL_FAULTS, other=JOB_FAULTS + DAEMON_FAULTS,
+                             twins=KERNEL_TWINS + JOB_NOTES, not_kernels=ECHOED, enveloped_kernel=ENVELOPED_KERNEL,
+                             unread=("rules12_", [*OTHER_GLOG, *HOSTILE])))

@@ -4,9 +4,7 @@ warning, job and tool output never drains, and the kernel's lines are only inves
 
 from __future__ import annotations
 
-import pytest
-
-from .rule_cases import below_warning, found_as, never_drains, no_node_fault
+from .rule_cases import table_tests
 
 # ---- what daemons, tools and jobs print (trust syslog or job: recorded, never a drain)
 FOUND = [
@@ -95,16 +93,6 @@ FOUND = [
 ]
 
 
-@pytest.mark.parametrize(("line", "kind", "severity"), FOUND)
-def test_a_printers_line_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
-@pytest.mark.parametrize("line", [line for line, _, _ in FOUND])
-def test_a_daemons_a_tools_or_a_jobs_line_never_drains(line: str) -> None:
-    never_drains(line)
-
-
 # ---- the kernel's own lines (warning, investigated; never a node fault of ours)
 KERNEL_FOUND = [
     ("[ 1201.000017] raid10: Operation continuing on 5 devices.", "disk", "warning"),
@@ -134,12 +122,6 @@ KERNEL_FOUND = [
 ]
 
 
-@pytest.mark.parametrize(("line", "kind", "severity"), KERNEL_FOUND)
-def test_a_kernel_line_is_found_and_only_investigated(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-    no_node_fault(line)
-
-
 # ---- lines that say nothing alone, or a setting: their kind at info
 INFO = [
     # a SCSI command's CDB alone says which command, not that it failed
@@ -155,11 +137,6 @@ INFO = [
     ("[  990.900000] [drm] VRAM is lost due to GPU reset!", "gpu_init"),
     ("[cn0412:90210] *** Process received signal ***", "segfault"),    # Open MPI's banner: the Signal lines say which
 ]
-
-
-@pytest.mark.parametrize(("line", "kind"), INFO)
-def test_a_detail_or_setting_line_is_info(line: str, kind: str) -> None:
-    found_as(line, kind, "info")
 
 
 BENIGN = [
@@ -192,6 +169,4 @@ BENIGN = [
 ]
 
 
-@pytest.mark.parametrize("line", BENIGN)
-def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
+globals().update(table_tests(other=FOUND, kernel_evidence=KERNEL_FOUND, twins=BENIGN, info=INFO))

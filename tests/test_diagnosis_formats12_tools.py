@@ -17,7 +17,7 @@ import pytest
 
 from slurmtools.diagnosis import diagnose
 
-from .rule_cases import below_warning, found_as, never_drains
+from .rule_cases import never_drains, table_tests
 
 NAGIOS = "[1764151267] SERVICE ALERT: gpu-node-07;{svc};{state};HARD;3;"
 
@@ -157,11 +157,6 @@ RECOVERED = [
 ]
 
 
-@pytest.mark.parametrize(("line", "kind"), TOOL_FAULTS + ENVELOPED)
-def test_a_monitoring_or_tool_line_is_found_at_warning(line: str, kind: str) -> None:
-    found_as(line, kind, "warning")
-
-
 @pytest.mark.parametrize("line", [c[0] for c in TOOL_FAULTS + ENVELOPED])
 def test_a_monitoring_or_tool_line_never_drains(line: str) -> None:
     never_drains(line)
@@ -179,12 +174,8 @@ def test_dcgm_exporters_xid_gauge_is_the_xid(line: str, xid: int, severity: str)
     never_drains(line)
 
 
-@pytest.mark.parametrize("line", TWINS + RECOVERED)
-def test_a_healthy_row_or_recovery_notice_stays_below_warning(line: str) -> None:
-    below_warning(line)
-
-
-@pytest.mark.parametrize("line", [
+# bounded quantifiers: a long line of near-matches is decided and is not the new rules' finding
+HOSTILE = [
     "DISK CRITICAL - " + "/" * 100_000 + " is not accessible: fine",
     "IPMI Status: Critical [" + "x" * 100_000 + " = Fine",
     "CRITICAL: Drive " + "a" * 100_000 + " S/N fine",
@@ -194,8 +185,8 @@ def test_a_healthy_row_or_recovery_notice_stays_below_warning(line: str) -> None
     "252:3     3 Failed  0 " + "9" * 100_000 + " TB SATA HDD",
     "Event Description: Unexpected sense: PD " + "0" * 100_000 + " Sense: 1/",
     "gpu-node-07 is critical - " + "mdstat " * 20_000 + "- md",
-])
-def test_a_long_hostile_line_is_read_in_linear_time(line: str) -> None:
-    # bounded quantifiers: a long line of near-matches is decided and is not the new rules' finding
-    rules = {f.details.get("rule") for f in diagnose(line.encode())}
-    assert not {r for r in rules if r and r.startswith("rules12_tool_")}
+]
+
+
+globals().update(table_tests(found=[(line, kind, "warning") for line, kind in TOOL_FAULTS + ENVELOPED],
+                             twins=TWINS + RECOVERED, unread=("rules12_tool_", HOSTILE)))

@@ -17,11 +17,7 @@ lines.
 
 from __future__ import annotations
 
-import pytest
-
-from slurmtools.diagnosis import diagnose
-
-from .rule_cases import below_warning, found_as, job_scan_below_warning, job_scan_finds, never_drains
+from .rule_cases import found_as, job_scan_below_warning, job_scan_finds, table_tests
 
 # vLLM's engine core or a worker dying: the consequence of a cause on an earlier line (a CUDA error, GPU memory, NCCL)
 # that other rules report, so the death itself is cuda at info (one collection's rules half holds one of these lines
@@ -58,12 +54,6 @@ ENGINE_DEATH = [
     ("(VllmWorkerProcess pid=48215) ERROR 11-26 10:11:12 multiproc_worker_utils.py:233] Exception in worker "
      "VllmWorkerProcess while processing method init_device.", "cuda", "info"),
 ]
-
-
-@pytest.mark.parametrize(("line", "kind", "severity"), ENGINE_DEATH)
-def test_a_dead_engine_is_its_causes_consequence_at_info(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-    never_drains(line)
 
 
 JOB_FAULTS = [
@@ -237,22 +227,6 @@ TWINS = [
 ]
 
 
-@pytest.mark.parametrize(("line", "kind", "severity"), JOB_FAULTS + ENVELOPED)
-def test_a_printers_format_string_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
-@pytest.mark.parametrize("line", [c[0] for c in JOB_FAULTS + ENVELOPED])
-def test_a_jobs_line_never_drains(line: str) -> None:
-    never_drains(line)
-
-
-@pytest.mark.parametrize("line", TWINS)
-def test_a_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
-    job_scan_below_warning(line)
-
-
 def test_a_dead_engine_among_its_banners_is_the_job_scans_finding() -> None:
     # a vLLM start log: banners, the cause, then the engine core's death; the job scan's first warning is the cause,
     # and the death alone (no cause printed) is recorded at info, never a warning
@@ -276,7 +250,8 @@ def test_rays_node_out_of_memory_exit_is_oom_not_a_lost_worker() -> None:
     found_as(line, "oom", "error")
 
 
-@pytest.mark.parametrize("line", [
+# bounded quantifiers: a long line of near-matches is decided and is not the new rules' finding
+HOSTILE = [
     "Engine core proc " + "E" * 100_000 + " died unexpectedly",
     "Worker " + "w" * 100_000 + " pid 1 died, exit code: 1",
     "Stub process '" + "s" * 100_000 + "' is not healthy",
@@ -285,8 +260,8 @@ def test_rays_node_out_of_memory_exit_is_oom_not_a_lost_worker() -> None:
     "pdsh@" + "g" * 100_000 + ": gpu02: ssh exited with exit code 1",
     "iteration 1: Unexpected result " + "n" * 100_000 + " (message=",
     "a" * 100_000 + ".py FAILED",
-])
-def test_a_long_hostile_line_is_read_in_linear_time(line: str) -> None:
-    # bounded quantifiers: a long line of near-matches is decided and is not the new rules' finding
-    rules = {f.details.get("rule") for f in diagnose(line.encode())}
-    assert not {r for r in rules if r and r.startswith("rules13_")}
+]
+
+
+globals().update(table_tests(other=ENGINE_DEATH + JOB_FAULTS + ENVELOPED, twins=TWINS, job_twins=TWINS,
+                             unread=("rules13_", HOSTILE)))

@@ -4,9 +4,7 @@ warning, job and tool output never drains, and the kernel's lines are only inves
 
 from __future__ import annotations
 
-import pytest
-
-from .rule_cases import below_warning, found_as, never_drains, no_node_fault
+from .rule_cases import table_tests
 
 # ---- what daemons, tools and jobs print (trust syslog or job: recorded, never a drain)
 FOUND = [
@@ -88,16 +86,6 @@ FOUND = [
 ]
 
 
-@pytest.mark.parametrize(("line", "kind", "severity"), FOUND)
-def test_a_printers_line_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
-@pytest.mark.parametrize("line", [line for line, _, _ in FOUND])
-def test_a_daemons_a_tools_or_a_jobs_line_never_drains(line: str) -> None:
-    never_drains(line)
-
-
 # ---- the kernel's own lines (investigated; never a node fault of ours)
 KERNEL_FOUND = [
     # i915: a hang and its reset, a reset that timed out, firmware that did not load
@@ -163,12 +151,6 @@ KERNEL_FOUND = [
 ]
 
 
-@pytest.mark.parametrize(("line", "kind", "severity"), KERNEL_FOUND)
-def test_a_kernel_line_is_found_and_only_investigated(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-    no_node_fault(line)
-
-
 # ---- lines that say nothing alone, or a setting: their kind at info
 INFO = [
     # NCCL without libibverbs goes on over sockets
@@ -200,11 +182,6 @@ INFO = [
 ]
 
 
-@pytest.mark.parametrize(("line", "kind"), INFO)
-def test_a_detail_or_setting_line_is_info(line: str, kind: str) -> None:
-    found_as(line, kind, "info")
-
-
 BENIGN = [
     # the same printers on a healthy day
     "radv: GPU hang report will be saved to '/tmp/radv_dumps_811_2025.01.11_09.52.01'!",
@@ -226,6 +203,4 @@ BENIGN = [
 ]
 
 
-@pytest.mark.parametrize("line", BENIGN)
-def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
+globals().update(table_tests(other=FOUND, kernel_evidence=KERNEL_FOUND, twins=BENIGN, info=INFO))

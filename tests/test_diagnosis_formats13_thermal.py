@@ -17,9 +17,8 @@ from __future__ import annotations
 import pytest
 
 from slurmtools.diagnosis import diagnose
-from slurmtools.diagnosis.faults import is_node_fault
 
-from .rule_cases import below_warning, found_as, never_drains, no_node_fault, trust_kernel
+from .rule_cases import table_tests
 
 KERNEL_DRAINS = [
     # kernel/reboot.c hw_failure_emergency_poweroff_func pr_emerg("Hardware protection timed-out. Trying forced
@@ -128,33 +127,6 @@ TWINS = [
 ]
 
 
-@pytest.mark.parametrize(("line", "kind", "severity"), KERNEL_DRAINS + KERNEL_FAULTS + DAEMON_FAULTS)
-def test_a_printers_format_string_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
-@pytest.mark.parametrize("line", [c[0] for c in KERNEL_DRAINS])
-def test_a_critical_trip_of_the_kernel_drains(line: str) -> None:
-    trust_kernel(line)
-    assert any(is_node_fault(f, None) for f in diagnose(line.encode())), line
-
-
-@pytest.mark.parametrize("line", [c[0] for c in KERNEL_FAULTS])
-def test_the_kernels_throttling_and_alarms_are_trust_kernel_and_never_drain(line: str) -> None:
-    trust_kernel(line)
-    no_node_fault(line)
-
-
-@pytest.mark.parametrize("line", [c[0] for c in DAEMON_FAULTS])
-def test_a_daemons_or_tools_line_never_drains(line: str) -> None:
-    never_drains(line)
-
-
-@pytest.mark.parametrize("line", TWINS)
-def test_a_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
-
-
 @pytest.mark.parametrize("line", [
     "[ 9324.010872] reboot: Hardware protection timed-out. Trying forced poweroff",
     "Nov 26 10:01:07 gpu-node07 kernel: amdgpu 0000:29:00.0: ERROR: GPU HW Critical Temperature Fault(aka CTF) "
@@ -166,15 +138,15 @@ def test_an_enveloped_kernel_line_is_read_the_same(line: str) -> None:
     assert findings and findings[0].kind == "thermal" and findings[0].trust == "kernel", line
 
 
-@pytest.mark.parametrize("line", [
+# a job echoing a kernel text does not drain
+ECHOED = [
     "python3: saw 'amdgpu 0000:c1:00.0: ERROR: GPU over temperature range(SW CTF) detected!' in the log",
     "myjob: reboot: Hardware protection timed-out. Trying forced poweroff",
-])
-def test_a_job_echoing_a_kernel_text_does_not_drain(line: str) -> None:
-    assert not [f for f in diagnose(line.encode()) if is_node_fault(f, None)], line
+]
 
 
-@pytest.mark.parametrize("line", [
+# bounded quantifiers: a long line of near-matches is decided and is not the new rules' finding
+HOSTILE = [
     "fan1: " + "1 " * 50_000 + "RPM  (min = 600 RPM)  ALARM",
     "x" * 100_000 + ":  FAULT  (min = 600 RPM)",
     "| Fan |" + " |" * 50_000 + " 'At or Below (<=) Lower Critical Threshold'",
@@ -182,8 +154,9 @@ def test_a_job_echoing_a_kernel_text_does_not_drain(line: str) -> None:
     "fan1: " + " " * 100_000 + "FAULT x",
     "amdgpu 0000:c1:00.0: " + "ERROR: " * 20_000 + "GPU",
     "Enforced power limit on GPU 1 set to " + "9" * 100_000 + ", which",
-])
-def test_a_long_hostile_line_is_read_in_linear_time(line: str) -> None:
-    # bounded quantifiers: a long line of near-matches is decided and is not the new rules' finding
-    rules = {f.details.get("rule") for f in diagnose(line.encode())}
-    assert not {r for r in rules if r and r.startswith("rules13_")}
+]
+
+
+globals().update(table_tests(found=KERNEL_DRAINS, kernel_quiet=KERNEL_FAULTS, other=DAEMON_FAULTS,
+                             kernel_drains_lines=[c[0] for c in KERNEL_DRAINS], no_fault=ECHOED, twins=TWINS,
+                             unread=("rules13_", HOSTILE)))

@@ -14,11 +14,9 @@ notes that must stay quiet, and linear time on hostile lines.
 
 from __future__ import annotations
 
-import pytest
-
 from slurmtools.diagnosis import diagnose
 
-from .rule_cases import below_warning, found_as, never_drains, no_node_fault, not_the_kernels, trust_kernel
+from .rule_cases import table_tests
 
 KERNEL_FAULTS = [
     # drivers/gpu/drm/amd/amdgpu amdgpu_device.c amdgpu_device_init() dev_err (dev_fmt "amdgpu: ") "no vBIOS found\n",
@@ -151,46 +149,24 @@ JOB_NOTES = [
 ]
 
 
-@pytest.mark.parametrize(("line", "kind", "severity"), KERNEL_FAULTS + JOB_FAULTS + DAEMON_FAULTS)
-def test_a_printers_format_string_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
-@pytest.mark.parametrize("line", [c[0] for c in JOB_FAULTS + DAEMON_FAULTS])
-def test_a_jobs_or_tools_line_never_drains(line: str) -> None:
-    never_drains(line)
-
-
-@pytest.mark.parametrize("line", [c[0] for c in KERNEL_FAULTS])
-def test_the_kernels_own_lines_are_trust_kernel_and_never_drain(line: str) -> None:
-    trust_kernel(line)
-    no_node_fault(line)
-
-
-@pytest.mark.parametrize("line", KERNEL_TWINS + JOB_NOTES)
-def test_a_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
-
-
 def test_the_tf_device_node_note_is_gpu_init_at_info() -> None:
     # a CPU-only host prints it too: recorded as gpu_init evidence, never a warning on its own
     findings = diagnose(b"no NVIDIA GPU device is present: /dev/nvidia0 does not exist")
     assert findings and (findings[0].kind, findings[0].severity) == ("gpu_init", "info")
 
 
-@pytest.mark.parametrize("line", [
+# the kernel rules read the message's start: a job's output that quotes the text behind its own words is not a kernel
+# finding (and so can never drain)
+ECHOED = [
     "python3: saw 'amdgpu 0000:c1:00.0: amdgpu: no vBIOS found' in the log",
     "myjob: i915 0000:00:02.0: Device initialization failed (-5)",
     "echo nvidia-modeset: Version mismatch: nvidia.ko(550.54.14) nvidia-modeset.ko(595.45.04)",
     "grep 'kfd kfd: amdgpu: Error initializing queue manager' dmesg.txt",
-])
-def test_a_job_echoing_a_kernel_text_is_not_the_kernels(line: str) -> None:
-    # the kernel rules read the message's start: a job's output that quotes the text behind its own words is not a
-    # kernel finding (and so can never drain)
-    not_the_kernels(line)
+]
 
 
-@pytest.mark.parametrize("line", [
+# bounded quantifiers: a long line of near-matches is decided and is not the new rules' finding
+HOSTILE = [
     "amdgpu 0000:c1:00.0: amdgpu: PSP " + "x" * 100_000 + " failed",
     "amdgpu 0000:c1:00.0: amdgpu: amdgpu_" + "a" * 100_000 + " failed",
     "[drm:" + "f" * 100_000 + " [amdgpu]] *ERROR* hw_init 3 failed -110",
@@ -198,8 +174,8 @@ def test_a_job_echoing_a_kernel_text_is_not_the_kernels(line: str) -> None:
     "i915 0000:00:02.0: Failed to initialize " + "t" * 100_000 + "! (-5)",
     "kernel version " + "5" * 100_000 + " does not match DSO version 1 -- cannot find working devices",
     "amdgpu 0000:c1:00.0: firmware: failed to load amdgpu/" + "p" * 100_000 + "_sos.bin (-2)",
-])
-def test_a_long_hostile_line_is_read_in_linear_time(line: str) -> None:
-    # bounded quantifiers: a long line of near-matches is decided and is not the new rules' finding
-    rules = {f.details.get("rule") for f in diagnose(line.encode())}
-    assert not {r for r in rules if r and r.startswith("rules14_")}
+]
+
+
+globals().update(table_tests(kernel_quiet=KERNEL_FAULTS, other=JOB_FAULTS + DAEMON_FAULTS,
+                             twins=KERNEL_TWINS + JOB_NOTES, not_kernels=ECHOED, unread=("rules14_", HOSTILE)))

@@ -14,11 +14,7 @@ that must stay quiet, and linear time on hostile lines.
 
 from __future__ import annotations
 
-import pytest
-
-from slurmtools.diagnosis import diagnose
-
-from .rule_cases import below_warning, found_as, never_drains, no_node_fault, not_the_kernels, trust_kernel
+from .rule_cases import table_tests
 
 G = "27/11/2026 08:40:11 : epoch 6747c1a2 : nfs01 : ganesha.nfsd-3310[svc_42] "
 
@@ -219,61 +215,33 @@ BENIGN_TWINS = [
 ]
 
 
-@pytest.mark.parametrize(("line", "kind", "severity"), KERNEL_FAULTS + DAEMON_FAULTS + TOOL_FAULTS)
-def test_a_printers_format_string_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
-@pytest.mark.parametrize("line", [c[0] for c in DAEMON_FAULTS + TOOL_FAULTS])
-def test_a_daemons_or_tools_line_never_drains(line: str) -> None:
-    never_drains(line)
-
-
-@pytest.mark.parametrize("line", [c[0] for c in KERNEL_FAULTS])
-def test_the_kernels_own_lines_are_trust_kernel_and_never_drain(line: str) -> None:
-    trust_kernel(line)
-    no_node_fault(line)
-
-
-@pytest.mark.parametrize("line", BENIGN_TWINS)
-def test_a_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
-
-
-@pytest.mark.parametrize("line", [
+ENVELOPED_KERNEL = [
     "Nov 27 08:10:07 node07 kernel: gss_kerberos_mech: unsupported encryption key algorithm 23",
     "[30206.345678] nfsd: cached reply too large (4196).",
     "[Fri Nov 27 08:10:14 2026] svc: warning: pages=260 > RPCSVC_MAXPAGES=259",
     "3,90693,30231728390,-;net/sunrpc/rpc_pipe.c: rpc_populate failed to populate directory clnt2a",
-])
-def test_an_enveloped_kernel_line_is_read_the_same(line: str) -> None:
-    findings = diagnose(line.encode())
-    assert findings and findings[0].severity == "warning" and findings[0].trust == "kernel", line
+]
 
 
-@pytest.mark.parametrize("line", [
+ENVELOPED_DAEMON = [
     "Nov 27 08:17:28 node07 rpc.statd[2866]: STAT_FAIL to node07 for SM_MON of nfs01.example.org",
     "2026-11-27T08:20:30.878987+00:00 nfs01 rpc.mountd[3828]: request to export an unmounted filesystem: /export/x",
     "Nov 27 08:26:41 nfs01 nfsdcltrack[5789]: cltrack_legacy_rmdir: unable to rmdir /var/lib/nfs/v4recovery/6c: 39",
     "Nov 27 08:28:19 node07 systemd[1]: rpc-gssd.service: Control process exited, code=exited, status=1/FAILURE",
-])
-def test_an_enveloped_daemon_line_is_found_and_never_drains(line: str) -> None:
-    found_as(line, "nfs", "warning")
-    never_drains(line)
+]
 
 
-@pytest.mark.parametrize("line", [
+# the kernel rules read the message's start: a job's output that quotes the text behind its own words is not a kernel
+# finding (and so can never drain)
+ECHOED = [
     "python3: saw 'nfsd: cached reply too large (4196).' in the log",
     "myjob: gss_kerberos_mech: unsupported encryption key algorithm 23",
     "echo Unable to start nfsd thread: out of memory",
-])
-def test_a_job_echoing_a_kernel_text_is_not_the_kernels(line: str) -> None:
-    # the kernel rules read the message's start: a job's output that quotes the text behind its own words is not a
-    # kernel finding (and so can never drain)
-    not_the_kernels(line)
+]
 
 
-@pytest.mark.parametrize("line", [
+# bounded quantifiers: a long line of near-matches is decided and is not the new rules' finding
+HOSTILE = [
     "net/sunrpc/rpc_pipe.c: " + "x" * 100_000 + " failed to populate directory",
     "rpc.statd[1]: STAT_FAIL to " + "h" * 100_000 + " for SM_MON",
     "rpc.mountd[1]: request to export directory " + "/d" * 50_000 + " below nearest",
@@ -284,8 +252,10 @@ def test_a_job_echoing_a_kernel_text_is_not_the_kernels(line: str) -> None:
     "ganesha.nfsd-1[t] f :NLM :EVENT :Monitor " + "m" * 100_000 + " nsm_connect",
     "ganesha.nfsd-1[t] f :ID MAPPER :WARN :getpwnam_r for " + "u " * 50_000 + "failed",
     "[warning] supplied clientaddr=" + "a" * 100_000 + " does not match",
-])
-def test_a_long_hostile_line_is_read_in_linear_time(line: str) -> None:
-    # bounded quantifiers: a long line of near-matches is decided and is not the new rules' finding
-    rules = {f.details.get("rule") for f in diagnose(line.encode())}
-    assert not {r for r in rules if r and r.startswith("rules14_")}
+]
+
+
+globals().update(table_tests(kernel_quiet=KERNEL_FAULTS, other=DAEMON_FAULTS + TOOL_FAULTS
+                             + [(line, "nfs", "warning") for line in ENVELOPED_DAEMON],
+                             twins=BENIGN_TWINS, not_kernels=ECHOED, enveloped_kernel=ENVELOPED_KERNEL,
+                             unread=("rules14_", HOSTILE)))

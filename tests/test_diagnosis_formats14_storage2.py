@@ -18,7 +18,7 @@ import pytest
 
 from slurmtools.diagnosis import diagnose
 
-from .rule_cases import below_warning, found_as, never_drains, no_node_fault, not_the_kernels, trust_kernel
+from .rule_cases import table_tests
 
 KERNEL_FAULTS = [
     # drivers/block/rbd.c rbd_warn() ('rbd: %s: %pV'): rbd_obj_handle_request "%s at objno %llu %llu~%llu result %d",
@@ -196,27 +196,6 @@ TWINS = [
 ]
 
 
-@pytest.mark.parametrize(("line", "kind", "severity"), KERNEL_FAULTS + DAEMON_FAULTS)
-def test_a_printers_format_string_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
-@pytest.mark.parametrize("line", [c[0] for c in DAEMON_FAULTS])
-def test_a_daemons_or_tools_line_never_drains(line: str) -> None:
-    never_drains(line)
-
-
-@pytest.mark.parametrize("line", [c[0] for c in KERNEL_FAULTS])
-def test_the_kernels_own_lines_are_trust_kernel_and_never_drain(line: str) -> None:
-    trust_kernel(line)
-    no_node_fault(line)
-
-
-@pytest.mark.parametrize("line", TWINS)
-def test_a_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
-
-
 @pytest.mark.parametrize("line", [
     "Nov 26 10:03:23 gpu-node07 kernel: rbd: rbd0: write 1000 at 7ff000 result -108",
     "[ 7004.000000] device-mapper: thin: 253:4: switching pool to out-of-metadata-space mode",
@@ -228,26 +207,25 @@ def test_an_enveloped_kernel_line_is_read_the_same(line: str) -> None:
     assert findings and findings[0].severity in ("warning", "error") and findings[0].trust == "kernel", line
 
 
-@pytest.mark.parametrize("line", [
+# the kernel rules read the message's start: a job's output that quotes the text behind its own words is not a kernel
+# finding (and so can never drain)
+ECHOED = [
     "python3: saw 'rbd: rbd0: write at objno 1 0~4096 result -108' in the log",
     "train.py says device-mapper: thin: No free metadata blocks",
     "echo libceph: bad data crc, calculated 1, expected 2",
-])
-def test_a_job_echoing_a_kernel_text_is_not_the_kernels(line: str) -> None:
-    # the kernel rules read the message's start: a job's output that quotes the text behind its own words is not a
-    # kernel finding (and so can never drain)
-    not_the_kernels(line)
+]
 
 
-@pytest.mark.parametrize("line", [
+# bounded quantifiers: a long line of near-matches is decided and is not the new rules' finding
+HOSTILE = [
     'MountVolume.SetUp failed for volume "' + "v" * 100_000 + '" : rpc error',
     "unmounted volumes=[" + "d " * 50_000 + "], unattached volumes=[",
     "systemd[1]: " + "m" * 100_000 + ".mount: Mount process exited, code=exited, status=32/n/a",
     "lvm[1]:   device-mapper: reload ioctl on " + "x" * 100_000 + " failed: Invalid argument",
     "rbd: rbd0: write at objno " + "1" * 100_000 + " 0~1 result -5",
     "mdadm: /dev/md0 assembled from 1 drive" + " and 1 spare" * 10_000 + " - not enough to start the array.",
-])
-def test_a_long_hostile_line_is_read_in_linear_time(line: str) -> None:
-    # bounded quantifiers: a long line of near-matches is decided and is not the new rules' finding
-    rules = {f.details.get("rule") for f in diagnose(line.encode())}
-    assert not {r for r in rules if r and r.startswith("rules14_")}
+]
+
+
+globals().update(table_tests(kernel_quiet=KERNEL_FAULTS, other=DAEMON_FAULTS, twins=TWINS, not_kernels=ECHOED,
+                             unread=("rules14_", HOSTILE)))

@@ -16,9 +16,8 @@ from __future__ import annotations
 import pytest
 
 from slurmtools.diagnosis import diagnose
-from slurmtools.diagnosis.faults import is_node_fault
 
-from .rule_cases import below_warning, found_as, never_drains, no_node_fault, not_the_kernels, trust_kernel
+from .rule_cases import found_as, table_tests
 
 KERNEL_DRAINS = [
     # arch/x86/kernel/cpu/mce/core.c mce_panic()'s panic() texts, wait_for_panic(), ex_handler_msr_mce()
@@ -210,39 +209,11 @@ TWINS = [
 ]
 
 
-@pytest.mark.parametrize("line", KERNEL_DRAINS)
-def test_a_machine_check_panic_or_uncorrected_error_drains(line: str) -> None:
-    found_as(line, "mce", "critical")
-    trust_kernel(line)
-    assert any(is_node_fault(f, None) for f in diagnose(line.encode())), line
-
-
-@pytest.mark.parametrize(("line", "kind", "severity"), KERNEL_FAULTS + DAEMON_FAULTS)
-def test_a_printers_format_string_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
 @pytest.mark.parametrize("line", KERNEL_FACTS + DAEMON_FACTS)
 def test_a_corrected_error_or_decode_note_is_an_mce_fact(line: str) -> None:
     # found (the printer file's judge: the top finding has the row's kind) and below warning, by a rule
     kind = "aer" if "aer_event" in line else "mce"
     found_as(line, kind, "info")
-
-
-@pytest.mark.parametrize("line", [c[0] for c in DAEMON_FAULTS] + DAEMON_FACTS)
-def test_a_daemons_or_tools_line_never_drains(line: str) -> None:
-    never_drains(line)
-
-
-@pytest.mark.parametrize("line", [c[0] for c in KERNEL_FAULTS] + KERNEL_FACTS)
-def test_the_kernels_own_lines_below_a_panic_never_drain(line: str) -> None:
-    trust_kernel(line)
-    no_node_fault(line)
-
-
-@pytest.mark.parametrize("line", TWINS)
-def test_a_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
 
 
 @pytest.mark.parametrize("line", [
@@ -257,16 +228,19 @@ def test_an_enveloped_kernel_line_is_read_the_same(line: str) -> None:
     assert findings[0].severity in ("warning", "error", "critical"), line
 
 
-@pytest.mark.parametrize("line", [
+# the kernel rules read the message's start: a job's output that quotes the text behind its own words is not a kernel
+# finding (and so can never drain)
+ECHOED = [
     "checker: saw Kernel panic - not syncing: Local fatal machine check! in the console log",
     "health: last dmesg said SError Interrupt on CPU12, code 0x00000000bf000002 -- SError",
     "echo 'EDAC DEVICE1: UE: thunderx_l2c_tad instance: l2c-tad0 block: N/A count: 1'",
     "the console said GHES: Fatal hardware error but panic disabled",
-])
-def test_a_job_echoing_a_kernel_text_is_not_the_kernels(line: str) -> None:
-    # the kernel rules read the message's start: a job's output that quotes the text behind its own words is not a
-    # kernel finding (and so can never drain)
-    not_the_kernels(line)
+]
+
+
+globals().update(table_tests(found=[(line, "mce", "critical") for line in KERNEL_DRAINS], kernel_quiet=KERNEL_FAULTS,
+                             other=DAEMON_FAULTS, kernel_quiet_lines=KERNEL_FACTS, kernel_drains_lines=KERNEL_DRAINS,
+                             no_drain=DAEMON_FACTS, twins=TWINS, not_kernels=ECHOED))
 
 
 @pytest.mark.parametrize("line", [

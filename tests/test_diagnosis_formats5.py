@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from .rule_cases import below_warning, found_as, never_drains, trust_kernel
+from .rule_cases import table_tests
 
 FAULTS = [
     # ---- systemd's `systemctl status` of a failed unit (src/systemctl/systemctl-show.c: "%s%s%s %s" glyph and id, then
@@ -275,11 +275,6 @@ FAULTS = [
 ]
 
 
-@pytest.mark.parametrize("line, kind, severity", FAULTS, ids=lambda v: str(v)[:50])
-def test_a_printers_format_string_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
 BENIGN_TWINS = [
     # systemctl status of a running unit (the bullet glyph) and of an inactive one
     "● nvidia-fabricmanager.service - NVIDIA fabric manager service",
@@ -353,12 +348,7 @@ BENIGN_TWINS = [
 ]
 
 
-@pytest.mark.parametrize("line", BENIGN_TWINS, ids=lambda v: str(v)[:50])
-def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
-
-
-@pytest.mark.parametrize("line", [
+NEVER_DRAIN = [
     "× nvidia-fabricmanager.service - NVIDIA fabric manager service",
     "Ethernet16: temperature status change from normal to temperature high alarm",
     "cp: cannot create regular file '/lustre/proj/out.h5': Cannot send after transport endpoint shutdown",
@@ -369,20 +359,20 @@ def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
     # a job's process that names itself like a kernel subsystem, writing the kernel's words: still no node fault
     "Jan 11 09:52:01 gpu12 ib0[4242]: ib0: timing out; 12 sends 3 receives not completed",
     "Jan 11 09:52:01 gpu12 python[4242]: Root-NFS: No NFS server available, giving up.",
-])
-def test_text_a_job_a_daemon_or_a_tool_prints_never_drains(line: str) -> None:
-    never_drains(line)
+]
 
 
-@pytest.mark.parametrize("line", [
+KERNEL_LINES = [
     "Root-NFS: No NFS server available, giving up.",
     "ib1: timing out; 12 sends 3 receives not completed",
     "NVRM: s_vbiosPatchInterfaceData: too few interface entires found for FWSEC cmd 0x5",
     "pcieport 0000:80:03.1: pciehp: Slot(5-1): No link",
     "EXT4-fs (md127): journal UUID does not match",
-])
-def test_the_kernels_own_lines_are_trust_kernel(line: str) -> None:
-    trust_kernel(line)
+]
+
+
+globals().update(table_tests(found=FAULTS, kernel_lines=KERNEL_LINES, no_drain=NEVER_DRAIN, twins=BENIGN_TWINS,
+                             ids=lambda v: str(v)[:50]))
 
 
 def test_hyperscan_takes_every_keyword_in_pieces_and_a_utf8_literal(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,12 +14,10 @@ a job, a daemon, a BMC or another system's event log prints are checked for thei
 
 from __future__ import annotations
 
-import pytest
-
 from slurmtools.diagnosis import diagnose
 from slurmtools.diagnosis.faults import is_node_fault
 
-from .rule_cases import below_warning, found_as, never_drains, trust_kernel
+from .rule_cases import table_tests
 
 FAULTS = [
     # ---- powerpc's hard-lockup detector, arch/powerpc/kernel/watchdog.c: 4.13's pr_emerg("Watchdog CPU:%d Hard
@@ -324,11 +322,6 @@ FAULTS = [
 ]
 
 
-@pytest.mark.parametrize("line, kind, severity", FAULTS, ids=lambda v: str(v)[:50])
-def test_a_printers_format_string_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
 BENIGN_TWINS = [
     # powerpc's watchdog: a CPU that recovered, its setup notes
     "Watchdog CPU:17 became unstuck",
@@ -398,12 +391,7 @@ BENIGN_TWINS = [
 ]
 
 
-@pytest.mark.parametrize("line", BENIGN_TWINS, ids=lambda v: str(v)[:50])
-def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
-
-
-@pytest.mark.parametrize("line", [
+NEVER_DRAIN = [
     "3 ddr errors(s) detected and corrected on rank 1, symbol 12, bit 6",
     "MACHINE CHECK PLB write IRQ (mc=e08x iar 0x0010a3c4 lr 0x0010a3b0)",
     "Lustre mount FAILED : bglio77 : point /p/gb2",
@@ -434,12 +422,10 @@ def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
     "Jan 11 09:52:01 gpu12 python[4242]: Watchdog CPU:3 Hard LOCKUP",
     "Jan 11 09:52:01 gpu12 python[4242]: Kernel panic - not syncing: AEST: unrecoverable error encountered",
     "Jan 11 09:52:01 gpu12 python[4242]: mce: CPUs not responding to MCE broadcast (may include false positives): 0-3",
-])
-def test_text_a_job_a_daemon_or_a_tool_prints_never_drains(line: str) -> None:
-    never_drains(line)
+]
 
 
-@pytest.mark.parametrize("line", [
+KERNEL_LINES = [
     "Watchdog CPU:3 Hard LOCKUP",
     "mce: CPUs not responding to MCE broadcast (may include false positives): 0-3,64-67",
     "AEST: {4}[Hardware Error]: Hardware error from AEST processor.12",
@@ -447,9 +433,11 @@ def test_text_a_job_a_daemon_or_a_tool_prints_never_drains(line: str) -> None:
     "nvidia 0000:41:00.0: not ready 65535ms after resume; giving up",
     "ceph: [9a3b1c2d-0000-4e5f-8a9b-0c1d2e3f4a5b 4171]: mds1 closed our session",
     "Out of memory in UB 1001: OOM killed process 311 (mysqld) score 0 vm:1212112kB, rss:84964kB, swap:748kB",
-])
-def test_the_kernels_own_lines_are_trust_kernel(line: str) -> None:
-    trust_kernel(line)
+]
+
+
+globals().update(table_tests(found=FAULTS, kernel_lines=KERNEL_LINES, no_drain=NEVER_DRAIN, twins=BENIGN_TWINS,
+                             ids=lambda v: str(v)[:50]))
 
 
 def test_the_hard_lockup_and_the_aest_panic_take_the_node_out() -> None:

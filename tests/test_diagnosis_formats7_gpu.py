@@ -13,12 +13,10 @@ below warning; the job's and the daemons' lines never drain.
 
 from __future__ import annotations
 
-import pytest
-
 from slurmtools.diagnosis import diagnose
 from slurmtools.diagnosis.faults import is_node_fault
 
-from .rule_cases import below_warning, found_as, never_drains, trust_kernel
+from .rule_cases import never_drains, table_tests
 
 FAULTS = [
     # ---- kernel-open/nvidia nv.c, nv-pci.c, os-interface.c: nv_printf(NV_DBG_ERRORS, "NVRM: ...") and NV_DEV_PRINTF's
@@ -260,11 +258,6 @@ FAULTS = [
 ]
 
 
-@pytest.mark.parametrize("line, kind, severity", FAULTS, ids=lambda v: str(v)[:50])
-def test_a_printers_format_string_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
 BENIGN_TWINS = [
     # the driver's everyday lines: its banners, a device it enables, persistence mode's deprecation note
     "NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.14  Thu Feb 22 01:44:30 UTC 2024",
@@ -344,12 +337,7 @@ BENIGN_TWINS = [
 ]
 
 
-@pytest.mark.parametrize("line", BENIGN_TWINS, ids=lambda v: str(v)[:50])
-def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
-
-
-@pytest.mark.parametrize("line", [
+NEVER_DRAIN = [
     "nvidia-persistenced[2281]: Failed to open libnvidia-cfg.so.1: No such file or directory",
     "RuntimeError: cuDNN error: CUDNN_STATUS_INTERNAL_ERROR",
     "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:",
@@ -363,21 +351,21 @@ def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
     "Jan 11 09:52:01 gpu12 python[4242]: nvidia-uvm: uvm_gpu_isr.c:345 uvm_isr_top_half[pid:0] ECC error "
     "encountered, GPU GPU-5e3f1c2a",
     "Jan 11 09:52:01 gpu12 python[4242]: mce: CMCI storm detected: switching to poll mode",
-])
-def test_text_a_job_a_daemon_or_a_tool_prints_never_drains(line: str) -> None:
-    never_drains(line)
+]
 
 
-@pytest.mark.parametrize("line", [
+KERNEL_LINES = [
     "NVRM: SOC driver registration failed!",
     "nvidia-uvm: uvm_gpu_isr.c:345 uvm_isr_top_half[pid:0] ECC error encountered, GPU GPU-5e3f1c2a",
     "[nvidia-drm] [GPU ID 0x00000100] Failed to allocate NvKmsKapiDevice",
     "mce: CMCI storm detected: switching to poll mode",
     "NMI backtrace for cpu 12",
     "Kernel panic - not syncing: System is deadlocked on memory",
-])
-def test_the_kernels_own_lines_are_trust_kernel(line: str) -> None:
-    trust_kernel(line)
+]
+
+
+globals().update(table_tests(found=FAULTS, kernel_lines=KERNEL_LINES, no_drain=NEVER_DRAIN, twins=BENIGN_TWINS,
+                             ids=lambda v: str(v)[:50]))
 
 
 def test_the_new_kernel_rules_investigate_and_never_drain() -> None:

@@ -3,9 +3,7 @@ printer's line is found, its benign twin stays below warning, and a daemon's lin
 
 from __future__ import annotations
 
-import pytest
-
-from .rule_cases import below_warning, found_as, never_drains, trust_kernel
+from .rule_cases import table_tests
 
 FOUND = [
     # mm/page_io.c: "Read-error on swap-device (%u:%u:%llu)", "Write-error on swap-device (%u:%u:%llu)"
@@ -45,21 +43,10 @@ BENIGN = [
 ]
 
 
-@pytest.mark.parametrize(("line", "kind", "severity"), FOUND)
-def test_a_printers_line_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
+NEVER_DRAIN = [FOUND[5][0], FOUND[7][0]]
 
 
-@pytest.mark.parametrize("line", BENIGN)
-def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
+KERNEL_LINES = [FOUND[0][0], FOUND[8][0], FOUND[11][0]]
 
 
-@pytest.mark.parametrize("line", [FOUND[5][0], FOUND[7][0]])
-def test_a_daemons_line_never_drains(line: str) -> None:
-    never_drains(line)
-
-
-@pytest.mark.parametrize("line", [FOUND[0][0], FOUND[8][0], FOUND[11][0]])
-def test_the_kernels_lines_are_trust_kernel(line: str) -> None:
-    trust_kernel(line)
+globals().update(table_tests(found=FOUND, kernel_lines=KERNEL_LINES, no_drain=NEVER_DRAIN, twins=BENIGN))

@@ -18,7 +18,7 @@ import pytest
 from slurmtools.diagnosis import diagnose, joblog, lines, subsystems
 from slurmtools.diagnosis.faults import is_node_fault
 
-from .rule_cases import below_warning, found_as, never_drains, trust_kernel
+from .rule_cases import table_tests
 
 FAULTS = [
     # ---- open-gpu-kernel-modules kernel-open/nvidia-peermem/nvidia-peermem.c peer_err(): "nvidia-peermem" " %s:%d
@@ -96,11 +96,6 @@ FAULTS = [
     # ib_event_msg(event->event), event->event) (pr_fmt "nvmet_rdma: ")
     ("nvmet_rdma: received IB QP event: QP fatal error (1)", "ib", "error"),
 ]
-
-
-@pytest.mark.parametrize("line, kind, severity", FAULTS)
-def test_a_printers_format_string_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
 
 
 # Lines no rule names, read by the fallback: a kernel subsystem's tag at the message's start (the RDMA tags added this
@@ -200,12 +195,7 @@ BENIGN_TWINS = [
 ]
 
 
-@pytest.mark.parametrize("line", BENIGN_TWINS)
-def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
-
-
-@pytest.mark.parametrize("line", [
+NEVER_DRAIN = [
     "ucp._libs.exceptions.UCXError: <stream_recv>: Input/output error",
     "MPICH ERROR [Rank 0] [job id 4242.0] [Thu Nov 26 08:00:00 2026] [node0001] - Abort(1091983) (rank 0 in comm 0): "
     "Fatal error in PMPI_Init: Other MPI error, error stack:",
@@ -218,21 +208,20 @@ def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
     "mlxconfig: -E- Failed to query device current configuration",
     # a library's tag in front of a kernel subsystem's words is still the job's text
     "[node1:01234] btl_openib.c:1234 mlx5_core 0000:08:00.0: device's health compromised - reached miss count",
-])
-def test_text_a_job_a_daemon_or_a_tool_prints_never_drains(line: str) -> None:
-    never_drains(line)
+]
 
 
-@pytest.mark.parametrize("line", [
+KERNEL_LINES = [
     "nvidia-peermem nv_get_p2p_free_callback:127 ERROR detected invalid context, skipping further processing",
     "scsi host5: ib_srp: Got failed path rec status -110",
     "mlx5_core 0000:08:00.0: mlx5_init_one:1481:(pid 1): mlx5_function_setup err=-16",
     "infiniband irdma0: cqp opcode = 0x1 maj_err_code = 0xffff min_err_code = 0x8003",
     "mlx4_en: eth2: Link Down",
     "ib0.8001: multicast join failed for ff12:401b:8001:0000:0000:0000:ffff:ffff, status -22",
-])
-def test_the_kernels_own_lines_are_trust_kernel(line: str) -> None:
-    trust_kernel(line)
+]
+
+
+globals().update(table_tests(found=FAULTS, kernel_lines=KERNEL_LINES, no_drain=NEVER_DRAIN, twins=BENIGN_TWINS))
 
 
 def test_the_library_fallback_reads_the_jobs_output() -> None:

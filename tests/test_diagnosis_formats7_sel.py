@@ -5,12 +5,7 @@ of them (a BMC's or a tool's line) ever drains a node."""
 
 from __future__ import annotations
 
-import pytest
-
-from slurmtools.diagnosis import diagnose
-from slurmtools.diagnosis.faults import is_node_fault
-
-from .rule_cases import below_warning, found_as, never_drains, trust_kernel
+from .rule_cases import table_tests
 
 FOUND = [
     # ipmitool lib/ipmi_sel.c: the CSV form (-c) of `sel elist`, ipmievd's log_event(), `sel get`'s Description
@@ -154,25 +149,7 @@ BENIGN = [
 ]
 
 
-@pytest.mark.parametrize(("line", "kind", "severity"), FOUND + POWER)
-def test_a_printers_line_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
-@pytest.mark.parametrize("line", BENIGN)
-def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
-
-
-@pytest.mark.parametrize("line", [case[0] for case in FOUND])
-def test_a_bmcs_or_tools_line_never_drains(line: str) -> None:
-    never_drains(line)
-
-
-@pytest.mark.parametrize("line", [case[0] for case in POWER])
-def test_powers_unrecovered_hmi_is_investigated_not_drained(line: str) -> None:
-    """An unrecovered HMI reboots the machine itself: the kernel's line, action investigate, no drain of its own."""
-    trust_kernel(line)
-    findings = diagnose(line.encode())
-    assert findings[0].action == "investigate"
-    assert not any(is_node_fault(f, None) for f in findings)
+# kernel_investigated_lines: An unrecovered HMI reboots the machine itself: the kernel's line, action investigate, no
+# drain of its own.
+globals().update(table_tests(found=POWER, other=FOUND, kernel_investigated_lines=[case[0] for case in POWER],
+                             twins=BENIGN))

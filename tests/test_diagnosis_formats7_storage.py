@@ -13,12 +13,10 @@ daemon or a tool prints are checked for their trust, and the kernel's own for tr
 
 from __future__ import annotations
 
-import pytest
-
 from slurmtools.diagnosis import diagnose
 from slurmtools.diagnosis.faults import is_node_fault
 
-from .rule_cases import below_warning, found_as, never_drains, trust_kernel
+from .rule_cases import found_as, never_drains, table_tests
 
 FAULTS = [
     # ---- net/sunrpc/clnt.c call_timeout(): "%s: server %s not responding, timed out|still trying" with the RPC
@@ -333,11 +331,6 @@ FAULTS = [
 ]
 
 
-@pytest.mark.parametrize(("line", "kind", "severity"), FAULTS)
-def test_a_printers_format_string_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
 BENIGN_TWINS = [
     # the RPC programs' server that answered again, the NFS client's and sunrpc's healthy notes
     "nfsacl: server fs01 OK",
@@ -441,12 +434,7 @@ BENIGN_TWINS = [
 ]
 
 
-@pytest.mark.parametrize("line", BENIGN_TWINS)
-def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
-
-
-@pytest.mark.parametrize("line", [
+NEVER_DRAIN = [
     "smartd[1234]: Device: /dev/sda [SAT], Failed SMART usage Attribute: 5 Reallocated_Sector_Ct.",
     "smartd[1234]: Device: /dev/nvme0, NVMe error count increased from 10 to 12 (2 new, 0 ignored, 0 unknown)",
     "mount.nfs: Network is unreachable",
@@ -460,12 +448,10 @@ def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
     "mount[1234]: mount to NFS server 'fs01' failed: timed out, retrying",
     # the smartd line as a job would print it (no syslog tag) is the same trust
     "Device: /dev/sda [SAT], Temperature 65 Celsius reached critical limit of 60 Celsius (Min/Max 25/65!)",
-])
-def test_text_a_daemon_or_a_tool_prints_never_drains(line: str) -> None:
-    never_drains(line)
+]
 
 
-@pytest.mark.parametrize("line", [
+KERNEL_LINES = [
     "nfsacl: server fs01 not responding, still trying",
     "NFS: nfs4_reclaim_locks: lost 3 locks",
     "LNet: Host 10.0.0.5 reset our connection while we were sending data; it may have rebooted: rc = -104",
@@ -474,9 +460,10 @@ def test_text_a_daemon_or_a_tool_prints_never_drains(line: str) -> None:
     "nvme nvme0: IO queues lost",
     "XFS (nvme0n1): log record CRC mismatch: found 0x1234, expected 0x5678.",
     "pcieport 0000:00:1c.0: pciehp: Timeout on hotplug command 0x12f1 (issued 2000 msec ago)",
-])
-def test_the_kernels_own_lines_are_trust_kernel(line: str) -> None:
-    trust_kernel(line)
+]
+
+
+globals().update(table_tests(found=FAULTS, kernel_lines=KERNEL_LINES, no_drain=NEVER_DRAIN, twins=BENIGN_TWINS))
 
 
 def test_no_shared_filesystem_line_drains_the_node() -> None:

@@ -12,12 +12,10 @@ drains (trust job or syslog); the same printers' healthy lines stay below warnin
 
 from __future__ import annotations
 
-import pytest
-
 from slurmtools.diagnosis import diagnose
 from slurmtools.diagnosis.faults import is_node_fault
 
-from .rule_cases import below_warning, found_as, never_drains
+from .rule_cases import table_tests
 
 FAULTS = [
     # an application's CUDA failure (job output: cuda, error)
@@ -81,16 +79,6 @@ FAULTS = [
 ]
 
 
-@pytest.mark.parametrize("line, kind, severity", FAULTS, ids=lambda v: str(v)[:50])
-def test_an_applications_format_string_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
-@pytest.mark.parametrize("line", [line for line, _, _ in FAULTS], ids=lambda v: str(v)[:50])
-def test_an_applications_line_never_drains(line: str) -> None:
-    never_drains(line)
-
-
 BENIGN_TWINS = [
     "INFO 11-26 10:11:12 gpu_executor.py:122] # GPU blocks: 27845, # CPU blocks: 2048",
     "WARNING 11-26 10:11:12 custom_all_reduce.py:143] Custom allreduce is disabled because your platform lacks GPU P2P "
@@ -113,9 +101,7 @@ BENIGN_TWINS = [
 ]
 
 
-@pytest.mark.parametrize("line", BENIGN_TWINS, ids=lambda v: str(v)[:50])
-def test_an_applications_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
+globals().update(table_tests(other=FAULTS, twins=BENIGN_TWINS, ids=lambda v: str(v)[:50]))
 
 
 def test_a_ucx_error_of_an_rdma_transport_stays_ib() -> None:

@@ -10,12 +10,10 @@ drains; the same printers' healthy lines stay below warning.
 
 from __future__ import annotations
 
-import pytest
-
 from slurmtools.diagnosis import diagnose
 from slurmtools.diagnosis.faults import is_node_fault
 
-from .rule_cases import below_warning, found_as, never_drains
+from .rule_cases import table_tests
 
 FAULTS = [
     # the frameworks' and samples' CUDA failures (job output: cuda, error)
@@ -59,16 +57,6 @@ FAULTS = [
 ]
 
 
-@pytest.mark.parametrize("line, kind, severity", FAULTS, ids=lambda v: str(v)[:50])
-def test_a_printers_format_string_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
-@pytest.mark.parametrize("line", [line for line, _, _ in FAULTS], ids=lambda v: str(v)[:50])
-def test_a_jobs_or_a_tools_line_never_drains(line: str) -> None:
-    never_drains(line)
-
-
 BENIGN_TWINS = [
     # DCGM's skips and its healthy result (dcgm_errors.h, dcgmi's tables)
     "The operation completed successfully.",
@@ -96,9 +84,7 @@ BENIGN_TWINS = [
 ]
 
 
-@pytest.mark.parametrize("line", BENIGN_TWINS, ids=lambda v: str(v)[:50])
-def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
+globals().update(table_tests(other=FAULTS, twins=BENIGN_TWINS, ids=lambda v: str(v)[:50]))
 
 
 def test_a_blocking_wait_on_another_collective_is_not_read_as_nccl_timeout() -> None:

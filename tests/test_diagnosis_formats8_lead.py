@@ -3,9 +3,7 @@ line is found in other values too, its benign twin stays below warning, and job 
 
 from __future__ import annotations
 
-import pytest
-
-from .rule_cases import below_warning, found_as, never_drains
+from .rule_cases import table_tests
 
 FOUND = [
     # mlx5 cmd.c mlx5_cmd_eq_recover(), en/reporter_tx.c: completions found by polling after a lost interrupt
@@ -57,16 +55,7 @@ BENIGN = [
 ]
 
 
-@pytest.mark.parametrize(("line", "kind", "severity"), FOUND)
-def test_a_printers_line_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
+NEVER_DRAIN = [FOUND[8][0], FOUND[9][0], FOUND[11][0]]
 
 
-@pytest.mark.parametrize("line", BENIGN)
-def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
-
-
-@pytest.mark.parametrize("line", [FOUND[8][0], FOUND[9][0], FOUND[11][0]])
-def test_job_or_tool_output_never_drains(line: str) -> None:
-    never_drains(line)
+globals().update(table_tests(found=FOUND, no_drain=NEVER_DRAIN, twins=BENIGN))

@@ -10,12 +10,10 @@ drains; the same printers' healthy lines stay below warning.
 
 from __future__ import annotations
 
-import pytest
-
 from slurmtools.diagnosis import diagnose
 from slurmtools.diagnosis.faults import is_node_fault
 
-from .rule_cases import below_warning, found_as, never_drains, trust_kernel
+from .rule_cases import table_tests
 
 FAULTS = [
     # rpc.gssd (syslog: nfs, warning)
@@ -49,26 +47,6 @@ FAULTS = [
 ]
 
 
-@pytest.mark.parametrize("line, kind, severity", FAULTS, ids=lambda v: str(v)[:50])
-def test_a_printers_format_string_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
-@pytest.mark.parametrize("line", [line for line, _, _ in FAULTS if not line.startswith("[ 812.1]")],
-                         ids=lambda v: str(v)[:50])
-def test_a_daemons_or_a_jobs_line_never_drains(line: str) -> None:
-    never_drains(line)
-
-
-@pytest.mark.parametrize("line", [line for line, _, _ in FAULTS if line.startswith("[ 812.1]")],
-                         ids=lambda v: str(v)[:50])
-def test_the_kernels_lines_are_trusted_but_only_investigated(line: str) -> None:
-    """The kernel's own lines are trust kernel, and their verdict (investigate) is not a node fault: a Lustre target's
-    or a transport's complaint says the shared filesystem is in trouble, not that this node must drain."""
-    trust_kernel(line)
-    assert not any(is_node_fault(f, None) for f in diagnose(line.encode()))
-
-
 BENIGN_TWINS = [
     "[ 812.1] Lustre: fs1-OST0003: Client 5f3a9c2e-1b4d (at 10.0.0.57@o2ib) reconnected, waiting for 100 clients in "
     "recovery for 2:12",
@@ -81,9 +59,12 @@ BENIGN_TWINS = [
 ]
 
 
-@pytest.mark.parametrize("line", BENIGN_TWINS, ids=lambda v: str(v)[:50])
-def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
+# kernel_quiet_lines: The kernel's own lines are trust kernel, and their verdict (investigate) is not a node fault: a
+# Lustre target's or a transport's complaint says the shared filesystem is in trouble, not that this node must drain.
+globals().update(table_tests(found=FAULTS,
+                             kernel_quiet_lines=[line for line, _, _ in FAULTS if line.startswith("[ 812.1]")],
+                             no_drain=[line for line, _, _ in FAULTS if not line.startswith("[ 812.1]")],
+                             twins=BENIGN_TWINS, ids=lambda v: str(v)[:50]))
 
 
 def test_a_job_printing_an_ib_device_that_exists_is_not_a_fault() -> None:

@@ -10,12 +10,10 @@ in by hand: no line is copied from a log or from the field corpus.
 
 from __future__ import annotations
 
-import pytest
-
 from slurmtools.diagnosis import diagnose, joblog
 from slurmtools.diagnosis.faults import is_node_fault
 
-from .rule_cases import below_warning, found_as, never_drains, trust_kernel
+from .rule_cases import found_as, table_tests
 
 FAULTS = [
     # ---- linux v6.12 drivers/net/ethernet/mellanox/mlx5/core/health.c mlx5_health_try_recover(): mlx5_core_err(dev,
@@ -67,11 +65,6 @@ FAULTS = [
 ]
 
 
-@pytest.mark.parametrize("line,kind,severity", FAULTS)
-def test_a_printers_format_string_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
 BENIGN = [
     # mlx5_core_info() prints the same "%s:%d:(pid %d): " prefix as mlx5_core_err/warn (events.c mlx5_pcie_event(),
     # main.c mlx5_function_setup()): the prefix says nothing of the level, so no rule reads it alone
@@ -102,11 +95,6 @@ BENIGN = [
 ]
 
 
-@pytest.mark.parametrize("line", BENIGN)
-def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
-
-
 NEVER_DRAINS = [
     # mstflint mlxlink operatingInfoPage(): the "State" row (the key padded to 37 columns before ": ") with a phy
     # manager state other than Active (mlxlink_maps.cpp _pmFsmState): tool output an admin pastes
@@ -119,15 +107,9 @@ NEVER_DRAINS = [
 ]
 
 
-@pytest.mark.parametrize("line", NEVER_DRAINS)
-def test_text_a_job_or_a_daemon_prints_never_drains(line: str) -> None:
-    never_drains(line)
-
-
-@pytest.mark.parametrize("line", [line for line, _, _ in FAULTS
-                                  if not line.startswith(("libibverbs", "Nov 26"))])
-def test_the_kernels_own_lines_are_trust_kernel(line: str) -> None:
-    trust_kernel(line)
+globals().update(table_tests(found=FAULTS, no_drain=NEVER_DRAINS, twins=BENIGN,
+                             kernel_lines=[line for line, _, _ in FAULTS
+                                           if not line.startswith(("libibverbs", "Nov 26"))]))
 
 
 def test_mlxlink_states_are_found_as_ib_warnings() -> None:

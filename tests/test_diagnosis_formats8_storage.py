@@ -11,12 +11,9 @@ trust kernel) and the benign twins beside each family.
 
 from __future__ import annotations
 
-import pytest
-
 from slurmtools.diagnosis import diagnose
-from slurmtools.diagnosis.faults import is_node_fault
 
-from .rule_cases import below_warning, found_as, never_drains, trust_kernel
+from .rule_cases import found_as, never_drains, table_tests
 
 KERNEL_FAULTS = [
     # net/ceph/messenger_v1.c read_partial_message(): "read_partial_message %p data|front|middle crc %u != exp. %u"
@@ -123,21 +120,6 @@ DAEMON_EVIDENCE = [
 ALL = KERNEL_FAULTS + KERNEL_EVIDENCE + DAEMON_FAULTS + DAEMON_EVIDENCE + JOB_FAULTS
 
 
-@pytest.mark.parametrize(("line", "kind", "severity"), ALL)
-def test_a_printers_format_string_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
-@pytest.mark.parametrize("line", [c[0] for c in KERNEL_FAULTS + KERNEL_EVIDENCE])
-def test_the_kernels_own_lines_are_trust_kernel(line: str) -> None:
-    trust_kernel(line)
-
-
-@pytest.mark.parametrize("line", [c[0] for c in DAEMON_FAULTS + DAEMON_EVIDENCE + JOB_FAULTS])
-def test_a_daemons_line_never_drains(line: str) -> None:
-    never_drains(line)
-
-
 BENIGN_TWINS = [
     # the Ceph client's session coming back, a crc line that is not the messenger's
     "libceph: mon1 (1)10.0.0.12:6789 session established",
@@ -183,21 +165,16 @@ BENIGN_TWINS = [
 ]
 
 
-@pytest.mark.parametrize("line", BENIGN_TWINS)
-def test_a_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
-
-
 def test_another_programs_tag_is_not_the_automounter() -> None:
     # a process a job names cannot pass for automount's tag
     line = "python3[4821]: failed to mount /home/alice"
     assert not [f for f in diagnose(line.encode()) if f.details.get("rule") == "automount_failed"]
 
 
-@pytest.mark.parametrize("line", [c[0] for c in KERNEL_FAULTS + KERNEL_EVIDENCE])
-def test_these_kernel_rules_investigate_and_never_drain_on_their_own(line: str) -> None:
-    # a disk or filesystem event is a ticket for the operator (action investigate), not a drain by itself
-    assert not [f for f in diagnose(line.encode()) if is_node_fault(f, None)]
+# no_fault: a disk or filesystem event is a ticket for the operator (action investigate), not a drain by itself
+globals().update(table_tests(found=ALL, kernel_lines=[c[0] for c in KERNEL_FAULTS + KERNEL_EVIDENCE],
+                             no_drain=[c[0] for c in DAEMON_FAULTS + DAEMON_EVIDENCE + JOB_FAULTS],
+                             no_fault=[c[0] for c in KERNEL_FAULTS + KERNEL_EVIDENCE], twins=BENIGN_TWINS))
 
 
 def test_a_reset_note_does_not_hide_a_new_fault_of_the_same_disk() -> None:

@@ -11,12 +11,10 @@ hand: no line is copied from a log or from the field corpus.
 
 from __future__ import annotations
 
-import pytest
-
 from slurmtools.diagnosis import diagnose
 from slurmtools.diagnosis.faults import is_node_fault
 
-from .rule_cases import below_warning, found_as, never_drains, trust_kernel
+from .rule_cases import table_tests
 
 FAULTS = [
     # ---- drivers/pci/pcie/aer.c __aer_print_error() "   [%2d] %-22s%s" for an unnamed bit, pci_print_aer()
@@ -102,11 +100,6 @@ FAULTS = [
 ]
 
 
-@pytest.mark.parametrize(("line", "kind", "severity"), FAULTS, ids=lambda v: str(v)[:50])
-def test_a_printers_format_string_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
 BENIGN_TWINS = [
     # the AER, DPC and EDR services' setup and recovery notes
     "pcieport 0000:00:03.1: AER: enabled with IRQ 122",
@@ -149,12 +142,7 @@ BENIGN_TWINS = [
 ]
 
 
-@pytest.mark.parametrize("line", BENIGN_TWINS, ids=lambda v: str(v)[:50])
-def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
-
-
-@pytest.mark.parametrize("line", [
+NEVER_DRAIN = [
     "systemd-oomd[812]: Killed /system.slice/slurmstepd.scope/job_4411 due to memory used (130123456512) / total "
     "(135000000000) and swap used (8500000000) / total (8589930496) being more than 90.00%",
     "srun: error: gpu-node[07-08]: tasks 0-15: Out Of Memory",
@@ -169,20 +157,20 @@ def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
     "*** stack smashing detected ***: terminated",
     "Error: cannot allocate vector of size 7.5 Gb",
     "Out of memory!",
-])
-def test_text_a_job_a_daemon_or_a_tool_prints_never_drains(line: str) -> None:
-    never_drains(line)
+]
 
 
-@pytest.mark.parametrize("line", [
+KERNEL_LINES = [
     "pcieport 0000:00:03.1: DPC: ERR_FATAL detected",
     "pcieport 0000:a5:01.0: EDR: EDR event received",
     "AER: no pci_dev for 0000:3b:00.0",
     "Huh VM_FAULT_OOM leaked out to the #PF handler. Retrying PF",
     "Kernel panic - not syncing: UE memory read error on DIMM_B2 (channel:1 slot:0 page:0x2a3b4c offset:0x0 grain:32)",
-])
-def test_the_kernels_own_lines_are_trust_kernel(line: str) -> None:
-    trust_kernel(line)
+]
+
+
+globals().update(table_tests(found=FAULTS, kernel_lines=KERNEL_LINES, no_drain=NEVER_DRAIN, twins=BENIGN_TWINS,
+                             ids=lambda v: str(v)[:50]))
 
 
 def test_the_new_pci_and_memory_rules_investigate_and_never_drain() -> None:

@@ -21,7 +21,7 @@ from bench.field_corpus import load
 from bench.printer_coverage import PRINTERS
 from slurmtools.diagnosis import diagnose
 
-from .rule_cases import below_warning, found_as, never_drains
+from .rule_cases import found_as, table_tests
 
 FAULTS = [
     # ---- nvidia-smi -q: GPU Reset Status, GPU Recovery Action (r550+), ECC Errors' SRAM threshold, Fabric
@@ -91,12 +91,6 @@ HEALTH_ROWS = [
 ]
 
 
-@pytest.mark.parametrize(("line", "kind", "severity"), HEALTH_ROWS, ids=lambda v: str(v)[:50])
-def test_dcgmi_healths_other_subsystems_are_read_by_name(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-    never_drains(line)
-
-
 BENIGN_TWINS = [
     "        Drain and Reset Recommended       : No",
     "    GPU Recovery Action                   : None",
@@ -128,11 +122,6 @@ BENIGN_TWINS = [
 ]
 
 
-@pytest.mark.parametrize("line", BENIGN_TWINS, ids=lambda v: str(v)[:50])
-def test_a_tools_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
-
-
 PASTED = [
     "Nov 26 10:01:07 gpu-node07 nhc[4242]: Health check failed:  check_fs_mount:  /home not mounted",
     "[rank0]: ERROR:  nhc:  Health check failed:  check_hw_ib:  No IB port mlx5_0:1 is ACTIVE (LinkUp 400 Gb/sec).",
@@ -140,9 +129,8 @@ PASTED = [
 ]
 
 
-@pytest.mark.parametrize("line", [line for line, _ in FAULTS] + PASTED, ids=lambda v: str(v)[:50])
-def test_tool_output_never_drains(line: str) -> None:
-    never_drains(line)
+globals().update(table_tests(other=HEALTH_ROWS, no_drain=[*[line for line, _ in FAULTS], *PASTED], twins=BENIGN_TWINS,
+                             ids=lambda v: str(v)[:50]))
 
 
 def _block_rules() -> list[str]:

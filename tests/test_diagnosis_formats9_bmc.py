@@ -16,7 +16,7 @@ import pytest
 
 from slurmtools.diagnosis import diagnose
 
-from .rule_cases import below_warning, found_as, never_drains
+from .rule_cases import never_drains, table_tests
 
 FAULTS = [
     # Supermicro's health event log: an uncorrected ECC error is a warning here (a BMC's line), a corrected one info
@@ -63,11 +63,6 @@ FAULTS = [
      "Processor 2 Port 1.", "mce", "warning"),
     ("FQXSPPW0007L: Power supply 1 has lost input.", "thermal", "warning"),
 ]
-
-
-@pytest.mark.parametrize(("line", "kind", "severity"), FAULTS)
-def test_a_bmc_event_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
 
 
 @pytest.mark.parametrize("line", [c[0] for c in FAULTS])
@@ -125,23 +120,15 @@ BENIGN_TWINS = [
 ]
 
 
-@pytest.mark.parametrize("line", BENIGN_TWINS)
-def test_a_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
-
-
-@pytest.mark.parametrize("line", [
+# a long line of near-matches is decided, and is not the new rules' finding
+HOSTILE = [
     "Power supply '" + "P" * 100_000 + " has failed",
     "The health of resource `/redfish/v1/" + "a/" * 50_000 + " has changed to Critical.",
     "Voltage 'P12V' reading of " + "1 " * 50_000 + "volts",
-])
-def test_a_long_hostile_line_is_decided(line: str) -> None:
-    # a long line of near-matches is decided, and is not the new rules' finding
-    rules = {f.details.get("rule") for f in diagnose(line.encode())}
-    assert not {r for r in rules if r and str(r).startswith("rules9_bmc_")}
+]
 
 
-@pytest.mark.parametrize(("line", "kind"), [
+OTHER_SHAPES = [
     # FreeIPMI's words (libfreeipmi's power supply / power unit / generic tables) in ipmi-sel's and ipmi-sensors' tables
     ("12 | Nov-26-2026 | 10:01:07 | PS1 Status       | Power Supply                | Power Supply input lost (AC/DC)",
      "thermal"),
@@ -151,17 +138,16 @@ def test_a_long_hostile_line_is_decided(line: str) -> None:
     ("2a,11/26/2026,10:01:07,Power Supply PS2 Status,Power Supply AC lost,Asserted", "thermal"),
     ('{"Message": "Fan redundancy lost.", "MessageId": "OpenBMC.0.1.FanRedundancyLost", "Severity": "Warning"}',
      "thermal"),
-])
-def test_other_shapes_of_the_same_events_are_found(line: str, kind: str) -> None:
-    found_as(line, kind, "warning")
-    never_drains(line)
+]
 
 
-@pytest.mark.parametrize("line", [
+TWIN_LINES = [
     "1b | Nov-26-2026 | 10:01:07 | PS Redundancy    | Power Unit                  | Fully Redundant",
     "118 | P12V             | Voltage                  | 12.00      | V     | 'OK'",
     "2d,11/26/2026,10:01:07,Power Supply PS2 Status,Power Supply AC lost,Deasserted",
     '{"Message": "Fan redundancy regained.", "MessageId": "OpenBMC.0.1.FanRedundancyRegained", "Severity": "OK"}',
-])
-def test_their_twins_stay_below_warning(line: str) -> None:
-    below_warning(line)
+]
+
+
+globals().update(table_tests(found=FAULTS, other=[(line, kind, "warning") for line, kind in OTHER_SHAPES],
+                             twins=[*BENIGN_TWINS, *TWIN_LINES], unread=("rules9_bmc_", HOSTILE)))

@@ -10,12 +10,10 @@ corpus. A job's text never drains (trust job); the same printers' healthy lines 
 
 from __future__ import annotations
 
-import pytest
-
 from slurmtools.diagnosis import diagnose
 from slurmtools.diagnosis.faults import is_node_fault
 
-from .rule_cases import below_warning, found_as, never_drains
+from .rule_cases import table_tests
 
 FAULTS = [
     # the runtime table's entries no earlier rule names, behind the check macros (cuda, error)
@@ -48,16 +46,6 @@ FAULTS = [
     ("[11/26/2026-10:11:12] [TRT] [E] 6: The engine plan file is generated on an incompatible device, expecting "
      "compute 8.0 got compute 9.0, please rebuild.", "cuda", "error"),
 ]
-
-
-@pytest.mark.parametrize("line, kind, severity", FAULTS, ids=lambda v: str(v)[:50])
-def test_a_cuda_library_format_string_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
-@pytest.mark.parametrize("line", [line for line, _, _ in FAULTS], ids=lambda v: str(v)[:50])
-def test_a_cuda_library_line_never_drains(line: str) -> None:
-    never_drains(line)
 
 
 def test_the_table_keeps_the_earlier_verdicts() -> None:
@@ -103,6 +91,4 @@ BENIGN_TWINS = [
 ]
 
 
-@pytest.mark.parametrize("line", BENIGN_TWINS, ids=lambda v: str(v)[:50])
-def test_a_cuda_library_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
+globals().update(table_tests(other=FAULTS, twins=BENIGN_TWINS, ids=lambda v: str(v)[:50]))

@@ -13,9 +13,8 @@ from __future__ import annotations
 import pytest
 
 from slurmtools.diagnosis import diagnose, joblog
-from slurmtools.diagnosis.faults import is_node_fault
 
-from .rule_cases import below_warning, found_as, never_drains, reaches_fallback, trust_kernel
+from .rule_cases import reaches_fallback, table_tests
 
 # ---- HewlettPackard/shs-cxi-driver drivers/net/ethernet/hpe/ss1 (cxi_core.h _cxi_log(): dev_<level>(&pdev->dev,
 # "%s[%s] " fmt, cdev->name, cdev->eth_name)): cass_phy.c cass_phy_link_down() cxidev_warn("CXI_EVENT_LINK_DOWN");
@@ -71,11 +70,6 @@ FAULTS = [(line, "ib", "warning") for line in CXI] + [
 ]
 
 
-@pytest.mark.parametrize("line,kind,severity", FAULTS)
-def test_a_printers_format_string_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
 BENIGN = [
     # cass_phy.c cass_phy_link_up(): cxidev_warn("CXI_EVENT_LINK_UP") (a warn-level line for a link that came up);
     # cass_uc.c cxidev_info("uC firmware version %s\n")
@@ -103,11 +97,6 @@ BENIGN = [
 ]
 
 
-@pytest.mark.parametrize("line", BENIGN)
-def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
-
-
 NEVER_DRAINS = [line for line, _, _ in FAULTS if not line.startswith(("cxi_ss1", "GID entry"))] + [
     "libfabric:41234:1732612345::efa:core:efa_shm_info_create():134<warn> Disabling EFA shared memory support; failed "
     "to get shm provider's info: No data available",
@@ -116,19 +105,13 @@ NEVER_DRAINS = [line for line, _, _ in FAULTS if not line.startswith(("cxi_ss1",
 ]
 
 
-@pytest.mark.parametrize("line", NEVER_DRAINS)
-def test_text_a_job_or_a_daemon_prints_never_drains(line: str) -> None:
-    never_drains(line)
+# The Slingshot NIC's and the RDMA core's lines are the kernel's, read as warnings to investigate: a link that went down
+# or degraded is not by itself a drain (the existing ib policy drains only a dead HCA).
+KERNEL_INVESTIGATED = [*CXI, "GID entry ref leak for dev mlx5_1 index 0 ref=1"]
 
 
-@pytest.mark.parametrize("line", [*CXI, "GID entry ref leak for dev mlx5_1 index 0 ref=1"])
-def test_the_kernels_own_lines_are_kernel_evidence_to_investigate(line: str) -> None:
-    """The Slingshot NIC's and the RDMA core's lines are the kernel's, read as warnings to investigate: a link that
-    went down or degraded is not by itself a drain (the existing ib policy drains only a dead HCA)."""
-    trust_kernel(line)
-    findings = diagnose(line.encode())
-    assert findings[0].action == "investigate"
-    assert not any(is_node_fault(f, None) for f in findings)
+globals().update(table_tests(found=FAULTS, kernel_investigated_lines=KERNEL_INVESTIGATED, no_drain=NEVER_DRAINS,
+                             twins=BENIGN))
 
 
 def test_the_cxi_rule_names_the_slingshot_family() -> None:

@@ -10,12 +10,10 @@ same printers' healthy lines stay below warning.
 
 from __future__ import annotations
 
-import pytest
-
 from slurmtools.diagnosis import diagnose
 from slurmtools.diagnosis.faults import is_node_fault
 
-from .rule_cases import below_warning, found_as, never_drains, trust_kernel
+from .rule_cases import table_tests
 
 KERNEL = [
     # kernel-open/nvidia nv.c, nv-dma.c, nv-caps*.c (gpu_init, error)
@@ -72,25 +70,6 @@ DAEMON = [
 ]
 
 
-@pytest.mark.parametrize("line, kind, severity", KERNEL + DAEMON, ids=lambda v: str(v)[:50])
-def test_a_printers_format_string_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
-@pytest.mark.parametrize("line", [line for line, _, _ in KERNEL], ids=lambda v: str(v)[:50])
-def test_the_kernels_lines_are_trust_kernel_and_investigated_not_drained(line: str) -> None:
-    """The new kernel rules say investigate: a driver's or an AMD GPU's failure is looked at, not a drain by itself."""
-    trust_kernel(line)
-    findings = diagnose(line.encode())
-    assert findings[0].action == "investigate"
-    assert not any(is_node_fault(f, None) for f in findings), line
-
-
-@pytest.mark.parametrize("line", [line for line, _, _ in DAEMON], ids=lambda v: str(v)[:50])
-def test_a_daemons_line_never_drains(line: str) -> None:
-    never_drains(line)
-
-
 BENIGN_TWINS = [
     # the driver going on without an optional feature (rules9_nvrm_fallback_note, placed before nvrm_init_text)
     "[    5.123456] NVRM: GPU 0000:3b:00.0: Failed to enable MSI; falling back to PCIe virtual-wire interrupts.",
@@ -114,9 +93,10 @@ BENIGN_TWINS = [
 ]
 
 
-@pytest.mark.parametrize("line", BENIGN_TWINS, ids=lambda v: str(v)[:50])
-def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
+# kernel_investigated_lines: The new kernel rules say investigate: a driver's or an AMD GPU's failure is looked at, not
+# a drain by itself.
+globals().update(table_tests(found=KERNEL, other=DAEMON, kernel_investigated_lines=[line for line, _, _ in KERNEL],
+                             twins=BENIGN_TWINS, ids=lambda v: str(v)[:50]))
 
 
 def test_a_process_name_in_amdgpus_process_line_cannot_forge_a_hang() -> None:

@@ -4,9 +4,7 @@ drains."""
 
 from __future__ import annotations
 
-import pytest
-
-from .rule_cases import below_warning, found_as, never_drains
+from .rule_cases import table_tests
 
 FOUND = [
     # dcgm-exporter's and DCGM's own words for a host engine that cannot start or be reached
@@ -35,16 +33,6 @@ FOUND = [
 ]
 
 
-@pytest.mark.parametrize(("line", "kind", "severity"), FOUND)
-def test_a_printers_line_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
-@pytest.mark.parametrize("line", [line for line, _, _ in FOUND[:6] + FOUND[8:]])
-def test_a_jobs_a_tools_or_a_daemons_line_never_drains(line: str) -> None:
-    never_drains(line)
-
-
 BENIGN = [
     "Started host engine version 3.3.5 using port number: 5555",
     "libfabric:4242:1700000000::core:core:ofi_register_provider():474<info> registering provider: efa (118.0)",
@@ -57,6 +45,4 @@ BENIGN = [
 ]
 
 
-@pytest.mark.parametrize("line", BENIGN)
-def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
+globals().update(table_tests(found=FOUND, no_drain=[line for line, _, _ in FOUND[:6] + FOUND[8:]], twins=BENIGN))

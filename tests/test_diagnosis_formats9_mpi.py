@@ -11,12 +11,10 @@ Slurm's time-limit, preemption and cancel banners are not node faults.
 
 from __future__ import annotations
 
-import pytest
-
 from slurmtools.diagnosis import diagnose
 from slurmtools.diagnosis.faults import is_node_fault
 
-from .rule_cases import below_warning, found_as, never_drains
+from .rule_cases import table_tests
 
 FAULTS = [
     # Open MPI's TCP transport (ib, error; a peer that hung up: ib, warning)
@@ -73,16 +71,6 @@ FAULTS = [
 ]
 
 
-@pytest.mark.parametrize("line, kind, severity", FAULTS, ids=lambda v: str(v)[:50])
-def test_an_mpi_format_string_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
-@pytest.mark.parametrize("line", [line for line, _, _ in FAULTS], ids=lambda v: str(v)[:50])
-def test_an_mpi_line_never_drains(line: str) -> None:
-    never_drains(line)
-
-
 BENIGN_TWINS = [
     "[n1:41234] btl:tcp: connect() to 10.1.0.12:1024 completed (complete_connect), sending connect ACK",
     "WARNING: The call to cuCtxGetCurrent() failed while attempting to register",
@@ -103,9 +91,7 @@ BENIGN_TWINS = [
 ]
 
 
-@pytest.mark.parametrize("line", BENIGN_TWINS, ids=lambda v: str(v)[:50])
-def test_an_mpi_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
+globals().update(table_tests(other=FAULTS, twins=BENIGN_TWINS, ids=lambda v: str(v)[:50]))
 
 
 def test_the_tcp_rules_need_a_failure() -> None:

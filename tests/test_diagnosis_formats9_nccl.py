@@ -10,12 +10,10 @@ job); the launchers' shutdown-on-a-signal lines and c10d's info-level lines stay
 
 from __future__ import annotations
 
-import pytest
-
 from slurmtools.diagnosis import diagnose
 from slurmtools.diagnosis.faults import is_node_fault
 
-from .rule_cases import below_warning, found_as, never_drains, reaches_fallback
+from .rule_cases import below_warning, table_tests
 
 FAULTS = [
     # Gloo's TCP transport (nccl, warning)
@@ -60,16 +58,6 @@ FAULTS = [
 ]
 
 
-@pytest.mark.parametrize("line, kind, severity", FAULTS, ids=lambda v: str(v)[:50])
-def test_a_collective_layers_format_string_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
-@pytest.mark.parametrize("line", [line for line, _, _ in FAULTS], ids=lambda v: str(v)[:50])
-def test_a_collective_layers_line_never_drains(line: str) -> None:
-    never_drains(line)
-
-
 BENIGN_TWINS = [
     # a launcher shutting its workers down on a signal (scancel, time limit, preemption): info
     "W1126 10:11:12.123000 48213 torch/distributed/elastic/agent/server/api.py:704] Received Signals.SIGTERM death "
@@ -103,21 +91,17 @@ BENIGN_TWINS = [
 ]
 
 
-@pytest.mark.parametrize("line", BENIGN_TWINS, ids=lambda v: str(v)[:50])
-def test_a_collective_layers_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
-
-
-@pytest.mark.parametrize("line", [
+# The `collectives` subsystem: a failure word on a line of a collective layer no rule claims is a warning of kind nccl,
+# flagged unrecognised, trust job.
+FALLBACK_LINES = [
     "torch.distributed.DistError: the frobnicator failed on rank 3",
     "MSCCL++ connection setup failed",
     "[2026-11-26 10:11:12.123456: E horovod/common/controller.cc:12] Horovod controller hit a fatal condition",
-], ids=lambda v: str(v)[:50])
-def test_a_collective_layers_failure_no_rule_names_reaches_the_fallback(line: str) -> None:
-    """The `collectives` subsystem: a failure word on a line of a collective layer no rule claims is a warning of kind
-    nccl, flagged unrecognised, trust job."""
-    reaches_fallback(line, "nccl")
-    never_drains(line)
+]
+
+
+globals().update(table_tests(other=FAULTS, no_drain=FALLBACK_LINES, twins=BENIGN_TWINS,
+                             fallback=[(line, "nccl") for line in FALLBACK_LINES], ids=lambda v: str(v)[:50]))
 
 
 def test_the_collectives_subsystem_is_quiet_at_info_level() -> None:

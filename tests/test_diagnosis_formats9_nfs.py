@@ -17,7 +17,7 @@ import pytest
 from slurmtools.diagnosis import diagnose
 from slurmtools.diagnosis.faults import is_node_fault
 
-from .rule_cases import below_warning, found_as, never_drains, trust_kernel
+from .rule_cases import found_as, table_tests
 
 KERNEL_FAULTS = [
     # net/sunrpc/clnt.c rpc_new_client() (2.6) "RPC: Couldn't create auth handle (flavor %u)", "RPC: Couldn't create
@@ -113,26 +113,11 @@ DAEMON_FAULTS = [
 ]
 
 
-@pytest.mark.parametrize(("line", "kind", "severity"), KERNEL_FAULTS + TOOL_FAULTS + DAEMON_FAULTS)
-def test_a_printers_format_string_is_found(line: str, kind: str, severity: str) -> None:
-    found_as(line, kind, severity)
-
-
-@pytest.mark.parametrize("line", [c[0] for c in KERNEL_FAULTS])
-def test_the_kernels_own_lines_are_trust_kernel(line: str) -> None:
-    trust_kernel(line)
-
-
 @pytest.mark.parametrize("line", CLIENT_LINES)
 def test_an_nfs_client_line_never_drains_a_node(line: str) -> None:
     findings = diagnose(line.encode())
     assert findings and findings[0].kind == "nfs", line
     assert not [f for f in findings if is_node_fault(f, None)]
-
-
-@pytest.mark.parametrize("line", [c[0] for c in TOOL_FAULTS + DAEMON_FAULTS])
-def test_a_tools_or_daemons_line_never_drains(line: str) -> None:
-    never_drains(line)
 
 
 BENIGN_TWINS = [
@@ -169,9 +154,7 @@ BENIGN_TWINS = [
 ]
 
 
-@pytest.mark.parametrize("line", BENIGN_TWINS)
-def test_a_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
+globals().update(table_tests(kernel=KERNEL_FAULTS, other=TOOL_FAULTS + DAEMON_FAULTS, twins=BENIGN_TWINS))
 
 
 def test_the_trunking_note_does_not_hide_the_state_managers_failure() -> None:

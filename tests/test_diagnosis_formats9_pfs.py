@@ -11,12 +11,10 @@ below warning.
 
 from __future__ import annotations
 
-import pytest
-
 from slurmtools.diagnosis import diagnose
 from slurmtools.diagnosis.faults import is_node_fault
 
-from .rule_cases import below_warning, found_as, never_drains, trust_kernel
+from .rule_cases import table_tests
 
 KERNEL = [
     # Lustre/LNet warnings without an error word (kernel: nfs, warning)
@@ -59,26 +57,6 @@ DAEMON_OR_JOB = [
 ]
 
 
-@pytest.mark.parametrize("line", KERNEL + DAEMON_OR_JOB, ids=lambda v: str(v)[:50])
-def test_a_printers_format_string_is_found(line: str) -> None:
-    found_as(line, "nfs", "warning")
-
-
-@pytest.mark.parametrize("line", DAEMON_OR_JOB, ids=lambda v: str(v)[:50])
-def test_a_daemons_or_a_jobs_line_never_drains(line: str) -> None:
-    never_drains(line)
-
-
-@pytest.mark.parametrize("line", KERNEL, ids=lambda v: str(v)[:50])
-def test_the_kernels_lines_are_trusted_but_only_investigated(line: str) -> None:
-    """A shared filesystem's client complaining says the filesystem (or its fabric) is in trouble, not that this node
-    must drain: trust kernel, verdict investigate, never a node fault."""
-    trust_kernel(line)
-    findings = diagnose(line.encode())
-    assert findings[0].action == "investigate"
-    assert not any(is_node_fault(f, None) for f in findings)
-
-
 BENIGN_TWINS = [
     "[ 812.1] Lustre: 4821:0:(lproc_llite.c:437:max_read_ahead_mb_store()) fs1: limit max_read_ahead_mb=262144 to "
     "totalram/2=257000MB",
@@ -101,9 +79,11 @@ BENIGN_TWINS = [
 ]
 
 
-@pytest.mark.parametrize("line", BENIGN_TWINS, ids=lambda v: str(v)[:50])
-def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
+# kernel_investigated_lines: A shared filesystem's client complaining says the filesystem (or its fabric) is in trouble,
+# not that this node must drain: trust kernel, verdict investigate, never a node fault.
+globals().update(table_tests(found=[(line, "nfs", "warning") for line in KERNEL + DAEMON_OR_JOB],
+                             kernel_investigated_lines=KERNEL, no_drain=DAEMON_OR_JOB, twins=BENIGN_TWINS,
+                             ids=lambda v: str(v)[:50]))
 
 
 def test_a_lustre_line_ending_in_rc_zero_is_not_a_failure() -> None:

@@ -15,7 +15,7 @@ import pytest
 from slurmtools.diagnosis import diagnose, joblog
 from slurmtools.diagnosis.faults import is_node_fault
 
-from .rule_cases import below_warning, found_as, never_drains, trust_kernel
+from .rule_cases import never_drains, table_tests
 
 # ---- linux drivers/infiniband/core sa_query.c update_sm_ah()/ib_sa_init(), iwcm.c iw_cm_init() (v5.15),
 # uverbs_main.c ib_uverbs_init(): untagged pr_err/pr_warn of the RDMA core's modules
@@ -49,12 +49,7 @@ TOOLS = [
 ]
 
 
-@pytest.mark.parametrize("line", CORE + HW + TOOLS)
-def test_a_printers_format_string_is_found(line: str) -> None:
-    found_as(line, "ib", "warning")
-
-
-@pytest.mark.parametrize("line,rule", [
+READ_BY_RULE = [
     ("Couldn't query port", "rules9_rdma2_core_init"),
     ("[ 6021.118200] user_verbs: couldn't register device number", "rules9_rdma2_core_init"),
     ("Nov 26 09:52:01 gpu-node-07 kernel: iw_cxgb4: BAD AE qpid 0x1a4 opcode 1 status 0x1 type 0 wrid.hi 0x0 "
@@ -64,19 +59,7 @@ def test_a_printers_format_string_is_found(line: str) -> None:
     ("    state error error 1 recover 0 grace_period 60000 auto_recover true auto_dump true",
      "rules9_rdma2_devlink_health_error"),
     ("10 packets transmitted, 0 received, 100% packet loss, time 10003 ms", "rules9_rdma2_ib_tool_failure"),
-])
-def test_the_rule_that_reads_each_family(line: str, rule: str) -> None:
-    assert diagnose(line.encode())[0].details.get("rule") == rule
-
-
-@pytest.mark.parametrize("line", CORE + HW)
-def test_the_kernels_own_lines_are_kernel_evidence_to_investigate(line: str) -> None:
-    """The RDMA core's and the RDMA drivers' own lines keep the kernel's trust and ask for a look: an init failure or a
-    queue pair's asynchronous error is not by itself a drain (the ib policy drains only a dead HCA)."""
-    trust_kernel(line)
-    findings = diagnose(line.encode())
-    assert findings[0].action == "investigate"
-    assert not any(is_node_fault(f, None) for f in findings)
+]
 
 
 @pytest.mark.parametrize("line", [
@@ -115,9 +98,10 @@ BENIGN = [
 ]
 
 
-@pytest.mark.parametrize("line", BENIGN)
-def test_a_printers_benign_twin_stays_below_warning(line: str) -> None:
-    below_warning(line)
+# kernel_investigated_lines: The RDMA core's and the RDMA drivers' own lines keep the kernel's trust and ask for a look:
+# an init failure or a queue pair's asynchronous error is not by itself a drain (the ib policy drains only a dead HCA).
+globals().update(table_tests(found=[(line, "ib", "warning") for line in CORE + HW + TOOLS],
+                             kernel_investigated_lines=CORE + HW, twins=BENIGN, rules=READ_BY_RULE))
 
 
 # ---- the kernel's own words about a consumer's queue pair (the fabric writer's open judgement): linux v6.12 mlx5_ib
