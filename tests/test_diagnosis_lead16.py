@@ -43,6 +43,8 @@ KERNEL_FAULTS = [
     ("nouveau 0000:65:00.0: gsp: mmu fault queued", "gsp", "warning"),
     ("workqueue: WQ_MEM_RECLAIM ib-comp-wq:ib_cq_poll_work [ib_core] is flushing !WQ_MEM_RECLAIM mlx5_ib_pf:0x0", "ib",
      "warning"),
+    ("cm_destroy_id_wait_timeout: cm_id=000000003c2d1e0f timed out. state 5 -> 0, refcnt=3", "ib", "warning"),
+    ("nvme_rdma_reconnect_or_remove: status=-110 recon=2", "ib", "warning"),
     # DPC and EDR are kind aer, as CORPUS.md files them
     ("pcieport 0000:c0:03.1: DPC: containment event, status:0x1f01 source:0x0000", "aer", "error"),
     ("pcieport 0000:c0:03.1: DPC: ERR_NONFATAL detected", "aer", "warning"),
@@ -84,11 +86,15 @@ OTHER_FAULTS = [
     ("[gpu07:03321] *** An error occurred in MPI_Init", "ib", "warning"),
     ("OSError: 65536 requested and 8192 written", "nfs", "warning"),
     ("(EE) [drm] Failed to open DRM device for pci:0000:c1:00.0: -22", "gpu_init", "warning"),
+    ("Got an OOM, unloading all loaded models.", "cuda", "warning"),
     # nvidia-smi: NVML_ERROR_UNKNOWN and unreadable table fields are a GPU that cannot be reached (gpu_init)
     ("Unable to determine the device handle for GPU 0000:C1:00.0: Unknown Error", "gpu_init", "warning"),
     ("| N/A   ERR!  P8   ERR! / 350W |      0MiB / 24576MiB |      0%      Default |", "gpu_init", "warning"),
 ]
 TWINS = [
+    "[drm:amdgpu_job_timedout [amdgpu]] *ERROR* Process information: process python3 pid 4411 thread python3 pid 4411",
+    "nouveau 0000:65:00.0: gr: PGRAPH_VSTATUS1: 00000000 []",
+    "nvme_rdma_reconnect_or_remove: status=0 recon=1",
     "[drm:amdgpu_cs_ioctl [amdgpu]] *ERROR* Failed to initialize parser -125!",
     "NVRM: nvCheckOkFailedNoLog: Check failed: Requested object not found [NV_ERR_OBJECT_NOT_FOUND] (0x00000057) "
     "returned from gisubscriptionGetGPUInstanceSubscription(pRsClient, RES_GET_HANDLE(pSubdevice), &pSub)",
