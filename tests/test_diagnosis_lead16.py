@@ -87,11 +87,13 @@ OTHER_FAULTS = [
     ("OSError: 65536 requested and 8192 written", "nfs", "warning"),
     ("(EE) [drm] Failed to open DRM device for pci:0000:c1:00.0: -22", "gpu_init", "warning"),
     ("Got an OOM, unloading all loaded models.", "cuda", "warning"),
+    ("Enclosure 1 Slot 4 DIMM_B2 Temp      95 C      5 C      85 C Critical", "thermal", "warning"),
     # nvidia-smi: NVML_ERROR_UNKNOWN and unreadable table fields are a GPU that cannot be reached (gpu_init)
     ("Unable to determine the device handle for GPU 0000:C1:00.0: Unknown Error", "gpu_init", "warning"),
     ("| N/A   ERR!  P8   ERR! / 350W |      0MiB / 24576MiB |      0%      Default |", "gpu_init", "warning"),
 ]
 TWINS = [
+    "Enclosure 1 Slot 4 DIMM_B2 Temp      41 C      5 C      85 C OK",
     "[drm:amdgpu_job_timedout [amdgpu]] *ERROR* Process information: process python3 pid 4411 thread python3 pid 4411",
     "nouveau 0000:65:00.0: gr: PGRAPH_VSTATUS1: 00000000 []",
     "nvme_rdma_reconnect_or_remove: status=0 recon=1",
