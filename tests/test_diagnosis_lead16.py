@@ -51,6 +51,9 @@ KERNEL_FAULTS = [
     ("habanalabs hl0: Failed to communicate with Device CPU (CPU-CP timeout)", "gpu_init", "warning"),
     ("[  511.030771] amdgpu: [powerplay] Failed to send message 0x26, response 0x0", "gpu_init", "warning"),
     ("amdgpu 0000:03:00.0: amdgpu: [mmhub0] VMC page fault (src_id:0 ring:169 vmid:0 pas_id:0)", "gpu_init", "warning"),
+    ("md: nvme1n1p3 does not have a valid v1.2 superblock, not importing!", "disk", "warning"),
+    ("EXT4-fs warning (device nvme0n1p2): ext4_clear_journal_err: 5120: Marking fs in need of filesystem check.", "disk",
+     "warning"),
     # DPC and EDR are kind aer, as CORPUS.md files them
     ("pcieport 0000:c0:03.1: DPC: containment event, status:0x1f01 source:0x0000", "aer", "error"),
     ("pcieport 0000:c0:03.1: DPC: ERR_NONFATAL detected", "aer", "warning"),
@@ -102,11 +105,20 @@ OTHER_FAULTS = [
     ("nvmlDeviceGetMemoryInfo(): GPU access blocked by the operating system", "gpu_init", "warning"),
     ("ERR02005 DIST internal error", "nccl", "error"),
     ("signal arrived during cgo execution", "segfault", "info"),
+    ("CernVM-FS: loading Fuse module... Failed to initialize root file catalog (3 - cache directory/plugin problem)",
+     "nfs", "warning"),
+    ("mount status for source efs: 1", "nfs", "warning"),
+    ("   unique: 88, error: -5 (Input/output error), outsize: 16", "nfs", "warning"),
+    ("Output: mount.nfs: Network is unreachable", "nfs", "warning"),
+    ("mkfs.xfs: Input/output error while writing out and closing file system", "disk", "warning"),
     # nvidia-smi: NVML_ERROR_UNKNOWN and unreadable table fields are a GPU that cannot be reached (gpu_init)
     ("Unable to determine the device handle for GPU 0000:C1:00.0: Unknown Error", "gpu_init", "warning"),
     ("| N/A   ERR!  P8   ERR! / 350W |      0MiB / 24576MiB |      0%      Default |", "gpu_init", "warning"),
 ]
 TWINS = [
+    "   unique: 24, error: -2 (No such file or directory), outsize: 16",
+    "CernVM-FS: mounted cvmfs on /cvmfs/atlas.cern.ch",
+    "mount status for source efs: 0",
     "amdgpu 0000:3d:00.0: amdgpu:   in page starting at address 0x00007f0000000000 from client 27",
     "xe 0000:03:00.0: [drm] Tile0: GT0: GuC firmware i915/mtl_guc_70.bin version 70.20.0",
     "habanalabs hl0: Successfully added device 0000:b3:00.0 to habanalabs driver",
