@@ -52,7 +52,7 @@ KERNEL_FAULTS = [
     ("[  511.030771] amdgpu: [powerplay] Failed to send message 0x26, response 0x0", "gpu_init", "warning"),
     ("amdgpu 0000:03:00.0: amdgpu: [mmhub0] VMC page fault (src_id:0 ring:169 vmid:0 pas_id:0)", "gpu_init", "warning"),
     ("md: nvme1n1p3 does not have a valid v1.2 superblock, not importing!", "disk", "warning"),
-    ("EXT4-fs warning (device nvme0n1p2): ext4_clear_journal_err: 5120: Marking fs in need of filesystem check.", "disk",
+    ("EXT4-fs warning (device sdb): ext4_clear_journal_err: 5120: Marking fs in need of filesystem check.", "disk",
      "warning"),
     # DPC and EDR are kind aer, as CORPUS.md files them
     ("pcieport 0000:c0:03.1: DPC: containment event, status:0x1f01 source:0x0000", "aer", "error"),
