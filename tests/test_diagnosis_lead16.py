@@ -111,11 +111,22 @@ OTHER_FAULTS = [
     ("   unique: 88, error: -5 (Input/output error), outsize: 16", "nfs", "warning"),
     ("Output: mount.nfs: Network is unreachable", "nfs", "warning"),
     ("mkfs.xfs: Input/output error while writing out and closing file system", "disk", "warning"),
+    ("[1700000000.123456] [gpu03:4242:0]  tl_ucp_team.c:120   TL_UCP ERROR failed to create team, Input/output error",
+     "ib", "warning"),
+    ("[gpu03:04242] PML ucx cannot be selected", "ib", "warning"),
+    ("EAL: Requested device 0000:3b:00.1 cannot be used", "ib", "warning"),
+    ("rdma.c:3274:nvmf_rdma_poll_group_create: *ERROR*: Unable to create shared receive queue, errno 22", "ib",
+     "warning"),
+    ("Failed to write to /dev/nvme-fabrics: Input/output error", "ib", "warning"),
+    ("libfabric:4242:1700000000::verbs:ep_ctrl:vrb_ep_connect():312<warn> rdma_connect returned -1 (Refused)", "ib",
+     "warning"),
     # nvidia-smi: NVML_ERROR_UNKNOWN and unreadable table fields are a GPU that cannot be reached (gpu_init)
     ("Unable to determine the device handle for GPU 0000:C1:00.0: Unknown Error", "gpu_init", "warning"),
     ("| N/A   ERR!  P8   ERR! / 350W |      0MiB / 24576MiB |      0%      Default |", "gpu_init", "warning"),
 ]
 TWINS = [
+    "libfabric:4242:1700000000::core:core:ofi_register_provider():476<info> registering provider: verbs (120.0)",
+    "2 HCAs found:",
     "   unique: 24, error: -2 (No such file or directory), outsize: 16",
     "CernVM-FS: mounted cvmfs on /cvmfs/atlas.cern.ch",
     "mount status for source efs: 0",
