@@ -52,6 +52,7 @@ KERNEL_FAULTS = [
     ("[  511.030771] amdgpu: [powerplay] Failed to send message 0x26, response 0x0", "gpu_init", "warning"),
     ("amdgpu 0000:03:00.0: amdgpu: [mmhub0] VMC page fault (src_id:0 ring:169 vmid:0 pas_id:0)", "gpu_init", "warning"),
     ("md: nvme1n1p3 does not have a valid v1.2 superblock, not importing!", "disk", "warning"),
+    ("radeon 0000:01:00.0: GPU fault detected: 146 0x0c04f80c", "gpu_init", "warning"),
     ("EXT4-fs warning (device sdb): ext4_clear_journal_err: 5120: Marking fs in need of filesystem check.", "disk",
      "warning"),
     # DPC and EDR are kind aer, as CORPUS.md files them
@@ -120,11 +121,22 @@ OTHER_FAULTS = [
     ("Failed to write to /dev/nvme-fabrics: Input/output error", "ib", "warning"),
     ("libfabric:4242:1700000000::verbs:ep_ctrl:vrb_ep_connect():312<warn> rdma_connect returned -1 (Refused)", "ib",
      "warning"),
+    ("========= Fatal UVM CPU fault of type invalid pde due to invalid address", "cuda", "error"),
+    ("terminate called after throwing an instance of 'thrust::system::system_error'", "cuda", "error"),
+    ("Allocation on device 3 would exceed allowed memory. (out of memory)", "cuda", "error"),
+    ("[0] #1  Foam::sigFpe::sigHandler(int) at ??:?", "segfault", "info"),
+    ("cxip_gen_auth_key failed: -2", "ib", "warning"),
+    ("Fatal error in internal_Init: Other MPI error, error stack:", "ib", "warning"),
+    ("  GPU 00000000:41:00.0: In use by another client", "gpu_init", "warning"),
+    ("ERROR:  nhc:  Health check failed:  check_hw_edac:  ECC errors detected - 12 corrected memory errors detected "
+     "(limit of 5).", "mce", "warning"),
     # nvidia-smi: NVML_ERROR_UNKNOWN and unreadable table fields are a GPU that cannot be reached (gpu_init)
     ("Unable to determine the device handle for GPU 0000:C1:00.0: Unknown Error", "gpu_init", "warning"),
     ("| N/A   ERR!  P8   ERR! / 350W |      0MiB / 24576MiB |      0%      Default |", "gpu_init", "warning"),
 ]
 TWINS = [
+    "terminate called after throwing an instance of 'std::bad_alloc'",
+    "Currently allocated : 14.81 GiB",
     "libfabric:4242:1700000000::core:core:ofi_register_provider():476<info> registering provider: verbs (120.0)",
     "2 HCAs found:",
     "   unique: 24, error: -2 (No such file or directory), outsize: 16",
