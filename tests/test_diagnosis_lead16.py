@@ -135,7 +135,6 @@ OTHER_FAULTS = [
     ("| N/A   ERR!  P8   ERR! / 350W |      0MiB / 24576MiB |      0%      Default |", "gpu_init", "warning"),
 ]
 TWINS = [
-    "terminate called after throwing an instance of 'std::bad_alloc'",
     "Currently allocated : 14.81 GiB",
     "libfabric:4242:1700000000::core:core:ofi_register_provider():476<info> registering provider: verbs (120.0)",
     "2 HCAs found:",
