@@ -117,7 +117,9 @@ def main() -> int:
     runs: dict[str, list[float]] = {"grep_nvrm": [], "grep_F": [], "grep_F_words": [], "ours": []}
     from slurmtools.diagnosis import rules
 
-    with tempfile.TemporaryDirectory() as cache:      # an empty cache of compiled databases: the cold first call
+    # an empty cache of compiled databases (the cold first call), in the user's home: a cache directory must sit in a
+    # directory no one else can write (fsutil.check_trusted; /tmp, sticky as it is, is refused for a cache's parent)
+    with tempfile.TemporaryDirectory(dir=os.path.expanduser("~")) as cache:
         os.environ[prefilter.CACHE_ENV] = cache
         t0 = time.perf_counter()
         ours()                           # the first call in a process compiles the rules' prefilter
