@@ -139,7 +139,13 @@ def test_the_split_is_by_source_and_deterministic() -> None:
 #: from 2,400). The floor is what it measured, 0.85 (rounded down). Round 14's end: 86.3 % (2,994 of 3,470). Round
 #: 15's end, with eleven new files: 86.1 % (3,808 of 4,421): the new files' rows 83.8 % (797 of 951), the earlier
 #: files' 86.8 % (3,011 of 3,470).
-TEST_HALF_FLOOR = 0.85
+#: Round 16 (2026-11-27): thirteen more collections (round16a-m: kernel mailing lists of the fabric, shared storage,
+#: thermal and platform, GPUs, local disks and the host; GitHub issues of GPU software, other accelerators, HPC
+#: schedulers, storage, the fabric and NVIDIA's datacenter tools; forums). Fresh, each before any rule from its own rules
+#: half: 74.4 % (841 of 1,130). Scored at the end: 84.7 % (4,703 of 5,551): the new files' rows 77.2 % (872 of 1,130),
+#: the earlier files' 86.7 % (3,831 of 4,421, up from 3,808). The floor is what it measured, 0.84 (rounded down): the
+#: larger test half measures lower because the fresh sets land lower.
+TEST_HALF_FLOOR = 0.84
 #: Benign test-half lines that raise a warning: 0 until round3, whose benign rows brought 1 (in a dmesg envelope;
 #: which line is not looked at, the test half being scored only); round10a's test rows brought a second (in job
 #: output; not looked at either). Round 11's eight files brought 7 (round11a 1, round11b 2, round11d 1, round11e 1,
@@ -161,7 +167,10 @@ TEST_HALF_FLOOR = 0.85
 #: Round 15's eleven files (round15a-k) brought 13 at their fresh scoring (round15a 3, round15c 1, round15d 1, round15e
 #: 2, round15g 1, round15h 1, round15i 3, round15k 1; none looked at) and 12 at the end; the earlier files' count went
 #: from 27 to 22 with the round's rules (scored once, at the end; which lines is not looked at): 34 in all, new rows.
-TEST_HALF_FALSE_ALARMS = 34
+#: Round 16's thirteen files (round16a-m) brought 9 at their fresh scoring (round16a 3, round16c 2, round16e 1, round16f
+#: 1, round16j 1, round16l 1; none looked at) and 8 at the end; the earlier files' count went from 34 to 33 with the
+#: round's rules (scored once, at the end): 41 in all, new rows.
+TEST_HALF_FALSE_ALARMS = 41
 ISSUE_BAR = 0.95
 
 
