@@ -146,87 +146,54 @@ def table_tests(*, found: Sequence[Case] = (), kernel: Sequence[Case] = (), kern
     line_cases = [*found, *kernel, *kernel_quiet, *other]
     prefix, unread_lines = unread
 
-    @pytest.mark.parametrize(("line", "kind", "severity"), line_cases, ids=ids)
-    def test_a_familys_line_is_found(line: str, kind: str, severity: str) -> None:
-        found_as(line, kind, severity)
-
-    @pytest.mark.parametrize("line", [case[0] for case in kernel] + list(kernel_lines), ids=ids)
-    def test_the_kernels_lines_are_trust_kernel(line: str) -> None:
-        trust_kernel(line)
-
-    @pytest.mark.parametrize("line", [case[0] for case in kernel_quiet] + list(kernel_quiet_lines), ids=ids)
-    def test_the_kernels_lines_are_trust_kernel_and_never_drain(line: str) -> None:
-        trust_kernel_no_fault(line)
-
-    @pytest.mark.parametrize("line", kernel_investigated_lines, ids=ids)
-    def test_the_kernels_lines_are_kernel_evidence_to_investigate(line: str) -> None:
-        kernel_investigated(line)
-
-    @pytest.mark.parametrize("line", kernel_drains_lines, ids=ids)
-    def test_the_kernels_lines_drain(line: str) -> None:
-        kernel_drains(line)
-
-    @pytest.mark.parametrize(("line", "kind", "severity"), kernel_evidence, ids=ids)
-    def test_a_kernel_line_is_found_and_only_investigated(line: str, kind: str, severity: str) -> None:
+    def found_and_only_investigated(line: str, kind: str, severity: str) -> None:
         found_as(line, kind, severity)
         no_node_fault(line)
 
-    @pytest.mark.parametrize("line", [case[0] for case in other] + list(no_drain), ids=ids)
-    def test_a_jobs_daemons_or_tools_line_never_drains(line: str) -> None:
-        never_drains(line)
-
-    @pytest.mark.parametrize("line", no_fault, ids=ids)
-    def test_a_line_is_no_node_fault(line: str) -> None:
-        no_node_fault(line)
-
-    @pytest.mark.parametrize("line", twins, ids=ids)
-    def test_a_benign_twin_stays_below_warning(line: str) -> None:
-        below_warning(line)
-
-    @pytest.mark.parametrize("line", job_twins, ids=ids)
-    def test_a_benign_twin_stays_below_warning_in_a_jobs_output(line: str) -> None:
-        job_scan_below_warning(line)
-
-    @pytest.mark.parametrize("line", not_kernels, ids=ids)
-    def test_a_job_echoing_a_kernel_text_is_not_the_kernels(line: str) -> None:
-        not_the_kernels(line)
-
-    @pytest.mark.parametrize("line", enveloped_kernel, ids=ids)
-    def test_an_enveloped_kernel_line_is_a_kernel_warning(line: str) -> None:
-        enveloped_kernel_warning(line)
-
-    @pytest.mark.parametrize(("line", "kind"), info, ids=ids)
-    def test_a_detail_or_setting_line_is_info(line: str, kind: str) -> None:
+    def found_as_info(line: str, kind: str) -> None:
         found_as(line, kind, "info")
 
-    @pytest.mark.parametrize(("line", "kind"), fallback, ids=ids)
-    def test_a_failure_no_rule_names_reaches_the_fallback(line: str, kind: str) -> None:
-        reaches_fallback(line, kind)
-
-    @pytest.mark.parametrize(("line", "rule"), rules, ids=ids)
-    def test_the_rule_that_reads_each_family(line: str, rule: str) -> None:
-        read_by(line, rule)
-
-    @pytest.mark.parametrize("line", unread_lines, ids=ids)
-    def test_a_hostile_or_quoting_line_is_not_the_new_rules(line: str) -> None:
+    def not_the_new_rules(line: str) -> None:
         not_read_by(line, prefix)
 
-    made: list[tuple[Callable[..., None], Sequence[object]]] = [
-        (test_a_familys_line_is_found, line_cases),
-        (test_the_kernels_lines_are_trust_kernel, [*kernel, *kernel_lines]),
-        (test_the_kernels_lines_are_trust_kernel_and_never_drain, [*kernel_quiet, *kernel_quiet_lines]),
-        (test_the_kernels_lines_are_kernel_evidence_to_investigate, kernel_investigated_lines),
-        (test_the_kernels_lines_drain, kernel_drains_lines),
-        (test_a_kernel_line_is_found_and_only_investigated, kernel_evidence),
-        (test_a_jobs_daemons_or_tools_line_never_drains, [*other, *no_drain]),
-        (test_a_line_is_no_node_fault, no_fault),
-        (test_a_benign_twin_stays_below_warning, twins),
-        (test_a_benign_twin_stays_below_warning_in_a_jobs_output, job_twins),
-        (test_a_job_echoing_a_kernel_text_is_not_the_kernels, not_kernels),
-        (test_an_enveloped_kernel_line_is_a_kernel_warning, enveloped_kernel),
-        (test_a_detail_or_setting_line_is_info, info),
-        (test_a_failure_no_rule_names_reaches_the_fallback, fallback),
-        (test_the_rule_that_reads_each_family, rules),
-        (test_a_hostile_or_quoting_line_is_not_the_new_rules, unread_lines),
+    # name, its cases (a line, or a line and what it must be), the check each case runs
+    made: list[tuple[str, Sequence[object], Callable[..., None]]] = [
+        ("test_a_familys_line_is_found", line_cases, found_as),
+        ("test_the_kernels_lines_are_trust_kernel", [case[0] for case in kernel] + list(kernel_lines), trust_kernel),
+        ("test_the_kernels_lines_are_trust_kernel_and_never_drain",
+         [case[0] for case in kernel_quiet] + list(kernel_quiet_lines), trust_kernel_no_fault),
+        ("test_the_kernels_lines_are_kernel_evidence_to_investigate", kernel_investigated_lines, kernel_investigated),
+        ("test_the_kernels_lines_drain", kernel_drains_lines, kernel_drains),
+        ("test_a_kernel_line_is_found_and_only_investigated", kernel_evidence, found_and_only_investigated),
+        ("test_a_jobs_daemons_or_tools_line_never_drains", [case[0] for case in other] + list(no_drain), never_drains),
+        ("test_a_line_is_no_node_fault", no_fault, no_node_fault),
+        ("test_a_benign_twin_stays_below_warning", twins, below_warning),
+        ("test_a_benign_twin_stays_below_warning_in_a_jobs_output", job_twins, job_scan_below_warning),
+        ("test_a_job_echoing_a_kernel_text_is_not_the_kernels", not_kernels, not_the_kernels),
+        ("test_an_enveloped_kernel_line_is_a_kernel_warning", enveloped_kernel, enveloped_kernel_warning),
+        ("test_a_detail_or_setting_line_is_info", info, found_as_info),
+        ("test_a_failure_no_rule_names_reaches_the_fallback", fallback, reaches_fallback),
+        ("test_the_rule_that_reads_each_family", rules, read_by),
+        ("test_a_hostile_or_quoting_line_is_not_the_new_rules", unread_lines, not_the_new_rules),
     ]
-    return {test.__name__: test for test, cases in made if cases}
+    return {name: _parametrized(name, cases, check, ids) for name, cases, check in made if cases}
+
+
+def _parametrized(name: str, cases: Sequence[object], check: Callable[..., None],
+                  ids: Callable[[object], str] | None) -> Callable[..., None]:
+    """A test named NAME that runs CHECK on each case: a line alone, or a line and one or two things it must be."""
+    width = len(cases[0]) if isinstance(cases[0], tuple) else 1
+    if width == 1:
+        def test(line: str) -> None:
+            check(line)
+        argnames = "line"
+    elif width == 2:
+        def test(line: str, expected: str) -> None:  # type: ignore[misc]
+            check(line, expected)
+        argnames = "line,expected"
+    else:
+        def test(line: str, kind: str, severity: str) -> None:  # type: ignore[misc]
+            check(line, kind, severity)
+        argnames = "line,kind,severity"
+    test.__name__ = test.__qualname__ = name
+    return pytest.mark.parametrize(argnames, cases, ids=ids)(test)
