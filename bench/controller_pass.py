@@ -5,7 +5,7 @@ a tenth have an XID 79 on one node (node faults: requeued away), six tenths fail
 faults: not retried), the rest completed. Measured: the pass's time (wall, and the process's CPU time: the one
 to compare on a shared machine), and that every attempt got its decision.
 
-    python bench/controller_pass.py [--attempts 10000] [--url postgresql+psycopg://postgres@127.0.0.1:55432/cpass]
+    python bench/controller_pass.py [--attempts 10000] [--url postgresql+psycopg://postgres@127.0.0.1:15432/cpass]
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ until the last event is in the database, and that every event is stored exactly 
 One machine stands in for the cluster: one spool (a node's own spool ships the same way; here one spool takes
 every node's batch, the worst case for its lock) and WRITERS processes playing the epilogs as fast as they can.
 
-    python bench/epilog_storm.py --url postgresql+psycopg://postgres@127.0.0.1:55432/storm [--nodes 5000]
+    python bench/epilog_storm.py --url postgresql+psycopg://postgres@127.0.0.1:15432/storm [--nodes 5000]
 """
 
 from __future__ import annotations

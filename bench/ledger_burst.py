@@ -6,7 +6,7 @@ plain insert of the same rows by the same writers (one INSERT + COMMIT per event
 durable on its own, as the spool makes it; and, for reference, one batched transaction per writer).
 
     python bench/ledger_burst.py --url sqlite:////tmp/bench.db
-    python bench/ledger_burst.py --url postgresql+psycopg://postgres@127.0.0.1:55432/bench
+    python bench/ledger_burst.py --url postgresql+psycopg://postgres@127.0.0.1:15432/bench
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ decisions) over a 5,000-node, 40,000-GPU cluster and 30 days. PostgreSQL is fill
 executemany in one transaction; then the report is built (every section, the HTML charts' series too)
 --runs times and the median is printed with each section's share.
 
-    python bench/report_scale.py --url postgresql+psycopg://postgres@127.0.0.1:55432/report_bench
+    python bench/report_scale.py --url postgresql+psycopg://postgres@127.0.0.1:15432/report_bench
     python bench/report_scale.py --url sqlite:////var/tmp/report_bench.db
     python bench/report_scale.py --url ... --explain     # also EXPLAIN ANALYZE of the incident query (PostgreSQL)
     python bench/report_scale.py --url ... --no-fill --connections 2 --json-out /tmp/r2.json   # sections in parallel

@@ -34,11 +34,14 @@ HOOKS = {"prolog": "prolog.d", "epilog": "epilog.d", "epilog_slurmctld": "epilog
 
 @dataclass
 class Ports:
+    """The lab's listening ports: all below Linux's ephemeral range (32768-60999 by default), so that no client
+    socket the kernel gave that port to can hold it when a daemon starts (the ledger's PostgreSQL once sat at 55432
+    and failed to bind, "Address already in use", after a run had opened thousands of connections)."""
     slurmctld: int = 6817
     slurmd_base: int = 17000
     slurmdbd: int = 6819
     mariadb: int = 3307
-    postgres: int = 55432
+    postgres: int = 15432
 
 
 @dataclass

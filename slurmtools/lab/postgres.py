@@ -32,14 +32,32 @@ def start(lab: Lab) -> None:
     if not (data / "PG_VERSION").exists():
         lab._run([pg_bin("initdb"), "-D", str(data), "--auth=trust", "-U", "postgres",
                   "-E", "UTF8", "--locale=C.UTF-8"], user="postgres", cwd="/tmp")
-    lab._run([pg_bin("pg_ctl"), "-D", str(data), "-l", str(pdir / "postgres.log"), "-w", "-t", "60",
-              "-o", f"-p {port} -k {pdir} -c listen_addresses=127.0.0.1 -c max_connections=300",
-              "start"], user="postgres", cwd="/tmp")
+    log = pdir / "postgres.log"
+    seen = log.stat().st_size if log.exists() else 0
+    try:
+        lab._run([pg_bin("pg_ctl"), "-D", str(data), "-l", str(log), "-w", "-t", "60",
+                  "-o", f"-p {port} -k {pdir} -c listen_addresses=127.0.0.1 -c max_connections=300",
+                  "start"], user="postgres", cwd="/tmp")
+    except LabError as exc:
+        raise LabError(f"postgresql did not start on 127.0.0.1:{port}: {why(log, seen) or exc}") from None
     proc = lab._run(["psql", "-h", "127.0.0.1", "-p", port, "-U", "postgres", "-tAc",
                      "SELECT 1 FROM pg_database WHERE datname='slurmtools'"], cwd="/tmp")
     if proc.stdout.strip() != "1":
         lab._run([pg_bin("createdb"), "-h", "127.0.0.1", "-p", port, "-U", "postgres", "slurmtools"], cwd="/tmp")
     lab.say(f"started postgresql (127.0.0.1:{port}, database slurmtools)")
+
+
+def why(log: Path, since: int) -> str:
+    """The server's own reasons (its FATAL, PANIC and HINT lines) written to LOG after offset SINCE."""
+    try:
+        with log.open("rb") as fh:
+            fh.seek(since)
+            text = fh.read(1 << 20).decode("utf-8", "replace")
+    except OSError:
+        return ""
+    reasons = [line.split("] ", 1)[-1].strip() for line in text.splitlines()
+               if any(mark in line for mark in ("] FATAL: ", "] PANIC: ", "] HINT: ", "] LOG:  could not "))]
+    return "; ".join(reasons[-4:])
 
 
 def stop(lab: Lab) -> None:
