@@ -23,12 +23,12 @@ from __future__ import annotations
 import re
 
 from slurmtools.diagnosis.findings import Finding
-from slurmtools.diagnosis.subsystems import Subsystem, library_of, reported_error_word, subsystem_of
+from slurmtools.diagnosis.subsystems import Subsystem, library_of, only_settings, reported_error_word, subsystem_of
 
-#: A line that reports a success (`Successfully registered panic handler`, `GPU reset succeeded`) or sets a timeout
-#: (`alua: transition timeout set to 60 seconds`) is not a failure, whatever word it holds: the fallback is for
-#: failures no rule names (a rule still reads a success's or a setting's failure where one is known).
-_NOT_A_FAILURE = re.compile(r"(?i)\b(?:successfully|succeeded)\b|\btime ?out (?:is )?set to \d")
+#: A line that reports a success (`Successfully registered panic handler`, `GPU reset succeeded`) is not a failure,
+#: whatever word it holds: the fallback is for failures no rule names (a rule still reads a success's failure where
+#: one is known).
+_SUCCESS = re.compile(r"(?i)\b(?:successfully|succeeded)\b")
 
 #: The rules that call this module (the last two packaged rules; their pattern is `subsystems.ERROR_PATTERN`).
 RULE_NAME = "unrecognised"
@@ -45,8 +45,8 @@ def classify(message: str, number: int | None = None, stamp: str | None = None) 
         return None
     if sub.trust in ("job", "syslog") and not _reports(sub, message):
         return None      # a daemon's or a library's line whose failure word is denied (`Shutting down`, `no error`)
-    if _NOT_A_FAILURE.search(message):
-        return None      # a success the line reports, or a timeout it sets
+    if _SUCCESS.search(message) or only_settings(message):
+        return None      # a success the line reports, or a timeout it sets (`timeout set to 60 seconds`)
     return _finding(sub, sub.kind, message, number, stamp)
 
 

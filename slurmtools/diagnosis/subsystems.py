@@ -139,16 +139,27 @@ def error_word(text: str) -> str | None:
 #: A failure word that a library's line denies rather than reports (`no error`, `without failure`, `non-fatal`,
 #: `error: none`, `error 0 (Success)`, a compiler's `-Wno-error` in a build log): a library's status line, not a
 #: failure. "down" as a verb's particle (`slow down`, `shutting down` at exit, `scaling down`) and a timeout that is a
-#: setting (`TIMEOUT(ms): 600000`, `timeout=1800`) report nothing either.
+#: setting (`TIMEOUT(ms): 600000`, `timeout=1800`, `transition timeout set to 60 seconds`) report nothing either.
 _DENIED = re.compile(r"(?i)(?:\b(?:no|0|zero|without|not an?)\s+|\b(?:non|W?no)-"
                      r"|\b(?:slow(?:s|ing|ed)?|shutting|winding|counting|cooling|scaling|breaking|stepping|backing)\s+)$")
 _NOTHING = re.compile(r"(?i)\W{0,3}(?:none|0|ok|success|no error)\b")
-_SETTING = re.compile(r"\s*(?:\(\w{1,8}\))?\s*[:=]\s*\d")
+_SETTING = re.compile(r"(?i)\s*(?:\(\w{1,8}\))?\s*(?:[:=]|(?:is\s+)?set\s+to)\s*\d")
 #: A monitor's state field, not the message's word (public-log sweep 4): Nagios and Icinga write an alert as
 #: `SERVICE ALERT: host;service;STATE;HARD|SOFT;attempt;output` (`HOST ALERT: host;STATE;...`, `CURRENT SERVICE
 #: STATE: ...`), so `;CRITICAL;HARD;3;` or `;DOWN;SOFT;1;` is the check's verdict on whatever the output says; the
 #: output's own words are still read.
 _MONITOR_STATE = re.compile(r";(?:HARD|SOFT);\d{1,4};")
+
+
+def _is_setting(text: str, m: re.Match[str]) -> bool:
+    """Whether the failure word M is a timeout that TEXT sets (`timeout=1800`, `timeout set to 60 seconds`)."""
+    return m.group(0).lower() == "timeout" and _SETTING.match(text, m.end()) is not None
+
+
+def only_settings(text: str) -> bool:
+    """Whether every failure word in TEXT is a timeout it sets (`alua: transition timeout set to 60 seconds`)."""
+    words = list(_ERROR.finditer(text))
+    return bool(words) and all(_is_setting(text, m) for m in words)
 
 
 def reported_error_word(text: str) -> str | None:
@@ -157,7 +168,7 @@ def reported_error_word(text: str) -> str | None:
     for m in _ERROR.finditer(text):
         if _DENIED.search(text[max(0, m.start() - 12):m.start()]) or _NOTHING.match(text, m.end()):
             continue
-        if m.group(0).lower() == "timeout" and _SETTING.match(text, m.end()):
+        if _is_setting(text, m):
             continue
         if text[m.start() - 1:m.start()] == ";" and _MONITOR_STATE.match(text, m.end()):
             continue
