@@ -26,6 +26,9 @@ KERNEL_FAULTS = [
     ("overlayfs: failed to lookup upper dir (-5)", "disk", "warning"),
     ("F2FS-fs (sdb1): Magic Mismatch, valid(0xf2f52010) - read(0x0)", "disk", "warning"),
     ("ata9.00: REQUEST SENSE err_mask=0x4 sense_key=3", "disk", "warning"),
+    ("[drm] psp command (0x22) failed and response status is (0xFFFF0007)", "gpu_init", "warning"),
+    ("kworker/3:1: vmemmap alloc failure: order:9, mode:0x4cc0(GFP_KERNEL|__GFP_RETRY_MAYFAIL), nodemask=(null)", "oom",
+     "warning"),
     ("Page cache invalidation failure on direct I/O.  Possible data corruption due to collision with buffered I/O!",
      "disk", "warning"),
 ]
@@ -99,6 +102,7 @@ OTHER_FAULTS = [
      "thermal", "warning"),
     ("  12  4411      311        1 PowerDownAt(0x1a2b3c)", "thermal", "warning"),
     ("2025-01-02 03:04:05.678; ENC_MGT; env_control; 02; Fan 3 Fault ON", "thermal", "warning"),
+    ("in2:          3.01 V  (min =  +3.14 V, max =  +3.46 V)  ALARM", "thermal", "warning"),
     ("SEL Entry: FRU: 2, Record: Facebook Unified SEL (0xFB), GeneralInfo: POST(0x28), POST Failure Event: "
      "System PXE boot fail", "mce", "warning"),
     ("SEL Entry: FRU: 3, Record: Facebook Unified SEL (0xFB), GeneralInfo: x86/PCIeErr(0x20), Bus 5E/Dev 00/Fun 00, "
@@ -124,6 +128,9 @@ TWINS = [
     "PSU1 STATUS_WORD 0x0000",
     "ata9.00: REQUEST SENSE err_mask=0x0",
     "[Proxy Service 12] Starting proxy",
+    # lm-sensors' ALARM against limits never set (min and max zero); the same chip past real limits is still found
+    "in4:          1.52 V  (min =  +0.00 V, max =  +0.00 V)  ALARM",
+    "in0:                    880.00 mV (min =  +0.00 V, max =  +0.00 V)  ALARM",
     "fstrim[77]: /scratch: 1.2 TiB (1319413953331 bytes) trimmed on /dev/nvme0n1p1",
 ]
 
