@@ -69,6 +69,9 @@ OTHER_FAULTS = [
     ("     Active: failed (Result: core-dump) since Tue 2025-03-04 05:06:07 UTC; 3min ago", "segfault", "warning"),
     # RDMA applications
     ("[3] DAPL startup: RLIMIT_MEMLOCK too small", "ib", "warning"),
+    ("Abort(1) on node 7 (rank 7 in comm 0): Fatal error in internal_Recv: Other MPI error, error stack:", "ib",
+     "warning"),
+    ("du: cannot access '/mnt/bucket/data': Transport endpoint is not connected", "nfs", "warning"),
     ("Libfabric error: (-61) No data available", "ib", "warning"),
     ("[0003]        Transport init failed (-22)", "ib", "warning"),
     ("E0102 03:04:05.060708 411 rdma_context.cpp:222] Failed to register memory 0x7f11aa000000: Bad address [14]", "ib",
@@ -128,10 +131,30 @@ TWINS = [
     "PSU1 STATUS_WORD 0x0000",
     "ata9.00: REQUEST SENSE err_mask=0x0",
     "[Proxy Service 12] Starting proxy",
+    "Abort(470406661) on node 2 (rank 2 in comm 0): Fatal error in PMPI_Send: Invalid tag, error stack:",
+    "Jul 25 23:23:13 gw ftpd[811]: getpeername (ftpd): Transport endpoint is not connected",
     # lm-sensors' ALARM against limits never set (min and max zero); the same chip past real limits is still found
     "in4:          1.52 V  (min =  +0.00 V, max =  +0.00 V)  ALARM",
     "in0:                    880.00 mV (min =  +0.00 V, max =  +0.00 V)  ALARM",
     "fstrim[77]: /scratch: 1.2 TiB (1319413953331 bytes) trimmed on /dev/nvme0n1p1",
 ]
 
-globals().update(table_tests(kernel=KERNEL_FAULTS, other=OTHER_FAULTS, twins=TWINS))
+# the other accelerators' runtimes and device tools as libraries a job prints (data/subsystems.toml accel-runtimes,
+# accel-tools): a failure word no rule claims is the subsystem fallback's warning; their info lines stay silent
+ACCEL_FALLBACK = [
+    ("zeCommandQueueExecuteCommandLists failed: the device stopped responding", "cuda"),
+    ("hsa_signal_wait_scacquire returned an unexpected failure on queue 3", "cuda"),
+    ("[rank2]: HPU graph replay failed on device 2", "cuda"),
+    ("poplar: stream copy failed on tile 1211", "cuda"),
+    ("hl-smi: failed to query device 5 (busy)", "gpu_init"),
+    ("amd-smi: could not open /dev/kfd: No such file or directory, failed", "gpu_init"),
+]
+ACCEL_TWINS = [
+    "XLA service 0x55d0c0 initialized for platform CUDA (this does not guarantee that XLA will be used).",
+    "I0102 03:04:05.060708  811 tpu_client.cc:52] TPU client started; no error",
+    "[rank0]: NPU memory summary: 0 failed allocations",
+    "hl-smi: INFO: device 5 is healthy",
+]
+
+globals().update(table_tests(kernel=KERNEL_FAULTS, other=OTHER_FAULTS, twins=TWINS + ACCEL_TWINS,
+                             fallback=ACCEL_FALLBACK))
