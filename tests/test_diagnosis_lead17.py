@@ -63,10 +63,26 @@ OTHER_FAULTS = [
     ("[Proxy Service 12] Failed to execute operation Connect from rank 12, retcode 6", "nccl", "warning"),
     ("NCCL WARN Bootstrap : no socket interface found", "nccl", "error"),
     # crashes
-    ("RuntimeError: DataLoader worker (pid(s) 88) exited unexpectedly", "segfault", "warning"),
+    ("RuntimeError: DataLoader worker (pid(s) 88) exited unexpectedly", "segfault", "info"),
     ("train.py: malloc.c:2617: sysmalloc: Assertion `(old_top == initial_top (av) && old_size == 0)' failed.",
-     "segfault", "warning"),
-    ("     Active: failed (Result: core-dump) since Tue 2025-03-04 05:06:07 UTC; 3min ago", "segfault", "warning"),
+     "segfault", "info"),
+    ("     Active: failed (Result: core-dump) since Tue 2025-03-04 05:06:07 UTC; 3min ago", "segfault", "info"),
+    ("[2025-02-03 04:05:06.070] [kv] [info] Interrupt signal (6) received.", "segfault", "info"),
+    ("    Signal: 8 (Floating point exception)", "segfault", "info"),
+    ("collector[77]: panic: runtime error: invalid memory address or nil pointer dereference", "segfault", "info"),
+    # TensorRT's CUDA errors (before gpfs_error's "[E] ... Error")
+    ("[03/04/2025-05:06:07] [E] Error[1]: [convRunner.cpp::execute::90] Error Code 1: Myelin (Final synchronize "
+     "failed (719))", "cuda", "warning"),
+    ("[TensorRT] ERROR: ../rtSafe/cuda/softmax.cu (88) - Cuda Error in softmaxKernel: 98 (invalid device function)",
+     "cuda", "warning"),
+    # KV-cache transfers over RDMA, Open MPI's openib help
+    ("NIXL Xfer failed with status: NIXL_ERR_REMOTE_DISCONNECT", "ib", "warning"),
+    ("  Failed to create a queue pair (QP):", "ib", "warning"),
+    # smartctl, and a node without nvidia-smi
+    ("  SenseData Key-Asc-Ascq: 03-11-04 = MEDIUM_ERROR - UNRECOVERED READ ERROR - AUTO REALLOCATE FAILED", "disk",
+     "warning"),
+    ('            "string": "Completed: read failure",', "disk", "warning"),
+    ("/bin/bash: line 1: nvidia-smi: command not found", "gpu_init", "warning"),
     # RDMA applications
     ("[3] DAPL startup: RLIMIT_MEMLOCK too small", "ib", "warning"),
     ("Abort(1) on node 7 (rank 7 in comm 0): Fatal error in internal_Recv: Other MPI error, error stack:", "ib",
@@ -131,6 +147,10 @@ TWINS = [
     "PSU1 STATUS_WORD 0x0000",
     "ata9.00: REQUEST SENSE err_mask=0x0",
     "[Proxy Service 12] Starting proxy",
+    "Device Error Count: 0",
+    "NIXL_SUCCESS",
+    "rasdaemon's table: 3 2025-01-02 03:04:05 +0000 0000:5e:00.0 Corrected error: Receiver Error",
+    "[03/04/2025-05:06:07] [I] [TRT] Loaded engine size: 812 MiB",
     "Abort(470406661) on node 2 (rank 2 in comm 0): Fatal error in PMPI_Send: Invalid tag, error stack:",
     "Jul 25 23:23:13 gw ftpd[811]: getpeername (ftpd): Transport endpoint is not connected",
     # lm-sensors' ALARM against limits never set (min and max zero); the same chip past real limits is still found
@@ -141,6 +161,8 @@ TWINS = [
 
 # the other accelerators' runtimes and device tools as libraries a job prints (data/subsystems.toml accel-runtimes,
 # accel-tools): a failure word no rule claims is the subsystem fallback's warning; their info lines stay silent
+# rasdaemon's corrected AER row is aer at info (not a machine check)
+INFO = [("3 2025-01-02 03:04:05 +0000 0000:5e:00.0 Corrected error: Receiver Error", "aer")]
 ACCEL_FALLBACK = [
     ("zeCommandQueueExecuteCommandLists failed: the device stopped responding", "cuda"),
     ("hsa_signal_wait_scacquire returned an unexpected failure on queue 3", "cuda"),
@@ -157,4 +179,4 @@ ACCEL_TWINS = [
 ]
 
 globals().update(table_tests(kernel=KERNEL_FAULTS, other=OTHER_FAULTS, twins=TWINS + ACCEL_TWINS,
-                             fallback=ACCEL_FALLBACK))
+                             fallback=ACCEL_FALLBACK, info=INFO))
