@@ -148,6 +148,7 @@ TWINS = [
     "ata9.00: REQUEST SENSE err_mask=0x0",
     "[Proxy Service 12] Starting proxy",
     "Device Error Count: 0",
+    "EDAC amd64: Error: F3 not found: device 0x1603 (broken BIOS?)",
     "NIXL_SUCCESS",
     "rasdaemon's table: 3 2025-01-02 03:04:05 +0000 0000:5e:00.0 Corrected error: Receiver Error",
     "[03/04/2025-05:06:07] [I] [TRT] Loaded engine size: 812 MiB",
