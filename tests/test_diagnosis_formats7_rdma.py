@@ -266,10 +266,13 @@ def test_library_tags_are_never_where_a_message_starts() -> None:
     assert all(s.trust == "job" for s in subsystems.LIBRARIES)
     gpu_stack = ("nccl-core", "cuda-stack", "nvml", "collectives")    # (round 9, rules9-nccl: collectives)
     gpu_stack += ("shared-fs-mention",)    # (round 9, the lead: a job's words naming a shared filesystem are kind nfs)
+    gpu_stack += ("accel-runtimes", "accel-tools")    # (round 17: the other accelerators' runtimes and device tools)
     assert all(s.kind == "ib" for s in subsystems.LIBRARIES if s.name not in gpu_stack)
     # (round 8) the GPU stack's libraries, after the fabric's: a line naming both is the fabric's
     kinds = {s.name: s.kind for s in subsystems.LIBRARIES}
     assert (kinds["nccl-core"], kinds["cuda-stack"], kinds["nvml"]) == ("nccl", "cuda", "gpu_init")
+    assert (kinds["accel-runtimes"], kinds["accel-tools"]) == ("cuda", "gpu_init")
+    assert subsystems.library_of("hipMemcpy failed over NET/IB : frob").name == "nccl-net"   # the fabric's first
     assert subsystems.library_of("NCCL WARN NET/IB : frob failed").name == "nccl-net"
     assert not any(s.trust == "job" for s in subsystems.ANCHORED)
     assert subsystems.ANY_TAG.match("UCX  ERROR frob") is None
