@@ -48,7 +48,8 @@ def start(lab: Lab) -> None:
 
 
 def why(log: Path, since: int) -> str:
-    """The server's own reasons (its FATAL, PANIC and HINT lines) written to LOG after offset SINCE."""
+    """The server's own reasons (its FATAL, PANIC and HINT lines, and LOG lines of what it could not do) written to
+    LOG after offset SINCE."""
     try:
         with log.open("rb") as fh:
             fh.seek(since)
