@@ -23,6 +23,7 @@ KERNEL_FAULTS = [
     ("bcache: prio_read() bad csum reading priorities", "disk", "warning"),
     ("NILFS error (device sdc1): nilfs_btree_do_lookup: btree level mismatch (ino=88, expected=1, actual=2)", "disk",
      "warning"),
+    ("NILFS-fs error (device sdd1): nilfs_check_folio: bad entry in directory #40", "disk", "warning"),
     ("overlayfs: failed to lookup upper dir (-5)", "disk", "warning"),
     ("F2FS-fs (sdb1): Magic Mismatch, valid(0xf2f52010) - read(0x0)", "disk", "warning"),
     ("ata9.00: REQUEST SENSE err_mask=0x4 sense_key=3", "disk", "warning"),
@@ -55,6 +56,7 @@ OTHER_FAULTS = [
      "warning"),
     ("2025-Jan-02 03:04:05.678901  811:822  ERROR  NRT:nrt_load  Failure: NRT_RESOURCE in nrt_load()", "cuda",
      "warning"),
+    ("RuntimeError: ACL device synchronize failed.", "cuda", "warning"),
     ("[cnrtError] [4242] [Card : 3] cnrtMemcpy: device memory is not enough.", "cuda", "warning"),
     ("terminate called after throwing an instance of 'c10::AcceleratorError'", "cuda", "warning"),
     # collectives
@@ -124,6 +126,8 @@ OTHER_FAULTS = [
     ("in2:          3.01 V  (min =  +3.14 V, max =  +3.46 V)  ALARM", "thermal", "warning"),
     ("SEL Entry: FRU: 2, Record: Facebook Unified SEL (0xFB), GeneralInfo: POST(0x28), POST Failure Event: "
      "System PXE boot fail", "mce", "warning"),
+    ("SEL Entry: FRU: 1, Record: Facebook Unified SEL (0xFB), GeneralInfo: MemErr(0x2B), Memory ECC Error Event: "
+     "DIMM B0", "mce", "warning"),
     ("SEL Entry: FRU: 3, Record: Facebook Unified SEL (0xFB), GeneralInfo: x86/PCIeErr(0x20), Bus 5E/Dev 00/Fun 00, "
      "TotalErrID1Cnt: 0x0003", "aer", "warning"),
 ]
