@@ -3,6 +3,7 @@ when it does not start."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 
 from slurmtools.lab import monitoring, postgres
@@ -18,10 +19,7 @@ def test_no_lab_port_is_one_the_kernel_hands_to_clients() -> None:
     """A port inside ip_local_port_range can be held by any client socket when a daemon starts (CI once saw the
     ledger's PostgreSQL fail at 55432 with "Address already in use" after 26 minutes of tests)."""
     low, high = _ephemeral()
-    ports = Ports()
-    listening = {"slurmctld": ports.slurmctld, "slurmdbd": ports.slurmdbd, "mariadb": ports.mariadb,
-                 "postgres": ports.postgres, "prometheus": monitoring.PROMETHEUS_PORT,
-                 "exporter": monitoring.EXPORTER_PORT}
+    listening = {**asdict(Ports()), "prometheus": monitoring.PROMETHEUS_PORT, "exporter": monitoring.EXPORTER_PORT}
     listening.update({f"slurmd {n.name}": n.port for n in Lab(Path("/nonexistent-lab")).nodes})
     inside = {name: port for name, port in listening.items() if low <= port <= high}
     assert not inside, f"inside the ephemeral range {low}-{high}: {inside}"

@@ -43,10 +43,13 @@ def classify(message: str, number: int | None = None, stamp: str | None = None) 
     sub = subsystem_of(message)
     if sub is None or sub.kind is None:
         return None
-    if sub.trust in ("job", "syslog") and not _reports(sub, message):
-        return None      # a daemon's or a library's line whose failure word is denied (`Shutting down`, `no error`)
-    if _SUCCESS.search(message) or only_settings(message):
-        return None      # a success the line reports, or a timeout it sets (`timeout set to 60 seconds`)
+    if sub.trust in ("job", "syslog"):
+        if not _reports(sub, message):
+            return None  # a daemon's or a library's failure words all denied or set (`Shutting down`, `timeout=60`)
+    elif only_settings(message):
+        return None      # a kernel line whose only failure words are a timeout it sets (`timeout set to 60 seconds`)
+    if _SUCCESS.search(message):
+        return None      # a success the line reports
     return _finding(sub, sub.kind, message, number, stamp)
 
 
