@@ -227,6 +227,47 @@ def pcie_bandwidth(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]
     return f
 
 
+_READING = re.compile(r"(?:^|:)\s*(?P<value>[+-]?\d{1,6}(?:\.\d{1,3})?)\s?(?P<unit>(?:°|Â°|º)?C|RPM)\s+\(")
+_LIMIT = re.compile(r"\b(?P<name>low|lcrit|min|high|max|crit|emerg|hyst)\s*=\s*(?P<value>[+-]?\d{1,6}(?:\.\d{1,3})?)")
+
+
+def sensor_reading(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) -> Finding:
+    """lm-sensors' reading with its limits and no ALARM flag (drivers that keep no alarm bits print none): a
+    temperature at or past `crit` is an error, at or past `high`/`max` a warning; a fan below its `min` a warning;
+    within its limits, nothing (info). A limit of zero was never set, k10temp's fixed `high = +70.0°C` is no limit,
+    and 127/-128 °C or less than -60 °C is an unwired input (tool output, read as such: never drains)."""
+    f = finding(rule, m, line)
+    r = _READING.search(line.message)
+    if r is None:
+        f.action, f.severity = "none", "info"
+        return f
+    value, unit = float(r.group("value")), r.group("unit")
+    limits = {g.group("name"): float(g.group("value")) for g in _LIMIT.finditer(line.message[r.end():])}
+    f.details.update(reading=value, unit="RPM" if unit == "RPM" else "C",
+                     **{f"limit_{k}": v for k, v in limits.items()})
+    over: str | None = None
+    if unit == "RPM":
+        if limits.get("min", 0.0) > 0 and value < limits["min"]:
+            over = "min"
+    elif -60 < value < 127:
+        # k10temp (AMD) prints `high = +70.0°C` for Tctl/Tdie/Tccd on every CPU (a constant of the driver, k10temp.c
+        # temp1_max), while those CPUs run to 95 °C by design: that "limit" says nothing
+        fixed_high = re.match(r"\s*T(?:ctl|die|ccd\d{0,2})\s*:", line.message) is not None
+        for name in ("emerg", "crit", "high", "max"):
+            limit = limits.get(name)
+            if fixed_high and name == "high" and limit == 70.0:
+                continue
+            if limit is not None and limit > 0 and value >= limit:
+                over = name
+                break
+    f.details["past"] = over
+    if over is None:
+        f.action, f.severity = "none", "info"
+    elif over in ("crit", "emerg"):
+        f.severity = "error"
+    return f
+
+
 def unrecognised(rule: Rule, m: re.Match[str], line: Line, ctx: dict[str, Any]) -> Finding | None:
     """The subsystem fallback (diagnosis.fallback): an error word in a line that no rule claimed, from a known
     hardware subsystem, is a warning of that subsystem's kind; from anywhere else, nothing."""
@@ -260,4 +301,5 @@ HANDLERS: dict[str, Handler] = {"xid": xid, "sxid": sxid, "aer": aer, "aer_detai
                                 "link_down": link_down, "link_up": link_up, "module": module, "nfs": nfs,
                                 "boot": boot, "ignore": boot, "ib_counters": ib_counters,
                                 "port_state": port_state, "dcgm_health": dcgm_health, "unrecognised": unrecognised,
-                                "pcie_bandwidth": pcie_bandwidth, "nvrm_print": nvrm_print}
+                                "pcie_bandwidth": pcie_bandwidth, "nvrm_print": nvrm_print,
+                                "sensor_reading": sensor_reading}

@@ -32,7 +32,8 @@ ROLES = ("header", "detail")
 #: `anchor = "task"`: the message begins with a task's name (`NAME invoked oom-killer`), which a job chooses.
 ANCHORS = ("prefix", "task")
 HANDLERS = ("xid", "sxid", "aer", "aer_detail", "mce", "link_down", "link_up", "module", "nfs", "boot", "ignore",
-            "ib_counters", "port_state", "dcgm_health", "unrecognised", "pcie_bandwidth", "nvrm_print")
+            "ib_counters", "port_state", "dcgm_health", "unrecognised", "pcie_bandwidth", "nvrm_print",
+            "sensor_reading")
 FIELDS = {"name": str, "kind": str, "category": str, "action": str, "severity": str, "literals": list,
           "pattern": str, "handler": str, "trust": str, "anchor": str, "group": str, "role": str, "within": int,
           "retype": str, "once": bool, "holds_verdict": bool, "rate": str, "xid": int, "examples": list,
