@@ -17,9 +17,33 @@ OTHER_FAULTS = [
     ("Composite:     +84.9°C  (low  = -273.1°C, high = +81.8°C)", "thermal", "warning"),
     ("Tctl:          +96.1°C  (high = +70.0°C, crit = +95.0°C)", "thermal", "error"),
     ("fan4:          420 RPM  (min = 1800 RPM)", "thermal", "warning"),
+    # network and FUSE filesystem clients: cvmfs's debug log, NFS locking, fusermount, mfsmount
+    ("(download) Verify downloaded url /.cvmfspublished, proxy http://sq2.example.org:3128 (curl error 35)    "
+     "[02-03-2025 04:05:06 UTC]", "nfs", "warning"),
+    ("(download) switching proxy from http://sq2:3128 to http://sq3:3128 (failed proxy)    [02-03-2025 04:05:06 UTC]",
+     "nfs", "warning"),
+    ("I0203 04:05:06.000001 11 automount.go:142] automount[12]: >> (cvmfs) failed to download repository manifest "
+     "(9 - host data transfer cut short) [02-03-2025 04:05:06 UTC]", "nfs", "warning"),
+    ("mount.nfs4: Either use '-o nolock' to keep locks local, or start statd.", "nfs", "warning"),
+    ("flock: /scratch/u/job.lock: No locks available", "nfs", "warning"),
+    ("fusermount: failed to open /dev/fuse: No such file or directory", "nfs", "warning"),
+    ("2025-02-03 04:05:06.7 E | mount: fusermount3 exited with code 2", "nfs", "warning"),
+    ("read_data: 'connect(chunkserver)' timed out", "nfs", "warning"),
     ("Jun  3 10:00:00 node7 sensors[4411]: Core 2: +99.0°C (high = +84.0°C, crit = +100.0°C)", "thermal", "warning"),
 ]
+KERNEL_FAULTS = [
+    # a board's supply monitor (raspberrypi-hwmon.c, the older firmware driver with its status word)
+    ("raspberrypi-hwmon raspberrypi-hwmon: Undervoltage detected!", "thermal", "warning"),
+    ("Under-voltage detected! (0x00010001)", "thermal", "warning"),
+]
 TWINS = [
+    "cvmfs2[4242]: (lhcb.cern.ch) (manager 'standard') switching proxy from (none) to http://sq9:3128 (sq9). Reason: "
+    "set random start proxy from the first proxy group",
+    "(download) Verify downloaded url /.cvmfspublished, proxy http://sq2:3128 (curl error 0)    [02-03-2025 04:05:06 UTC]",
+    "(download) escape /.cvmfspublished    [02-03-2025 04:05:06 UTC]",
+    "mount: fusermount exited with code 0",
+    "raspberrypi-hwmon raspberrypi-hwmon: Voltage normalised",
+    "Voltage normalised (0x00000000)",
     # readings within their limits, limits never set, k10temp's constant `high`, unwired inputs
     "Core 3:        +41.0°C  (high = +80.0°C, crit = +100.0°C)",
     "temp1:         +27.8°C  (crit = +105.0°C)",
@@ -33,7 +57,7 @@ TWINS = [
     "fan5:            0 RPM  (min =    0 RPM)",
 ]
 
-globals().update(table_tests(other=OTHER_FAULTS, twins=TWINS))
+globals().update(table_tests(kernel=KERNEL_FAULTS, other=OTHER_FAULTS, twins=TWINS))
 
 
 def test_a_reading_past_its_limit_names_the_limit_and_the_values() -> None:
