@@ -29,12 +29,58 @@ OTHER_FAULTS = [
     ("fusermount: failed to open /dev/fuse: No such file or directory", "nfs", "warning"),
     ("2025-02-03 04:05:06.7 E | mount: fusermount3 exited with code 2", "nfs", "warning"),
     ("read_data: 'connect(chunkserver)' timed out", "nfs", "warning"),
+    # jobs: NCCL's allocation failures, MPI ranks on a signal, JAX's coordination, torch.distributed's plumbing, other
+    # GPU runtimes' faults and exhaustion
+    ("n17:900:911 [5] include/alloc.h:171 NCCL WARN Failed to CUDA host alloc 33554432 bytes", "cuda", "warning"),
+    ("mpirun noticed that process rank 12 with PID 90210 on node n17 exited on signal 7 (Bus error).", "segfault",
+     "info"),
+    ("prterun noticed that process rank 2 with PID 5150 on node n18 exited on signal 9 (Killed).", "oom", "warning"),
+    ("jax.errors.JaxRuntimeError: DEADLINE_EXCEEDED: Barrier timed out. Id: PjRT_Client_Connect::", "nccl",
+     "warning"),
+    ("[rank5]: RuntimeError: Collective call returned error", "nccl", "warning"),
+    ("torch.distributed.DistStoreError: connect() timed out. Original timeout was 300000 ms.", "nccl", "error"),
+    ("Memory access fault by GPU node-4 (Agent handle: 0x1f2e) on address 0x7ffe0000. Reason: Write access to a "
+     "read-only page.", "cuda", "error"),
+    ("RuntimeError: MUSA out of memory. Tried to allocate 1.50 GiB (GPU 0; 15.11 GiB total capacity)", "cuda",
+     "warning"),
+    ("/opt/src/ATen/native/cuda/ScatterGatherKernel.cu:365: operator(): block: [12,0,0], thread: [4,0,0] "
+     "Device-side assertion `idx_dim >= 0 && idx_dim < index_size' failed.", "cuda", "warning"),
+    ("[vmm.cpp] CUresult error  result=700 file=vmm.cpp func=cu_mem_map line=41", "cuda", "warning"),
+    ("ps-lite: Failed to register the memory region: Invalid argument, size=65536", "ib", "warning"),
+    ("[nid00042:811] GNI_EpBind failed: GNI_RC_TRANSACTION_ERROR", "ib", "warning"),
+    ("eRPC: Fatal error. Bad wc status 5.", "ib", "warning"),
+    # tools and daemons that bring GPUs up
+    ("FATAL: Error inserting nvidia_390 (/lib/modules/4.15.0/updates/dkms/nvidia_390.ko): Invalid argument",
+     "gpu_init", "warning"),
+    ("ERROR: Kernel module load error: No such device", "gpu_init", "warning"),
+    ("Failed to start DCGM Server: -6", "gpu_init", "warning"),
+    ("[2024-01-02 03:04:05] [ERROR] [NVML] fan speed get failed with status: GPUIsLost", "xid", "critical"),
+    # bcachefs/btrfs/zfs reports as tools print them, upstart's crashed job, systemd's SIGTRAP, Python's abort
+    ("ERROR: errors found in extent tree", "disk", "warning"),
+    ("Feb  3 2025 04:05:06.987654321 ereport.fs.zfs.delay", "disk", "warning"),
+    ("init: cron main process (812) killed by ABRT signal", "segfault", "info"),
+    ("systemd[1]: ollama.service: Main process exited, code=dumped, status=5/TRAP", "segfault", "info"),
+    ("Fatal Python error: Aborted", "segfault", "info"),
     ("Jun  3 10:00:00 node7 sensors[4411]: Core 2: +99.0°C (high = +84.0°C, crit = +100.0°C)", "thermal", "warning"),
 ]
 KERNEL_FAULTS = [
     # a board's supply monitor (raspberrypi-hwmon.c, the older firmware driver with its status word)
     ("raspberrypi-hwmon raspberrypi-hwmon: Undervoltage detected!", "thermal", "warning"),
     ("Under-voltage detected! (0x00010001)", "thermal", "warning"),
+    # NIC transmit hangs, local filesystems' own reports, GPU bring-up in i915/xe/amdgpu words, NVIDIA's module splats
+    ("igb 0000:05:00.1 eno2: Detected Hardware Unit Hang:", "ib", "warning"),
+    ("WARNING: CPU: 2 PID: 0 at /build/linux-5.4.0/net/sched/sch_generic.c:447 dev_watchdog+0x258/0x260", "ib",
+     "warning"),
+    ("bonding: bond1: link status down for interface ens2f1, disabling it in 100 ms", "ib", "warning"),
+    ("bond0: Warning: No 802.3ad response from the link partner for any adapters in the bond", "ib", "warning"),
+    ("bcachefs (sdb2): error validating btree node at btree extents level 0/1", "disk", "warning"),
+    ("i915 0000:00:02.0: [drm] *ERROR* GT0: HuC initialization failed -ENOEXEC", "gpu_init", "warning"),
+    ("xe 0000:4d:00.0: [drm] GT0: GUC: load failed: status = 0x400000A0, time = 0ms, freq = 1950MHz, ret = -5",
+     "gpu_init", "warning"),
+    ("amdgpu 0000:65:00.0: amdgpu: SMU: I'm not done with your previous command: SMN_C2PMSG_66:0x00000011", "gpu_init",
+     "warning"),
+    ("WARNING: CPU: 11 PID: 808 at /usr/src/nvidia-570.86.15/nvidia-uvm/uvm_gpu.c:1234 uvm_gpu_retain+0x1/0x2 "
+     "[nvidia_uvm]", "gpu_init", "warning"),
 ]
 TWINS = [
     "cvmfs2[4242]: (lhcb.cern.ch) (manager 'standard') switching proxy from (none) to http://sq9:3128 (sq9). Reason: "
@@ -42,6 +88,15 @@ TWINS = [
     "(download) Verify downloaded url /.cvmfspublished, proxy http://sq2:3128 (curl error 0)    [02-03-2025 04:05:06 UTC]",
     "(download) escape /.cvmfspublished    [02-03-2025 04:05:06 UTC]",
     "mount: fusermount exited with code 0",
+    "n17:900:911 [5] NCCL INFO cudaDriverVersion 12040",
+    "mpirun noticed that process rank 0 with PID 1 on node n17 exited on signal 15 (Terminated).",
+    "        zio_err = 0x0",
+    "sysevent.fs.zfs.config_sync",
+    "bonding: bond1: link status up for interface ens2f1, enabling it in 200 ms",
+    "GNI_CdmCreate returned GNI_RC_SUCCESS",
+    "i915 0000:00:02.0: [drm] GT0: GuC firmware i915/tgl_guc_70.bin version 70.36.0",
+    "amdgpu 0000:65:00.0: amdgpu: SMU is initialized successfully!",
+    "bcachefs (sdb2): recovering from clean shutdown, journal seq 4242",
     "raspberrypi-hwmon raspberrypi-hwmon: Voltage normalised",
     "Voltage normalised (0x00000000)",
     # readings within their limits, limits never set, k10temp's constant `high`, unwired inputs
