@@ -85,7 +85,8 @@ KERNEL_FAULTS = [
 TWINS = [
     "cvmfs2[4242]: (lhcb.cern.ch) (manager 'standard') switching proxy from (none) to http://sq9:3128 (sq9). Reason: "
     "set random start proxy from the first proxy group",
-    "(download) Verify downloaded url /.cvmfspublished, proxy http://sq2:3128 (curl error 0)    [02-03-2025 04:05:06 UTC]",
+    "(download) Verify downloaded url /.cvmfspublished, proxy http://sq2:3128 (curl error 0)    "
+    "[02-03-2025 04:05:06 UTC]",
     "(download) escape /.cvmfspublished    [02-03-2025 04:05:06 UTC]",
     "mount: fusermount exited with code 0",
     "n17:900:911 [5] NCCL INFO cudaDriverVersion 12040",
