@@ -17,6 +17,13 @@ OTHER_FAULTS = [
     ("Composite:     +84.9°C  (low  = -273.1°C, high = +81.8°C)", "thermal", "warning"),
     ("Tctl:          +96.1°C  (high = +70.0°C, crit = +95.0°C)", "thermal", "error"),
     ("fan4:          420 RPM  (min = 1800 RPM)", "thermal", "warning"),
+    # throttling and thresholds in small boards' tools and BMCs
+    ("throttled=0x20002", "thermal", "warning"),
+    ("  * Throttling occurred -> https://example.org/sbc", "thermal", "warning"),
+    ("sunxi:sunxi_cpufreq_clamp:[INFO]: thermal_zone_monitor: Clamping CPU frequency to 1008000", "thermal", "warning"),
+    ("3    slot4    2024-05-06 07:08:09    sensord          ASSERT: Lower Critical threshold - settled - FRU: 4, "
+     "num: 0x12 curr_val: 300.00 RPM, thresh_val: 500.00 RPM, snr: Fan 2 Speed", "thermal", "warning"),
+    ("|      31  05/06/2024 07:08:09 xyz.openbmc_project.Power.PowerSupply.Error.InputFault |", "thermal", "warning"),
     # network and FUSE filesystem clients: cvmfs's debug log, NFS locking, fusermount, mfsmount
     ("(download) Verify downloaded url /.cvmfspublished, proxy http://sq2.example.org:3128 (curl error 35)    "
      "[02-03-2025 04:05:06 UTC]", "nfs", "warning"),
@@ -95,6 +102,10 @@ TWINS = [
     "sysevent.fs.zfs.config_sync",
     "bonding: bond1: link status up for interface ens2f1, enabling it in 200 ms",
     "GNI_CdmCreate returned GNI_RC_SUCCESS",
+    "throttled=0x0",
+    "3    slot4    2024-05-06 07:09:09    sensord          DEASSERT: Lower Critical threshold - settled - FRU: 4, "
+    "num: 0x12 curr_val: 4200.00 RPM, thresh_val: 500.00 RPM, snr: Fan 2 Speed",
+    "|      32  05/06/2024 07:09:09 xyz.openbmc_project.Logging.Entry.Informational.BootCompleted |",
     "i915 0000:00:02.0: [drm] GT0: GuC firmware i915/tgl_guc_70.bin version 70.36.0",
     "amdgpu 0000:65:00.0: amdgpu: SMU is initialized successfully!",
     "bcachefs (sdb2): recovering from clean shutdown, journal seq 4242",
