@@ -24,6 +24,16 @@ OTHER_FAULTS = [
     ("3    slot4    2024-05-06 07:08:09    sensord          ASSERT: Lower Critical threshold - settled - FRU: 4, "
      "num: 0x12 curr_val: 300.00 RPM, thresh_val: 500.00 RPM, snr: Fan 2 Speed", "thermal", "warning"),
     ("|      31  05/06/2024 07:08:09 xyz.openbmc_project.Power.PowerSupply.Error.InputFault |", "thermal", "warning"),
+    # server platform tools: CPU and memory faults, thresholds and power faults, array tools
+    (" 2b7 | 03/04/2021 | 05:06:07 | Processor #0x61 | Transition to Critical from less severe", "mce", "warning"),
+    ("node9: 03/04/2021 05:06:07 [12] org.open_power.Processor.Error.SbeChipOpFailure", "mce", "warning"),
+    ("CRITICAL - Memory 11 (DIMM Socket A11) 64.0 GB/3200 MHz: ENABLED/CRITICAL [80, Samsung, S/N: 1234]", "mce",
+     "warning"),
+    ("Lower Non-critical - going low - Asserted", "thermal", "warning"),
+    ("warning  Sensor value crossed low threshold (11200 > 11400).", "thermal", "warning"),
+    ("      physicaldrive 2I:2:5 (port 2I:box 2:bay 5, SATA SSD, 960 GB, Failed)", "disk", "warning"),
+    ("      logicaldrive 1 (893.1 GB, RAID 1, Interim Recovery Mode)", "disk", "warning"),
+    ("smartd[99]: Device: /dev/sg3 [cciss_disk_02] [SCSI], Read SMART Error Log Failed", "disk", "warning"),
     # network and FUSE filesystem clients: cvmfs's debug log, NFS locking, fusermount, mfsmount
     ("(download) Verify downloaded url /.cvmfspublished, proxy http://sq2.example.org:3128 (curl error 35)    "
      "[02-03-2025 04:05:06 UTC]", "nfs", "warning"),
@@ -103,6 +113,11 @@ TWINS = [
     "bonding: bond1: link status up for interface ens2f1, enabling it in 200 ms",
     "GNI_CdmCreate returned GNI_RC_SUCCESS",
     "throttled=0x0",
+    " 2b8 | 03/04/2021 | 05:09:07 | Processor #0x61 | Transition to OK",
+    "OK - Memory 1 (DIMM Socket A1) 64.0 GB/3200 MHz: ENABLED/OK [80, Samsung, S/N: 1234]",
+    "      physicaldrive 2I:2:6 (port 2I:box 2:bay 6, SATA SSD, 960 GB, OK)",
+    "      logicaldrive 1 (893.1 GB, RAID 1, OK)",
+    " Status                : ok",
     "3    slot4    2024-05-06 07:09:09    sensord          DEASSERT: Lower Critical threshold - settled - FRU: 4, "
     "num: 0x12 curr_val: 4200.00 RPM, thresh_val: 500.00 RPM, snr: Fan 2 Speed",
     "|      32  05/06/2024 07:09:09 xyz.openbmc_project.Logging.Entry.Informational.BootCompleted |",
