@@ -66,7 +66,12 @@ OTHER_FAULTS = [
     ("ps-lite: Failed to register the memory region: Invalid argument, size=65536", "ib", "warning"),
     ("[nid00042:811] GNI_EpBind failed: GNI_RC_TRANSACTION_ERROR", "ib", "warning"),
     ("eRPC: Fatal error. Bad wc status 5.", "ib", "warning"),
+    ("(RayWorker pid=811) ERROR 01-02 03:04:05 xml.cc:412] Attribute gdr of node gpu not found", "nccl", "warning"),
     # tools and daemons that bring GPUs up
+    ('time="2025-02-03T04:05:06Z" level=info msg="failed to validate the cuda, retrying after 5 seconds"', "gpu_init",
+     "warning"),
+    ("Warning  UnexpectedAdmissionError  kubelet  Allocate failed due to failed to write checkpoint file: open "
+     "/var/lib/kubelet/device-plugins/.91: read-only file system", "disk", "warning"),
     ("FATAL: Error inserting nvidia_390 (/lib/modules/4.15.0/updates/dkms/nvidia_390.ko): Invalid argument",
      "gpu_init", "warning"),
     ("ERROR: Kernel module load error: No such device", "gpu_init", "warning"),
@@ -113,6 +118,7 @@ TWINS = [
     "bonding: bond1: link status up for interface ens2f1, enabling it in 200 ms",
     "GNI_CdmCreate returned GNI_RC_SUCCESS",
     "throttled=0x0",
+    'time="2025-02-03T04:05:06Z" level=info msg="Driver is validated successfully"',
     " 2b8 | 03/04/2021 | 05:09:07 | Processor #0x61 | Transition to OK",
     "OK - Memory 1 (DIMM Socket A1) 64.0 GB/3200 MHz: ENABLED/OK [80, Samsung, S/N: 1234]",
     "      physicaldrive 2I:2:6 (port 2I:box 2:bay 6, SATA SSD, 960 GB, OK)",
