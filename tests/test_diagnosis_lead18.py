@@ -66,6 +66,8 @@ OTHER_FAULTS = [
     ("ps-lite: Failed to register the memory region: Invalid argument, size=65536", "ib", "warning"),
     ("[nid00042:811] GNI_EpBind failed: GNI_RC_TRANSACTION_ERROR", "ib", "warning"),
     ("eRPC: Fatal error. Bad wc status 5.", "ib", "warning"),
+    ("Rank 7 [nid00123] - MPIU_ugni_wait_rdma_events(): GNI_CQ_EVENT_TYPE_POST had error (SOURCE_SSID:AT_MPT_ERR)",
+     "ib", "warning"),
     ("(RayWorker pid=811) ERROR 01-02 03:04:05 xml.cc:412] Attribute gdr of node gpu not found", "nccl", "warning"),
     # tools and daemons that bring GPUs up
     ('time="2025-02-03T04:05:06Z" level=info msg="failed to validate the cuda, retrying after 5 seconds"', "gpu_init",
@@ -75,6 +77,7 @@ OTHER_FAULTS = [
     ("FATAL: Error inserting nvidia_390 (/lib/modules/4.15.0/updates/dkms/nvidia_390.ko): Invalid argument",
      "gpu_init", "warning"),
     ("ERROR: Kernel module load error: No such device", "gpu_init", "warning"),
+    ("Make sure that the latest NVIDIA driver is installed and running.", "gpu_init", "warning"),
     ("Failed to start DCGM Server: -6", "gpu_init", "warning"),
     ("[2024-01-02 03:04:05] [ERROR] [NVML] fan speed get failed with status: GPUIsLost", "xid", "critical"),
     # bcachefs/btrfs/zfs reports as tools print them, upstart's crashed job, systemd's SIGTRAP, Python's abort
