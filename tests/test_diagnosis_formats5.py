@@ -285,9 +285,8 @@ BENIGN_TWINS = [
     "\tModule temperature high alarm             : Off",
     "DEASSERT: Upper Critical threshold - settled - FRU: 2, num: 0x1A curr_val: 70.00 C, thresh_val: 85.00 C, "
     "snr: SOC_TEMP",
-    # an ASSERT on a sensor that is no temperature (a fan) is not thermal's
-    "ASSERT: Lower Critical threshold - raised - FRU: 1, num: 0x60 curr_val: 500.00 RPM, thresh_val: 800.00 RPM, "
-    "snr: FAN0_SPEED",
+    # (round 18: an ASSERT on a fan below its lower critical speed is a cooling fault, thermal as every other fan
+    # threshold and ALARM in the kind table: tests/test_diagnosis_lead18.py holds it as a finding)
     # the firmware loader's note for another driver's optional file
     "iwlwifi 0000:00:14.3: Direct firmware load for iwlwifi-so-a0-gf-a0-72.ucode failed with error -2",
     # s_vbiosPatchInterfaceData's warning that it copies anyway
