@@ -73,7 +73,12 @@ OTHER_FAULTS = [
     ("Rank 7 [nid00123] - MPIU_ugni_wait_rdma_events(): GNI_CQ_EVENT_TYPE_POST had error (SOURCE_SSID:AT_MPT_ERR)",
      "ib", "warning"),
     ("(RayWorker pid=811) ERROR 01-02 03:04:05 xml.cc:412] Attribute gdr of node gpu not found", "nccl", "warning"),
+    ("Search for `hipErrorOutOfMemory' in https://rocm.docs.amd.com/projects/HIP/en/latest/index.html for more "
+     "information.", "cuda", "warning"),
+    ("E0102 grpc_server_lib.cc:561] Invalid argument: Couldn't open device: /dev/accel1 (Operation not permitted)",
+     "cuda", "warning"),
     # tools and daemons that bring GPUs up
+    ("Skipping ZE driver/device enumeration because zeInit failed; continuing with ZES.", "cuda", "warning"),
     ('time="2025-02-03T04:05:06Z" level=info msg="failed to validate the cuda, retrying after 5 seconds"', "gpu_init",
      "warning"),
     ("Warning  UnexpectedAdmissionError  kubelet  Allocate failed due to failed to write checkpoint file: open "
@@ -108,6 +113,9 @@ KERNEL_FAULTS = [
      "gpu_init", "warning"),
     ("amdgpu 0000:65:00.0: amdgpu: SMU: I'm not done with your previous command: SMN_C2PMSG_66:0x00000011", "gpu_init",
      "warning"),
+    ("amdgpu 0000:c3:00.0: amdgpu: Starting sdma0 ring reset", "gpu_init", "warning"),
+    ("xe 0000:4d:00.0: [drm] GT1: Kernel-submitted job timed out", "gpu_init", "warning"),
+    ("xe 0000:4d:00.0: [drm] Assertion `xe_bo_is_pinned(bo)` failed!", "gpu_init", "warning"),
     ("WARNING: CPU: 11 PID: 808 at /usr/src/nvidia-570.86.15/nvidia-uvm/uvm_gpu.c:1234 uvm_gpu_retain+0x1/0x2 "
      "[nvidia_uvm]", "gpu_init", "warning"),
 ]
@@ -125,6 +133,8 @@ TWINS = [
     "bonding: bond1: link status up for interface ens2f1, enabling it in 200 ms",
     "GNI_CdmCreate returned GNI_RC_SUCCESS",
     "throttled=0x0",
+    "2025-Feb-03 04:05:06.000001 900:901 ERROR   NRT:nrt_infodump                            Driver version: 2.19.64.0",
+    "amdgpu 0000:c3:00.0: amdgpu: ring sdma0 reset succeeded",
     'time="2025-02-03T04:05:06Z" level=info msg="Driver is validated successfully"',
     " 2b8 | 03/04/2021 | 05:09:07 | Processor #0x61 | Transition to OK",
     "OK - Memory 1 (DIMM Socket A1) 64.0 GB/3200 MHz: ENABLED/OK [80, Samsung, S/N: 1234]",
