@@ -33,7 +33,9 @@ daemon's or anyone's, trust `syslog`), after `kernel:`, or at the first word tha
   sets (`gpu[017-018]: `); after a stamp, slurmstepd's step id in slurmd.log (`[1234.batch]`).
 
 ANSI escapes (colours and erase-line of dmesg/grep --color=always, a serial-over-LAN screen's cursor moves), their
-`cat -v` form (`^[[0;32m`) and a serial console's carriage returns are removed before anything else. One field line of
+`cat -v` form (`^[[0;32m`) and a serial console's carriage returns are removed before anything else. DRM's caller tag
+is read in its usual form (`drm_caller`): `[drm:amdgpu_device_init.cold] *ERROR*` of a built-in driver or a function
+the compiler split reads as `[drm:amdgpu_device_init [amdgpu]] *ERROR*`. One field line of
 pretty-printed JSON (journalctl -o json-pretty, dmesg --json, jq) and Fluent Bit's stdout records
 (`[0] TAG: [STAMP, {"log"=>"..."}]`) give their message field, parsed again; journalctl -o json-sse's `data: ` is
 skipped; an Elasticsearch hit's `_source` is the document. A /dev/kmsg record's `\x09` and `\x0a` escapes are blanks.
@@ -305,7 +307,44 @@ def normalise(raw: str, number: int = 0, *, after_stamp: bool = False, structure
         if state is _AT_START and any(groups.get(k) for k in ("mono", "mono3", "iso", "dt", "bstamp", "slash", "usec",
                                                               "prio", "epoch", "bgl", "lvstamp", "mdy")):
             state = _STAMPED
-    return Line(number, text[pos:].strip(), stamp, mono, host)
+    message = text[pos:].strip()
+    if message[:5] == "[drm:":
+        message = drm_caller(message)
+    return Line(number, message, stamp, mono, host)
+
+
+#: DRM's caller tag (`[drm:FUNCTION [MODULE]] *ERROR* ...`, drm_print.c): a function the compiler split or cloned
+#: carries its suffix (`amdgpu_device_init.cold`, `mes_v11_0_submit_pkt_and_poll_completion.constprop.0`), and a driver
+#: built into the kernel (Talos, some distributions' kernels) prints no `[MODULE]`.
+_DRM_CALLER = re.compile(r"\[drm:(\.?[A-Za-z_]\w{0,100}?)((?:\.(?:cold|isra|constprop|part|localalias)(?:\.\d+)?){0,4})"
+                         r"(?: \[(\w{1,40})\])?\] ")
+#: A built-in driver's module, from its functions' prefixes (the drivers whose lines the rules read).
+_DRM_MODULES = (
+    (re.compile(r"\.?(?:amdgpu|kfd|gfx_v|gmc_v|sdma_v|psp_|smu_|smu\d|vcn_v|jpeg_v|mes_v|uvd_v|vce_v|dce_v|ih_v|nbio_v|"
+                r"df_v|hdp_v|umc_v|mmhub_v|gfxhub_v|athub_v|soc15|nv_common|vi_common|dm_|amdgpu_dm)"), "amdgpu"),
+    (re.compile(r"\.?(?:radeon|r100_|r300_|r420_|r520_|r600_|rv\d+_|rs\d+_|evergreen_|cik_|si_|ni_|cayman_)"), "radeon"),
+    (re.compile(r"\.?(?:i915|intel_|__i915|gen\d+_|icl_|tgl_|skl_|hsw_|bdw_|chv_|vlv_|ilk_|g4x_|guc_|huc_)"), "i915"),
+    (re.compile(r"\.?(?:xe_)"), "xe"),
+    (re.compile(r"\.?(?:nouveau|nvkm_)"), "nouveau"),
+    (re.compile(r"\.?nv_drm_"), "nvidia_drm"),
+)
+
+
+def drm_caller(message: str) -> str:
+    """MESSAGE with DRM's caller tag in its usual form: a compiler suffix dropped, a built-in driver's module named
+    (from the function's prefix), so that `[drm:amdgpu_device_init.cold] *ERROR* ...` reads as the rules know it,
+    `[drm:amdgpu_device_init [amdgpu]] *ERROR* ...`. Any other message is returned as it is."""
+    m = _DRM_CALLER.match(message)
+    if m is None:
+        return message
+    function, suffix, module = m.group(1), m.group(2), m.group(3)
+    if module is None:
+        module = next((name for prefix, name in _DRM_MODULES if prefix.match(function)), None)
+        if module is None:
+            return message if not suffix else f"[drm:{function}] {message[m.end():]}"
+    elif not suffix:
+        return message
+    return f"[drm:{function} [{module}]] {message[m.end():]}"
 
 
 #: ANSI escapes: SGR and erase-line (dmesg --color=always, grep --color=always, journalctl's colours) and every other
