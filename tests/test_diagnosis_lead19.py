@@ -67,14 +67,14 @@ OTHER_FAULTS = [
     ("Bad Block Log : 512 entries available at offset 72 sectors - bad blocks present.", "disk", "warning"),
     # shared storage daemons: Ganesha's kv store and id mapper, Ceph's messenger, gssd
     (
-        "01/02/2025 03:04:05 : epoch 6a6b6c6d : nfs9 : ganesha.nfsd-99[reaper] rados_kv_get :CLIENT ID :EVENT :Failed to "
-        "get kv ret=-110",
+        "01/02/2025 03:04:05 : epoch 6a6b6c6d : nfs9 : ganesha.nfsd-99[reaper] rados_kv_get :CLIENT ID :EVENT "
+        ":Failed to get kv ret=-110",
         "nfs",
         "warning",
     ),
     (
-        "01/02/2025 03:04:05 : epoch 6a6b6c6d : nfs9 : ganesha.nfsd-99[svc_3] principal2uid :ID MAPPER :WARN :Could not "
-        "resolve bob@EXAMPLE.ORG to gid using nfsidmap, err: -2",
+        "01/02/2025 03:04:05 : epoch 6a6b6c6d : nfs9 : ganesha.nfsd-99[svc_3] principal2uid :ID MAPPER :WARN "
+        ":Could not resolve bob@EXAMPLE.ORG to gid using nfsidmap, err: -2",
         "nfs",
         "warning",
     ),

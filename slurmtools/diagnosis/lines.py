@@ -322,7 +322,8 @@ _DRM_CALLER = re.compile(r"\[drm:(\.?[A-Za-z_]\w{0,100}?)((?:\.(?:cold|isra|cons
 _DRM_MODULES = (
     (re.compile(r"\.?(?:amdgpu|kfd|gfx_v|gmc_v|sdma_v|psp_|smu_|smu\d|vcn_v|jpeg_v|mes_v|uvd_v|vce_v|dce_v|ih_v|nbio_v|"
                 r"df_v|hdp_v|umc_v|mmhub_v|gfxhub_v|athub_v|soc15|nv_common|vi_common|dm_|amdgpu_dm)"), "amdgpu"),
-    (re.compile(r"\.?(?:radeon|r100_|r300_|r420_|r520_|r600_|rv\d+_|rs\d+_|evergreen_|cik_|si_|ni_|cayman_)"), "radeon"),
+    (re.compile(r"\.?(?:radeon|r100_|r300_|r420_|r520_|r600_|rv\d+_|rs\d+_|evergreen_|cik_|si_|ni_|cayman_)"),
+     "radeon"),
     (re.compile(r"\.?(?:i915|intel_|__i915|gen\d+_|icl_|tgl_|skl_|hsw_|bdw_|chv_|vlv_|ilk_|g4x_|guc_|huc_)"), "i915"),
     (re.compile(r"\.?(?:xe_)"), "xe"),
     (re.compile(r"\.?(?:nouveau|nvkm_)"), "nouveau"),
