@@ -162,3 +162,8 @@ def test_drms_caller_tag_reads_in_its_usual_form() -> None:
         b"sw_init of IP block <psp> failed -2"
     )[0]
     assert (f.kind, f.severity) == ("gpu_init", "error")
+
+
+def test_a_powerpc_machine_check_oops_is_a_kernel_error() -> None:
+    f = diagnose(b"[   42.000001] Oops: Machine check, sig: 7 [#3]")[0]
+    assert (f.kind, f.severity, f.trust, f.action) == ("mce", "error", "kernel", "investigate")
