@@ -155,7 +155,12 @@ def test_the_split_is_by_source_and_deterministic() -> None:
 #: nodes, non-English pages; the second wave's search budget ran out). Fresh: 66.5 % (663 of 997). Scored at the end:
 #: 82.4 % (5,737 of 6,959): the new files' rows 69.4 % (311 of 448), the earlier files' 83.3 % (5,426 of 6,511, up
 #: from 5,414). The floor is what it measured, 0.82 (rounded down): the fresh sets land lower again.
-TEST_HALF_FLOOR = 0.81  # round 19: its files are in before their rules; the measured floor is set at the round's end
+#: Round 19 (2026-11-28): thirteen more (round19a-m but k's letter order: BMC and vendor tools, other accelerators,
+#: shared filesystems, fabrics and NICs, the NVIDIA stack beyond Xid, training jobs, kernel lists' storage, forums and
+#: formats; then thermal, GPU bring-up, consoles and crash captures, HPC sites, PCIe and memory errors). Fresh: 73.4 %
+#: (899 of 1,225). Scored at the end: 81.7 % (6,201 of 7,591): the new files' rows 71.4 % (451 of 632), the earlier
+#: files' 82.6 % (5,750 of 6,959, up from 5,737). The floor is what it measured, 0.81 (rounded down).
+TEST_HALF_FLOOR = 0.81
 #: Benign test-half lines that raise a warning: 0 until round3, whose benign rows brought 1 (in a dmesg envelope;
 #: which line is not looked at, the test half being scored only); round10a's test rows brought a second (in job
 #: output; not looked at either). Round 11's eight files brought 7 (round11a 1, round11b 2, round11d 1, round11e 1,
@@ -190,7 +195,12 @@ TEST_HALF_FLOOR = 0.81  # round 19: its files are in before their rules; the mea
 #: halves hold 1, which came with one of the round's own rules after its file's fresh scoring (as round11b's did; which
 #: row and which rule is not looked at: finding it would mean reading the test half). The earlier files' count stayed
 #: 52 with the round's rules. 53 in all: raised for a regression on new rows, an open defect as rounds 13, 14 and 17's.
-TEST_HALF_FALSE_ALARMS = 56  # round 19: its files brought 3 at their fresh scoring; the count is set at the round's end
+#: Round 19's thirteen files brought 3 at their fresh scoring (round19d 1, round19e 2, in their test halves; none
+#: looked at) and none since; the earlier files' count stayed 53 with the round's rules. (Midway the floor test counted
+#: 54: two of the round's rules, a Ganesha reading and a JAX backend probe, were narrowed from the printer catalog's
+#: benign rows they also read, and the count went back to 53; which test-half row it was was not looked at.) 56 in
+#: all, new rows.
+TEST_HALF_FALSE_ALARMS = 56
 ISSUE_BAR = 0.95
 
 
