@@ -45,13 +45,14 @@ skipped, so text a job controls (a process name) can only be the start of the me
 element. Structured sources are decoded as structures: journald JSON (`journalctl -o json`: a kernel record's
 MESSAGE; any other record becomes `IDENTIFIER[PID]: MESSAGE`, trust syslog) and JSON log lines with a
 `message`/`MESSAGE`/`msg`/`log`/`line` field (Docker, Fluent Bit, Loki; GELF's `short_message`, Google Cloud Logging's
-`textPayload`, Azure's `SyslogMessage`, Splunk's `_raw`, ECS's `event.original`; one level down in `_source`, `result`,
-`jsonPayload`, `attributes`, `content`), whose text is parsed again for its own envelope (a record whose program is
-kept apart, `ident`/`appname`/`ProcessName`/`process.name`, is the kernel's only when that program is `kernel`:
-any other becomes `NAME[PID]: MESSAGE`, as journald's); journald's export format is turned into such records by
-`kernel.scan` (`export_to_json`). A logfmt line
-(Go's logrus/slog as containerd, dockerd and kubelet write: `time=... level=... msg="..."`) gives its unescaped
-`msg`, parsed again. rsyslog's escapes of control characters in a message (`#011` tab, `#012` newline) are blanks.
+`textPayload`, Azure's `SyslogMessage`/`LogEntry`/`LogMessage`, Splunk's `_raw` and HEC `event`, OpenTelemetry's
+`body`, ECS's `event.original`; one level down in `_source`, `result`, `jsonPayload`, `attributes`, `content`, `event`,
+`fields`; a structured logger's `error`/`err` read after its message), whose text is parsed again for its own envelope
+(a record whose program is kept apart, `ident`/`appname`/`ProcessName`/`process.name`, is the kernel's only when that
+program is `kernel`: any other becomes `NAME[PID]: MESSAGE`, as journald's); journald's export format is turned into
+such records by `kernel.scan` (`export_to_json`). A logfmt line (Go's logrus/slog as containerd, dockerd and kubelet
+write: `time=... level=... msg="..."`) gives its unescaped `msg`, parsed again, then its `err=`/`error=`.
+rsyslog's escapes of control characters in a message (`#011` tab, `#012` newline) are blanks.
 """
 
 from __future__ import annotations
@@ -61,8 +62,10 @@ import re
 from dataclasses import dataclass
 
 from slurmtools.diagnosis.records import (
+    ERROR_KEYS,
     HOST_KEYS,
     MAX_JSON,
+    MAX_LINE,
     MESSAGE_KEYS,
     MONO_KEYS,
     NESTED_KEYS,
@@ -72,14 +75,15 @@ from slurmtools.diagnosis.records import (
     json_field,
     json_text,
     logfmt,
+    message_value,
     record_ident,
     tag_word,
+    with_cause,
 )
 from slurmtools.diagnosis.subsystems import ANY_TAG, TAG_SOURCE, TASK_FIRST
 
 __all__ = ["MAX_JSON", "MAX_LINE", "TASK_FIRST", "Line", "normalise", "pci"]
 
-MAX_LINE = 4096  # longer lines are cut before matching: a 1 MB line costs no more than this
 #: Envelope elements read at most (a line of a thousand stamps costs no more than this).
 MAX_ELEMENTS = 16
 
@@ -87,7 +91,10 @@ _TAGS = TAG_SOURCE
 _TIME = r"\d{1,2}:\d\d:\d\d(?:[.,]\d{1,9})?"
 _DATEWORD = (r"(?:[^\W\d_]{1,12}\.?,?|\d{1,4}[./-]\d{1,2}[./-]\d{1,4}|\d{1,4}[年月월](?:\d{1,2}[日일])?|\d{1,2}[日일]"
              r"|\d{1,4}[.,]?)")
-_ZONE = r"(?:[ \t]+(?:AM|PM|am|pm|\d{4}|UTC|GMT|MSK|[A-Z]{1,3}[SD]?T|[+-]\d\d:?\d\d)(?=[ \t\]]|$))"
+#: A zone or meridiem after the time; a meridiem glued to a lower-case message (a web console's stamp column copied with
+#: its row, Rancher's "5/11/2016 9:46:04 PMmount.nfs: ...") ends the stamp there.
+_ZONE = (r"(?:[ \t]+(?:AM|PM|am|pm|\d{4}|UTC|GMT|MSK|[A-Z]{1,3}[SD]?T|[+-]\d\d:?\d\d)(?=[ \t\]]|$)"
+         r"|[ \t]+[AP]M(?=[a-z/]))")
 _FACILITY = r"(?:kern|user|daemon|syslog|local\d|auth|authpriv|mail|cron|lpr|news|uucp|ftp)"
 _LEVEL = r"(?:emerg|alert|crit|err|error|warn|warning|notice|info|debug)"
 
@@ -164,6 +171,10 @@ _START = (
     # rsyslog's wall message to logged-in users (omusrmsg): `Message from syslogd@HOST at Jan 11 09:52:01 ...`
     rf"Message from syslogd@(?P<wall>[\w.-]{{1,64}}) at (?:{_DATEWORD}[ \t]+){{0,4}}{_TIME}(?:[ \t]+\.\.\.)?",
     r"MESSAGE=",                                                          # journalctl -o verbose's field line
+    # logrus's text formatter on a terminal (docker's CLI, Go daemons): a four-letter level and the seconds since start
+    # or the full stamp, `ERRO[0006] ...`, `WARN[2024-01-02T10:00:00Z] ...`
+    r"(?:PANI|FATA|ERRO|WARN|INFO|DEBU|TRAC)"
+    r"\[(?:\d{4,10}|\d{4}-\d\d-\d\d[T ][\d:.]{5,18}(?:Z|[+-]\d\d:?\d\d)?)\](?=[ \t])",
     # a report's message field: racadm getsel's `Description:`, racadm lclog's `Message         = `, kube-eventer's
     # `Message:(combined from similar events): `
     r"(?:Message|Description)[ \t]{0,32}[:=](?:[ \t]*\(combined from similar events\):)?",
@@ -253,10 +264,10 @@ def normalise(raw: str, number: int = 0, *, after_stamp: bool = False, structure
     if head[:6] == "data: " and head[6:7] == "{":    # journalctl -o json-sse: `data: {...}`
         head = head[6:]
     if head[:1] in "tl" and structured and not after_stamp:
-        inner = logfmt(head[:MAX_JSON])
-        if inner is not None:
-            line = normalise(inner[:MAX_LINE], number, structured=False)
-            return line
+        record = logfmt(head[:MAX_JSON])
+        if record is not None:
+            line = normalise(record[0][:MAX_LINE], number, structured=False)
+            return Line(line.number, with_cause(line.message, record[1]), line.stamp, line.mono, line.host)
     if head[:1] == "{" and structured and not after_stamp:
         decoded = _structured(head[:MAX_JSON], number)
         if decoded is not None:
@@ -374,9 +385,11 @@ def _structured(text: str, number: int) -> Line | None:
     if not isinstance(obj, dict):
         return None
     top: dict[str, object] = obj
-    if not any(k in obj for k in MESSAGE_KEYS):      # the event one level down (`_source`, `result`, ...)
+    if not any(message_value(obj[k], k) is not None for k in MESSAGE_KEYS if k in obj):
+        # the event one level down (`_source`, `result`, a HEC `event` object, tracing's `fields`, ...)
         obj = next((obj[k] for k in NESTED_KEYS if isinstance(obj.get(k), dict)), obj)
-    message = next((obj[k] for k in MESSAGE_KEYS if k in obj), None)
+    message: object = next((v for k in MESSAGE_KEYS if k in obj and (v := message_value(obj[k], k)) is not None),
+                           None)
     original = next((obj[a][b] for a, b in ORIGINAL_KEYS if isinstance(obj.get(a), dict)
                      and isinstance(obj[a].get(b), str)), None) or next(
         (obj[f"{a}.{b}"] for a, b in ORIGINAL_KEYS if isinstance(obj.get(f"{a}.{b}"), str)), None)
@@ -386,8 +399,10 @@ def _structured(text: str, number: int) -> Line | None:
         message = bytes(message[:MAX_LINE]).decode("utf-8", "replace")   # journald's non-UTF-8 MESSAGE
     if not isinstance(message, str):
         return None
+    cause: str = "" if original is not None else next(
+        (json_text(v[:MAX_LINE]) for k in ERROR_KEYS if isinstance(v := obj.get(k), str) and v.strip()), "")
     message = json_text(message)
-    host = next((json_text(obj[k]) for k in HOST_KEYS if isinstance(obj.get(k), str)), None)
+    host = next((json_text(h) for o in (obj, top) for k in HOST_KEYS if isinstance(h := o.get(k), str)), None)
     for outer, field in (("kubernetes", "host"), ("host", "name"), ("host", "hostname")):   # Fluent Bit, ECS
         value = obj.get(outer)
         if host is None and isinstance(value, dict) and isinstance(value.get(field), str):
@@ -405,18 +420,18 @@ def _structured(text: str, number: int) -> Line | None:
             ident = obj.get("SYSLOG_IDENTIFIER") or obj.get("_COMM") or "unknown"
             pid = obj.get("SYSLOG_PID") or obj.get("_PID") or "0"
             message = f"{tag_word(ident)}[{tag_word(pid)}]: {message}"
-            return Line(number, message[:MAX_LINE].strip(), stamp, mono, host)
+            return Line(number, with_cause(message, cause), stamp, mono, host)
         inner = normalise(message[:MAX_LINE], number, after_stamp=True)
     elif original is None and (ident := record_ident(obj)) is not None:
         # a syslog record with its program apart: the kernel's message, or any other program's behind its tag
         if ident[0] != "kernel":
             message = f"{tag_word(ident[0])}[{tag_word(ident[1])}]: {message}"
-            return Line(number, message[:MAX_LINE].strip(), stamp, mono, host)
+            return Line(number, with_cause(message, cause), stamp, mono, host)
         inner = normalise(message[:MAX_LINE], number, after_stamp=True)
     else:
         inner = normalise(message[:MAX_LINE], number, structured=False)  # a shipped line keeps its own envelope
-    return Line(number, inner.message, inner.stamp or stamp, inner.mono if inner.mono is not None else mono,
-                inner.host or host)
+    return Line(number, with_cause(inner.message, cause), inner.stamp or stamp,
+                inner.mono if inner.mono is not None else mono, inner.host or host)
 
 
 _PCI_RE = re.compile(r"(?:([0-9a-fA-F]{4,8}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})(?:\.[0-7])?")

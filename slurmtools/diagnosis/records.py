@@ -8,10 +8,12 @@ from __future__ import annotations
 import json
 import re
 
-__all__ = ["HOST_KEYS", "MAX_JSON", "MESSAGE_KEYS", "MONO_KEYS", "NESTED_KEYS", "ORIGINAL_KEYS", "STAMP_KEYS",
-           "cut_json", "export_to_json", "json_field", "json_text", "logfmt", "record_ident", "tag_word"]
+__all__ = ["ERROR_KEYS", "HOST_KEYS", "MAX_JSON", "MAX_LINE", "MESSAGE_KEYS", "MONO_KEYS", "NESTED_KEYS",
+           "ORIGINAL_KEYS", "STAMP_KEYS", "cut_json", "export_to_json", "json_field", "json_text", "logfmt",
+           "message_value", "record_ident", "tag_word", "with_cause"]
 
-#: A JSON line is decoded up to this size (its message is then cut to lines.MAX_LINE).
+#: A JSON line is decoded up to this size (its message is then cut to MAX_LINE).
+MAX_LINE = 4096  # longer lines are cut before matching: a 1 MB line costs no more than this
 MAX_JSON = 64 << 10
 #: One field line of pretty-printed JSON (journalctl -o json-pretty's `"MESSAGE" : "...",`, dmesg --json's
 #: `"msg": "..."`, jq's output of a shipper's record).
@@ -81,22 +83,39 @@ _LOGFMT = re.compile(r'(?:time|ts|level|lvl)=(?:"[^"\n]{0,64}"|\S{0,64})'
                      r'[ \t]+(?:msg|message)="(?P<msg>(?:[^"\\]|\\.){0,4096})"')
 
 
-def logfmt(text: str) -> str | None:
-    """A logfmt line's message (its `msg="..."` unescaped), or None if TEXT is no logfmt line."""
+#: The cause such a line keeps apart from its message, after it: `err="..."` / `error="..."` (logrus's WithError, slog).
+_LOGFMT_ERR = re.compile(r'[ \t](?:err|error)=(?:"(?P<q>(?:[^"\\]|\\.){1,4096})"|(?P<w>[^\s"]{1,256}))')
+
+
+def _unescape(text: str) -> str:
+    return re.sub(r'\\(["\\nt])', lambda e: {"n": " ", "t": " "}.get(e.group(1), e.group(1)), text)
+
+
+def logfmt(text: str) -> tuple[str, str] | None:
+    """A logfmt line's message (its `msg="..."` unescaped) and its cause (`err=`/`error=` after it, else ""), or None
+    if TEXT is no logfmt line."""
     m = _LOGFMT.match(text)
     if m is None:
         return None
-    return re.sub(r'\\(["\\nt])', lambda e: {"n": " ", "t": " "}.get(e.group(1), e.group(1)), m.group("msg"))
+    e = _LOGFMT_ERR.search(text, m.end(), m.end() + 8192)
+    return _unescape(m.group("msg")), _unescape(e.group("q") or e.group("w")) if e is not None else ""
 
 
-#: JSON fields that hold the message, the host, the stamp, in the order they are tried.
+#: JSON fields that hold the message, the host, the stamp, in the order they are tried. Besides the common ones:
+#: OpenTelemetry's log record `body` (a string, or OTLP JSON's AnyValue `{"stringValue": ...}`), Splunk HEC's `event`
+#: (a string; an object is the event one level down), Azure Monitor's container tables (`ContainerLog.LogEntry`,
+#: `ContainerLogV2.LogMessage`), CloudWatch Logs Insights' `@message`.
 MESSAGE_KEYS = ("MESSAGE", "message", "msg", "log", "line", "Message", "short_message", "full_message", "_raw",
-                 "textPayload", "SyslogMessage")
+                 "textPayload", "SyslogMessage", "body", "Body", "event", "LogEntry", "LogMessage", "@message")
 #: A shipper's record that holds the event one level down: an Elasticsearch/OpenSearch hit's `_source`, Splunk's JSON
 #: export (`{"preview":false,"result":{"_raw":...}}`, one result a line), Google Cloud Logging's `jsonPayload` (a
 #: LogEntry's structured payload: the Ops Agent's syslog and journald receivers put the line or record there),
 #: Datadog's log search API (`attributes`, v2 `data[]`; `content`, v1 `logs[]`).
-NESTED_KEYS = ("_source", "result", "jsonPayload", "attributes", "content")
+NESTED_KEYS = ("_source", "result", "jsonPayload", "attributes", "content", "event", "fields")
+#: A Go program's structured log (zap, logrus, slog, klog's JSON) keeps the cause apart from its message
+#: (`{"msg":"failed to get RDMA stats","error":"..."}`): its text is read after the message, as the logger's console
+#: encoder prints it.
+ERROR_KEYS = ("error", "err", "errorVerbose", "exception")
 #: Elastic Common Schema's raw line (`event.original`: "Raw text message of entire event"; `log.original`, its
 #: deprecated name): the line with its own envelope and tag, read before `message`, which a pipeline may have cut.
 ORIGINAL_KEYS = (("event", "original"), ("log", "original"))
@@ -162,3 +181,25 @@ def export_to_json(data: bytes, limit: int = 1 << 20) -> bytes:
     if record:
         out.append(json.dumps(record).encode())
     return b"\n".join(out) + b"\n"
+
+
+def message_value(value: object, key: str) -> object | None:
+    """A message field's text: a string, journald's MESSAGE as a byte array, OTLP's AnyValue (`{"stringValue": ...}`);
+    None for any other value (an ECS `event` or `log` object, a number) and for an `event` of one word (a record's
+    type, `{"event": "line", "data": ...}`, not a HEC event's text)."""
+    if isinstance(value, str):
+        return value if key != "event" or " " in value.strip() else None
+    if isinstance(value, dict) and isinstance(text := value.get("stringValue"), str):
+        return text
+    if isinstance(value, list) and value and all(isinstance(b, int) for b in value[:MAX_LINE]):
+        return value
+    return None
+
+
+def with_cause(message: str, cause: str) -> str:
+    """MESSAGE (its envelope already read), then a structured logger's CAUSE unless it is empty or the message already
+    holds its start: the cause follows the message's own envelope and start, so its text can never become an envelope
+    or hide the message."""
+    message = message[:MAX_LINE].strip()
+    cause = cause[:MAX_LINE]
+    return f"{message}: {cause}"[:MAX_LINE].strip() if cause.strip() and cause[:64] not in message else message
