@@ -165,6 +165,10 @@ def test_the_split_is_by_source_and_deterministic() -> None:
 #: batch systems, non-English pages, committed logs, cloud and virtualised GPU nodes; then two from kernel-list
 #: mirrors). Fresh: 74.6 % (1,037 of 1,390). Scored at the end: 81.7 % (6,784 of 8,300): the new files' rows 77.9 %
 #: (552 of 709), the earlier files' 82.1 % (6,232 of 7,591, up from 6,201). The floor stays 0.81.
+#: Round 21 (2026-11-28): seven more (round21a-g: thermal, shared filesystems, NVIDIA bring-up, the RDMA fabric, log
+#: envelopes, HPC jobs, the host's kernel faults from bug reports and kernel lists). Fresh: 82.1 % (570 of 694).
+#: Scored at the end: 81.9 % (7,089 of 8,657): the new files' rows 81.2 % (290 of 357), the earlier files' 81.9 %
+#: (6,799 of 8,300, up from 6,784). The floor stays 0.81.
 TEST_HALF_FLOOR = 0.81
 #: Benign test-half lines that raise a warning: 0 until round3, whose benign rows brought 1 (in a dmesg envelope;
 #: which line is not looked at, the test half being scored only); round10a's test rows brought a second (in job
@@ -210,7 +214,9 @@ TEST_HALF_FLOOR = 0.81
 #: reset: SUCCESS", fixed from there) and 1 in round20i's test half (not looked at). At the end the new files' test
 #: halves hold that 1; the earlier files' count went from 56 to 55 with the round's rules (which row is not looked at).
 #: 56 in all.
-TEST_HALF_FALSE_ALARMS = 56
+#: Round 21's seven files brought 4 at their fresh scoring, all in their test halves (round21b, d, f and g; not looked
+#: at); at the end they hold the same 4 and the earlier files' count stays 56. 60 in all.
+TEST_HALF_FALSE_ALARMS = 60
 ISSUE_BAR = 0.95
 
 
