@@ -25,6 +25,12 @@ KERNEL_FAULTS = [
     ("mlx5_core 0000:b1:00.1: mlx5_cmd_check:810:(pid 3141):", "ib", "warning"),
     ("MODIFY_QP(0x502) op_mod(0x0) failed, status bad resource state(0x9), syndrome (0x3c2f1e), err(-22)", "ib",
      "warning"),
+    # other GPUs: amdgpu's coredump path, i915's GuC interface at probe
+    ("amdgpu 0000:c3:00.0: amdgpu: [drm] Check your /sys/class/drm/card2/device/devcoredump/data", "gpu_init",
+     "warning"),
+    ("i915 0000:03:00.0: [drm] *ERROR* GT1: Failed to retrieve hwconfig table: -EIO", "gpu_init", "warning"),
+    # an uncorrected memory error met by a user-space access
+    ("Uncorrected hardware memory error in user-access at 7f3c00a000", "mce", "error"),
 ]
 OTHER_FAULTS = [
     # the NVIDIA module not built for the running kernel (dkms 3.1, old dkms's make, nvidia-installer, modpost,
@@ -55,6 +61,36 @@ OTHER_FAULTS = [
     # thermal: NVSentinel's GPU temperature codes, a Pi's decoded throttle bits
     ("ErrorCode:GPU_TEMP_SW_SLOWDOWN_VIOLATION GPU:7 Recommended Action=NONE", "thermal", "warning"),
     ("Soft temperature limit active", "thermal", "warning"),
+    # accelerator runtimes: torch-neuronx without its runtime, Neuron's collectives, CCOM, Ascend's HCCP, AdaptiveCpp,
+    # a container runtime without the device node
+    ("RuntimeError: The PyTorch Neuron Runtime could not be initialized. Neuron Driver issues are logged to your "
+     "system logs.", "cuda", "warning"),
+    ("2025-Jun-07 08:09:10.111111 9001:9012 ERROR  TDRV:exec_wait_cc_semaphores     [ND 3][NC 0] collectives timed "
+     "out", "nccl", "warning"),
+    ("2026-Feb-03 04:05:06.0001 4242:4250 [7] int nccl_net_ofi_init(void):101 CCOM WARN NET/OFI Unable to find "
+     "a libfabric provider", "nccl", "warning"),
+    ("[ERROR] HCCP(5120,python3):2025-03-04-05:06:07.890.123 [ra_hdc.c:410]tid:5120,ra_hdc_init(410) : hdc init "
+     "failed ret(-5)", "nccl", "warning"),
+    ("[AdaptiveCpp Error] from src/runtime/hip/hip_event.cpp:55 @ wait(): hip_node_event: hipEventSynchronize() "
+     "failed (error code = hip:700)", "cuda", "warning"),
+    ("docker: Error response from daemon: error gathering device information while adding custom device "
+     "\"/dev/neuron3\": no such file or directory.", "gpu_init", "warning"),
+    # dcgm-exporter's XID metric: the XID from its err_code label (the catalog decides the severity)
+    ('DCGM_FI_DEV_XID_ERRORS{gpu="1",UUID="GPU-1",err_code="31",err_msg="MMU Fault"} 31', "xid", "warning"),
+    # a GPU device node absent in `ls`
+    ("ls: cannot access '/dev/kfd': No such file or directory", "gpu_init", "warning"),
+    # lspci's status registers: an uncorrected error latched
+    ("\t\tDevSta:\tCorrErr+ NonFatalErr- FatalErr+ UnsupReq- AuxPwr+ TransPend-", "aer", "warning"),
+    ("                UESta:  DLP- SDES- TLP- FCP- CmpltTO- CmpltAbrt- UnxCmplt- RxOF- MalfTLP+ ECRC- UnsupReq- "
+     "ACSViol-", "aer", "warning"),
+    # RAID tools: arcconf, mpt-status, tw_cli
+    ("   Logical drives/Offline/Critical          : 2/0/1", "disk", "warning"),
+    ("   Status of logical drive                  : Degraded", "disk", "warning"),
+    ("ioc1 vol_id 0 type IS, 4 phy, 1117 GB, state MISSING, flags ENABLED", "disk", "warning"),
+    ("u0    RAID-10   REBUILDING     42%     -       64K     1862.62   RiW    ON     ", "disk", "warning"),
+    ("p1     ECC-ERROR        u0     1.82 TB     3907029168    WD-WCC4M0000000      ", "disk", "warning"),
+    # a RAID enclosure's temperature sensor
+    ("         Temperature Sensor Status 1     : 58 C/ 136 F (Abnormal)", "thermal", "warning"),
     # a BMC's SEL record as `ipmitool sel get` prints it
     (" Description           : Uncorrectable machine check exception", "mce", "critical"),
     # nvidia-docker 1.0's own log
@@ -64,6 +100,14 @@ OTHER_FAULTS = [
 INFO = [
     # PSM's crash handler
     ("a.out:31337 terminated with signal 7 at PC=7f01aa02 SP=7ffe1234.  Backtrace:", "segfault"),
+    # Neuron's report details at ERROR level
+    ("2025-May-15 20:58:33.895937 1:1 ERROR  TDRV:print_lnc_hbm_details    LNC size is 1. Neuron Cores using this "
+     "HBM: NC 2 and NC 3", "cuda"),
+    # corrected PCIe errors latched in lspci's status, a drive's lifetime temperature counters
+    ("\t\tDevSta:\tCorrErr+ NonFatalErr- FatalErr- UnsupReq- AuxPwr- TransPend-", "aer"),
+    ("\t\tCESta:\tRxErr- BadTLP+ BadDLLP- Rollover- Timeout- AdvNonFatalErr-", "aer"),
+    ("Under/Over Temperature Limit Count:   2/31", "thermal"),
+    ("Critical Comp. Temperature Time:    14", "thermal"),
     # XFS shut down on request
     ("XFS (md0): User initiated shutdown received.", "disk"),
     # the openib BTL's rdmacm declining a port: it goes on with another connection manager
@@ -85,6 +129,19 @@ TWINS = [
     "ixgbe 0000:21:00.0: Multiqueue Enabled: Rx Queue count = 63, Tx Queue count = 63 XDP Queue count = 0",
     "Arm frequency capped: no",
     "throttled=0x0",
+    "\t\tDevSta:\tCorrErr- NonFatalErr- FatalErr- UnsupReq- AuxPwr+ TransPend-",
+    "\t\tUESta:\tDLP- SDES- TLP- FCP- CmpltTO- CmpltAbrt- UnxCmplt- RxOF- MalfTLP- ECRC- UnsupReq- ACSViol-",
+    "   Logical devices/Failed/Degraded          : 2/0/0",
+    "   Status of logical device                 : Optimal",
+    "u0    RAID-1    OK             -       -       -       465.651   OFF    OFF    ",
+    "p0     OK               u0     465.76 GB   976773168     9QM1SHZY             ",
+    "Under/Over Temperature Limit Count:   0/0",
+    "Critical Comp. Temperature Time:    0",
+    "         Temperature Sensor Status 1     : 38 C/ 100 F (Normal)",
+    'DCGM_FI_DEV_XID_ERRORS{gpu="0",UUID="GPU-0",err_code="0",err_msg="No Error"} 0',
+    "ls: cannot access '/dev/nvidia-fs0': No such file or directory",
+    "2026-Feb-03 04:05:06.0001 4242:4250 [7] CCOM INFO NET/OFI Selected provider is efa, fabric is efa-direct",
+    "2024-Feb-03 04:05:06.0007 77:77 INFO   NRT:nrt_init      Neuron Driver version 2.19.64.0",
 ]
 
 # the subsystem fallback with round 21's tags: a failure word on a line no rule claims
