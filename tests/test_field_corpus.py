@@ -165,10 +165,10 @@ def test_the_split_is_by_source_and_deterministic() -> None:
 #: batch systems, non-English pages, committed logs, cloud and virtualised GPU nodes; then two from kernel-list
 #: mirrors). Fresh: 74.6 % (1,037 of 1,390). Scored at the end: 81.7 % (6,784 of 8,300): the new files' rows 77.9 %
 #: (552 of 709), the earlier files' 82.1 % (6,232 of 7,591, up from 6,201). The floor stays 0.81.
-#: Round 21 (2026-11-28): seven more (round21a-g: thermal, shared filesystems, NVIDIA bring-up, the RDMA fabric, log
-#: envelopes, HPC jobs, the host's kernel faults from bug reports and kernel lists). Fresh: 82.1 % (570 of 694).
-#: Scored at the end: 81.9 % (7,089 of 8,657): the new files' rows 81.2 % (290 of 357), the earlier files' 81.9 %
-#: (6,799 of 8,300, up from 6,784). The floor stays 0.81.
+#: Round 21 (2026-11-28): eleven more in two waves (round21a-g: thermal, shared filesystems, NVIDIA bring-up, the RDMA
+#: fabric, log envelopes, HPC jobs, the host's kernel faults; round21h-k: other accelerators, server tools, non-English
+#: pages, NVIDIA datacenter faults). Fresh: 75.9 % (850 of 1,120). Scored at the end: 82.0 % (7,312 of 8,919): the new
+#: files' rows 81.1 % (502 of 619), the earlier files' 82.1 % (6,810 of 8,300, up from 6,784). The floor stays 0.81.
 TEST_HALF_FLOOR = 0.81
 #: Benign test-half lines that raise a warning: 0 until round3, whose benign rows brought 1 (in a dmesg envelope;
 #: which line is not looked at, the test half being scored only); round10a's test rows brought a second (in job
@@ -214,9 +214,10 @@ TEST_HALF_FLOOR = 0.81
 #: reset: SUCCESS", fixed from there) and 1 in round20i's test half (not looked at). At the end the new files' test
 #: halves hold that 1; the earlier files' count went from 56 to 55 with the round's rules (which row is not looked at).
 #: 56 in all.
-#: Round 21's seven files brought 4 at their fresh scoring, all in their test halves (round21b, d, f and g; not looked
-#: at); at the end they hold the same 4 and the earlier files' count stays 56. 60 in all.
-TEST_HALF_FALSE_ALARMS = 60
+#: Round 21's eleven files brought 6 at their fresh scoring: 5 in their test halves (round21b, d, f, g and h; not
+#: looked at) and 1 in round21h's rules half (a Neuron report's detail line at ERROR level, now info); at the end they
+#: hold the 5 and the earlier files' count stays 56. 61 in all.
+TEST_HALF_FALSE_ALARMS = 61
 ISSUE_BAR = 0.95
 
 
