@@ -79,10 +79,8 @@ OTHER_FAULTS = [
     ('DCGM_FI_DEV_XID_ERRORS{gpu="1",UUID="GPU-1",err_code="31",err_msg="MMU Fault"} 31', "xid", "warning"),
     # a GPU device node absent in `ls`
     ("ls: cannot access '/dev/kfd': No such file or directory", "gpu_init", "warning"),
-    # lspci's status registers: an uncorrected error latched
-    ("\t\tDevSta:\tCorrErr+ NonFatalErr- FatalErr+ UnsupReq- AuxPwr+ TransPend-", "aer", "warning"),
-    ("                UESta:  DLP- SDES- TLP- FCP- CmpltTO- CmpltAbrt- UnxCmplt- RxOF- MalfTLP+ ECRC- UnsupReq- "
-     "ACSViol-", "aer", "warning"),
+    # lspci's status registers: an uncorrected error latched, in older pciutils' names too (aer_lspci)
+    ("\t\tDevSta:\tCorrErr+ UncorrErr+ FatalErr- UnsuppReq- AuxPwr+ TransPend-", "aer", "warning"),
     # RAID tools: arcconf, mpt-status, tw_cli
     ("   Logical drives/Offline/Critical          : 2/0/1", "disk", "warning"),
     ("   Status of logical drive                  : Degraded", "disk", "warning"),
