@@ -169,6 +169,10 @@ def test_the_split_is_by_source_and_deterministic() -> None:
 #: fabric, log envelopes, HPC jobs, the host's kernel faults; round21h-k: other accelerators, server tools, non-English
 #: pages, NVIDIA datacenter faults). Fresh: 75.9 % (850 of 1,120). Scored at the end: 82.0 % (7,312 of 8,919): the new
 #: files' rows 81.1 % (502 of 619), the earlier files' 82.1 % (6,810 of 8,300, up from 6,784). The floor stays 0.81.
+#: Round 22 (2026-11-28): eight more in a first wave (round22a-h: thermal, NVIDIA bring-up, shared filesystems, the RDMA
+#: fabric, envelopes, server tools, the host's kernel faults from mailing lists, HPC jobs). Fresh, with the rules as the
+#: round began: 85.8 % (1,185 of 1,381). Scored after the wave's rules: 82.5 % (7,916 of 9,591): the new files' rows
+#: 88.4 % (594 of 672), the earlier files' 82.1 % (7,322 of 8,919, up from 7,312). The floor stays 0.81.
 TEST_HALF_FLOOR = 0.81
 #: Benign test-half lines that raise a warning: 0 until round3, whose benign rows brought 1 (in a dmesg envelope;
 #: which line is not looked at, the test half being scored only); round10a's test rows brought a second (in job
@@ -217,7 +221,10 @@ TEST_HALF_FLOOR = 0.81
 #: Round 21's eleven files brought 6 at their fresh scoring: 5 in their test halves (round21b, d, f, g and h; not
 #: looked at) and 1 in round21h's rules half (a Neuron report's detail line at ERROR level, now info); at the end they
 #: hold the 5 and the earlier files' count stays 56. 61 in all.
-TEST_HALF_FALSE_ALARMS = 61
+#: Round 22's first eight files brought 6 at their fresh scoring: 5 in their test halves (round22c 2, round22g 3; not
+#: looked at) and 1 in round22h's rules half (PyTorch's "NCCL watchdog thread terminated normally", read as a timeout:
+#: fixed from there); the earlier files' count stays 61. 66 in all, new rows.
+TEST_HALF_FALSE_ALARMS = 66
 ISSUE_BAR = 0.95
 
 

@@ -197,10 +197,12 @@ _START = (
     # as `\n`): the host, the status and the return code before the command's output
     r"(?P<ansible>[\w.-]{1,64})[ \t]+\|[ \t]+(?:CHANGED|SUCCESS|FAILED!?|UNREACHABLE!?)[ \t]+\|[ \t]+rc=-?\d{1,4}"
     r"[ \t]+\|[ \t]+\((?:stdout|stderr)\)",
-    # pdsh's `host: `, compose's `svc  | ` (not libibmad's `ibwarn: [PID] function: `, a message of its own); clush -bL
-    # names a node set (ClusterShell's folded `gpu[017-018,020]: `: a range or a list, never one number, which is a
-    # syslog tag's PID, `rpc.idmapd[700]: `, kept in the message)
-    rf"(?!ib(?:warn|error|panic):)(?P<pdsh>[\w.-]{{1,64}}(?:\[\d{{1,16}}[-,][\d,-]{{1,128}}\][\w.-]{{0,64}}){{0,4}})"
+    # pdsh's `host: `, compose's `svc  | ` (not libibmad's `ibwarn: [PID] function: `, a message of its own, nor an old
+    # oops's instruction pointer, `IP: [<ffffffffa14e85b1>] osp_statfs+0x2a1/0x4e0 [osp]`); clush -bL names a node set
+    # (ClusterShell's folded `gpu[017-018,020]: `: a range or a list, never one number, which is a syslog tag's PID,
+    # `rpc.idmapd[700]: `, kept in the message)
+    rf"(?!ib(?:warn|error|panic):|[RE]?IP:[ \t]+\[<)"
+    rf"(?P<pdsh>[\w.-]{{1,64}}(?:\[\d{{1,16}}[-,][\d,-]{{1,128}}\][\w.-]{{0,64}}){{0,4}})"
     rf"(?::|[ \t]*\|)[ \t]+"
     rf"(?=\[|<\d|\d{{4}}-\d\d-\d\d|\d{{1,3}},\d+,\d+,|kernel:|{_FACILITY}[ \t]*:"
     rf"|(?:{_DATEWORD}[ \t]+){{1,4}}\d{{1,2}}:\d\d:\d\d|(?:{_TAGS}))",
