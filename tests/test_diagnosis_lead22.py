@@ -29,6 +29,8 @@ KERNEL_FAULTS = [
     # QLogic's FC driver giving up its adapter or aborting commands
     ("qla2xxx [0000:af:00.1]-015b:12: Disabling adapter.", "disk", "warning"),
     ("qla2xxx [0000:af:00.0]-801c:12: Abort command issued nexus=12:0:3 -- 1 2003.", "disk", "warning"),
+    # a VF that never saw its reset
+    ("iavf 0000:3b:02.7: Never saw reset", "ib", "warning"),
     ("BUG: KASAN: use-after-free in lod_sub_prep_llog+0x31/0x5a0 [lod]", "nfs", "warning"),
     ("UBSAN: array-index-out-of-bounds in fs/smb/client/smb2pdu.c:4123:17", "nfs", "warning"),
     ("CIFS: VFS: fs/cifs/transport.c: partial send (wanted=4096 sent=1200): terminating session", "nfs", "warning"),
@@ -100,6 +102,11 @@ OTHER_FAULTS = [
     ("[devid 7]    Tue Mar  4 05:06:07 2025    LINK DOWN", "ib", "warning"),
     ("net health status: Fault", "ib", "warning"),
     ("ERROR: sfcfs_mds:1009: MDS failover did not complete", "nfs", "warning"),
+    # slurmstepd's OOM notice wrapped onto its second line; PSM2/OFI failing to open an endpoint
+    ("Some of your processes may have been killed by the cgroup out-of-memory handler.", "oom", "error"),
+    ("  Error: Failure in initializing endpoint", "ib", "warning"),
+    # a firmware console's machine-check chassis code
+    ("<Cpu2> 2800209802e00000  0000000000000000  CC_ERR_CHECK_HPMC", "mce", "warning"),
     # a collective test's child failing its communicator step; MPICH's OFI netmod stuck on a full completion queue
     ("[ ERROR    ] Child 2 failed on command [ALLOC_BUFFERS]:", "nccl", "warning"),
     ("PE 3: MPICH WARNING: OFI is failing to make progress on posting a receive. MPICH suspects a hang", "ib",
@@ -123,6 +130,13 @@ INFO = [
      "segfault"),
     ("mpirun noticed that process rank 5 with PID 0 on node exited on signal 8 (Floating point exception).",
      "segfault"),
+    # R's crash handler
+    (" *** caught bus error ***", "segfault"),
+    ("address 0x000000000018, cause 'invalid alignment'", "segfault"),
+    # btrfs mounted degraded on request
+    ("BTRFS info (device md127): allowing degraded mounts", "disk"),
+    # an Intel NIC's plain reset (most are asked for)
+    ("igb 0000:05:00.1 eno2: Reset adapter", "ib"),
 ]
 TWINS = [
     # the same printers' healthy lines
@@ -157,6 +171,10 @@ TWINS = [
     "[devid 7]    Tue Mar  4 05:06:09 2025    LINK UP",
     "net health status: Success",
     "qla2xxx [0000:af:00.0]-500a:12: LOOP UP detected (16 Gbps).",
+    "error: _get_dcmi_power_reading: get DCMI power reading failed: command invalid or unsupported",
+    " *** caught 2 exceptions ***",
+    "igb 0000:05:00.1 eno2: Reset adapter done",
+    "BTRFS info (device md127): use zstd compression, level 3",
     "[I] VERBS RDMA connecting to 192.168.7.7 (nsd07 in prod.gpfs) on mlx5_2 port 1 fabnum 0 sl 0 index 3",
     "nvidia: Process '/usr/bin/nvidia-modprobe -c0 -u' succeeded.",
     "VFS: Busy inodes check done",
@@ -183,6 +201,10 @@ TWINS = [
     "[devid 7]    Tue Mar  4 05:06:09 2025    LINK UP",
     "net health status: Success",
     "qla2xxx [0000:af:00.0]-500a:12: LOOP UP detected (16 Gbps).",
+    "error: _get_dcmi_power_reading: get DCMI power reading failed: command invalid or unsupported",
+    " *** caught 2 exceptions ***",
+    "igb 0000:05:00.1 eno2: Reset adapter done",
+    "BTRFS info (device md127): use zstd compression, level 3",
     "[I] VERBS RDMA connecting to 192.168.7.7 (nsd07 in prod.gpfs) on mlx5_2 port 1 fabnum 0 sl 0 index 3",
     "nvidia: Process '/usr/bin/nvidia-modprobe -c0 -u' succeeded.",
     "VFS: Busy inodes check done",

@@ -169,11 +169,13 @@ def test_the_split_is_by_source_and_deterministic() -> None:
 #: fabric, log envelopes, HPC jobs, the host's kernel faults; round21h-k: other accelerators, server tools, non-English
 #: pages, NVIDIA datacenter faults). Fresh: 75.9 % (850 of 1,120). Scored at the end: 82.0 % (7,312 of 8,919): the new
 #: files' rows 81.1 % (502 of 619), the earlier files' 82.1 % (6,810 of 8,300, up from 6,784). The floor stays 0.81.
-#: Round 22 (2026-11-28): eight more in a first wave (round22a-h: thermal, NVIDIA bring-up, shared filesystems, the RDMA
-#: fabric, envelopes, server tools, the host's kernel faults from mailing lists, HPC jobs). Fresh, with the rules as the
-#: round began: 85.8 % (1,185 of 1,381). Scored after the wave's rules: 82.5 % (7,916 of 9,591): the new files' rows
-#: 88.4 % (594 of 672), the earlier files' 82.1 % (7,322 of 8,919, up from 7,312). The floor stays 0.81.
-TEST_HALF_FLOOR = 0.81
+#: Round 22 (2026-11-28): thirteen more in two waves (round22a-h: thermal, NVIDIA bring-up, shared filesystems, the
+#: RDMA fabric, envelopes, server tools, the host's kernel faults from mailing lists, HPC jobs; round22i-m: other
+#: accelerators, non-English pages, NVIDIA datacenter faults, HPC centres' docs, consoles and rare envelopes). Fresh,
+#: with the rules as the round began: 83.1 % (1,452 of 1,747). Scored at the end: 82.6 % (8,055 of 9,748): the new
+#: files' rows 85.8 % (711 of 829), the earlier files' 82.3 % (7,344 of 8,919, up from 7,312). The floor is what it
+#: measured, 0.82 (rounded down).
+TEST_HALF_FLOOR = 0.82
 #: Benign test-half lines that raise a warning: 0 until round3, whose benign rows brought 1 (in a dmesg envelope;
 #: which line is not looked at, the test half being scored only); round10a's test rows brought a second (in job
 #: output; not looked at either). Round 11's eight files brought 7 (round11a 1, round11b 2, round11d 1, round11e 1,
@@ -221,9 +223,13 @@ TEST_HALF_FLOOR = 0.81
 #: Round 21's eleven files brought 6 at their fresh scoring: 5 in their test halves (round21b, d, f, g and h; not
 #: looked at) and 1 in round21h's rules half (a Neuron report's detail line at ERROR level, now info); at the end they
 #: hold the 5 and the earlier files' count stays 56. 61 in all.
-#: Round 22's first eight files brought 6 at their fresh scoring: 5 in their test halves (round22c 2, round22g 3; not
-#: looked at) and 1 in round22h's rules half (PyTorch's "NCCL watchdog thread terminated normally", read as a timeout:
-#: fixed from there); the earlier files' count stays 61. 66 in all, new rows.
+#: Round 22's thirteen files brought 9 at their fresh scoring: 6 in their test halves (round22c 2, round22g 3, round22k
+#: 1; not looked at) and 3 in rules halves, fixed from there (round22h's "NCCL watchdog thread terminated normally" read
+#: as a timeout, round22l's slurmd DCMI power reading taken by the fallback's NPU tag, round22m's btrfs degraded mount).
+#: At the end the new files' test halves hold the 6 and the earlier files' count went from 61 to 60 with the round's
+#: rules (which row is not looked at). Midway the test half counted 69, with first versions of two rules (an Intel
+#: NIC's plain "Reset adapter" and md's rebuild progress, at warning) that had cost earlier benign rows of the rules
+#: half; with both made info (found from the rules half alone) it counts 66. 66 in all.
 TEST_HALF_FALSE_ALARMS = 66
 ISSUE_BAR = 0.95
 
