@@ -175,7 +175,12 @@ def test_the_split_is_by_source_and_deterministic() -> None:
 #: with the rules as the round began: 83.1 % (1,452 of 1,747). Scored at the end: 82.6 % (8,055 of 9,748): the new
 #: files' rows 85.8 % (711 of 829), the earlier files' 82.3 % (7,344 of 8,919, up from 7,312). The floor is what it
 #: measured, 0.82 (rounded down).
-TEST_HALF_FLOOR = 0.82
+#: Round 23 (2026-11-28): eight more (round23a-h: NVIDIA bring-up, NVSwitch fabrics, thermal, shared filesystems,
+#: fabrics beyond Mellanox, log shippers' and containers' envelopes, server tools, non-English pages and odd envelopes).
+#: Fresh, with the rules as the round began: 71.5 % (606 of 848); their test halves 68.7 % (288 of 419). Scored at the
+#: end: 83.0 % (8,440 of 10,167): the new files' rows 85.4 % (358 of 419), the earlier files' 82.9 % (8,082 of 9,748,
+#: up from 8,055). The floor is what it measured, 0.83 (rounded down).
+TEST_HALF_FLOOR = 0.83
 #: Benign test-half lines that raise a warning: 0 until round3, whose benign rows brought 1 (in a dmesg envelope;
 #: which line is not looked at, the test half being scored only); round10a's test rows brought a second (in job
 #: output; not looked at either). Round 11's eight files brought 7 (round11a 1, round11b 2, round11d 1, round11e 1,
@@ -230,7 +235,11 @@ TEST_HALF_FLOOR = 0.82
 #: rules (which row is not looked at). Midway the test half counted 69, with first versions of two rules (an Intel
 #: NIC's plain "Reset adapter" and md's rebuild progress, at warning) that had cost earlier benign rows of the rules
 #: half; with both made info (found from the rules half alone) it counts 66. 66 in all.
-TEST_HALF_FALSE_ALARMS = 66
+#: Round 23's eight files brought 3 at their fresh scoring: 1 in round23f's test half (not looked at) and 2 in rules
+#: halves, fixed from there (round23d's ftrace line of an RPC task whose TIMEOUT flag the NFS fallback read, round23e's
+#: igb self-test "offline testing starting"). At the end the new files' test halves hold the 1 and the earlier files'
+#: count went from 66 to 64 with the round's rules (which rows is not looked at). 65 in all.
+TEST_HALF_FALSE_ALARMS = 65
 ISSUE_BAR = 0.95
 
 

@@ -98,6 +98,10 @@ _ZONE = (r"(?:[ \t]+(?:AM|PM|am|pm|\d{4}|UTC|GMT|MSK|[A-Z]{1,3}[SD]?T|[+-]\d\d:?
 _FACILITY = r"(?:kern|user|daemon|syslog|local\d|auth|authpriv|mail|cron|lpr|news|uucp|ftp)"
 _LEVEL = r"(?:emerg|alert|crit|err|error|warn|warning|notice|info|debug)"
 
+#: No-break spaces (U+00A0, the narrow U+202F, the figure space U+2007) as a browser copies them from a page's log:
+#: plain spaces, so that a column or a rule's words read the same.
+_NO_BREAK_SPACES = str.maketrans({"\xa0": " ", "\u202f": " ", "\u2007": " "})
+
 #: Elements a stamp may be (anywhere in the envelope, also after `kernel:`).
 _STAMPS = (
     r"(?P<prio><\d{1,3}>)(?:1(?=[ \t]))?",
@@ -258,6 +262,8 @@ def normalise(raw: str, number: int = 0, *, after_stamp: bool = False, structure
         text = _CARET.sub("", text[:MAX_JSON])
     if "\r" in text:                                 # a serial console's carriage returns
         text = text.replace("\r", " ")
+    if "\xa0" in text or "\u202f" in text:            # a web page's no-break spaces, pasted with the lines
+        text = text.translate(_NO_BREAK_SPACES)
     head = text.lstrip()
     if head[:1] in '"[' and structured and not after_stamp:
         field = json_field(head[:MAX_JSON])
