@@ -88,6 +88,15 @@ def split(rows: list[Row]) -> dict[str, list[Row]]:
     return halves
 
 
+def unseen(halves: dict[str, list[Row]]) -> list[Row]:
+    """The test half's rows whose line the rules half does not hold verbatim. Two pages can quote the same log line (a
+    mail and its archive mirror, a forum post and the issue it copies, a message with no number in it), and a split by
+    source puts such twins in both halves: a rule written from the rules half's copy reads the test half's. Their
+    figure is the one that counts no line a rule was written from."""
+    seen = {row.line for row in halves["rules"]}
+    return [row for row in halves["test"] if row.line not in seen]
+
+
 def judge(row: Row, text: str) -> tuple[bool, Any]:
     """(right, what the top finding was) for one line diagnosed alone."""
     from slurmtools.diagnosis import diagnose
@@ -214,6 +223,13 @@ def main() -> int:
                 print(json.dumps(m, ensure_ascii=False))
         if args.markdown:
             print(markdown(half, result) + "\n")
+            if half == "test":
+                rows = unseen(halves)
+                res = score(rows)
+                print(f"**test half, lines the rules half does not hold verbatim** (`unseen`): {res['fault_lines']} "
+                      f"fault lines ({len(halves['test']) - len(rows)} test-half rows left out, faults and benign), "
+                      f"{res['benign_lines']} benign lines. Recall {_pct(res['found'], res['fault_lines'])}; false "
+                      f"alarms (warning or above): {res['false_alarms']}.\n")
         else:
             print(json.dumps({"half": half, **{k: v for k, v in result.items() if k not in ("misses", "alarms")}},
                              indent=1))

@@ -33,6 +33,15 @@ KERNEL_FAULTS = [
     ("pid 77101 (torchrun), uid 1002, was killed: failed to reclaim memory", "oom", "warning"),
     ("swap_pager_getswapspace(32): failed", "oom", "warning"),
     ("mlx5_core0: Uncorrectable (Fatal) PCIe error reported by APEI", "aer", "warning"),
+    # IOMMU faults (VT-d, AMD-Vi); FreeBSD's NIC link and AHCI channel
+    ("DMAR: [DMA Read] Request device [af:00.1] PASID ffffffff fault addr 5a100000 [fault reason 06] PTE Read access is "
+     "not set", "pcie", "warning"),
+    ("DMAR: DRHD: handling fault status reg 2", "pcie", "warning"),
+    ("AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x0021 address=0x7ff00000 flags=0x0020]", "pcie", "warning"),
+    ("ixl0: link state changed to DOWN", "ib", "warning"),
+    ("ahcich4: Timeout on slot 9 port 0", "disk", "warning"),
+    # NVMe over Fabrics unable to connect an I/O queue
+    ("nvme nvme5: queue 3: connect I/O queue failed (-110)", "disk", "warning"),
     # BSD and SoC thermal alarms, a Tegra over-current alarm
     ("amdtemp1: critical temperature detected, suggest system shutdown", "thermal", "warning"),
     ("rockchip-thermal ff260000.tsadc: Alarm: device temperature is above of alarm level.", "thermal", "warning"),
@@ -86,6 +95,32 @@ OTHER_FAULTS = [
     ("bnxt_en 0000:5e:00.1: hwrm_ring_alloc: HWRM request failed: -110", "ib", "warning"),
     ("rank3: got completion with err: syndrome=0x4, vendor_err_synd=0x51", "ib", "warning"),
     ("idpf_mdd_handler: MDD event detected", "ib", "warning"),
+    # Lenovo/IBM events for a DIMM that failed its boot test; POWER PRD's uncorrectable memory signature
+    ("POST/UEFI Event [S.58008] - DIMM 14 failed memory test", "mce", "warning"),
+    ("  22.40018|  Signature Description    : pu.mca:k0:n0:s1:p00:c2 (MCAECCFIR[14]) Mainline read UE", "mce",
+     "warning"),
+    # a RAID controller's battery, iDRAC unable to reach a storage controller
+    ("The battery on Integrated RAID Controller 2 has failed.", "disk", "warning"),
+    ("iDRAC is unable to successfully communicate with the device BOSS-S1 Controller in Slot 7", "disk", "warning"),
+    # Ceph: the oldest `ceph -s` counts, a monitor's slow ops, an OSD heartbeat without the peer's address
+    ("             7 pgs undersized", "nfs", "warning"),
+    ("            recovery 3/99 objects unfound (3.030%)", "nfs", "warning"),
+    ("mon.b@1(peon) e9 get_health_metrics reporting 3 slow ops, oldest is osd_op(client.9.0:4)", "nfs", "warning"),
+    ("2024-06-07 08:09:10.111 7f2 -1 osd.4 88 heartbeat_check: no reply from osd.9 since back 2024-06-07 08:08:50",
+     "nfs", "warning"),
+    # a launcher's crash-signal summary; a CUDA allocator's bad_alloc
+    ("std::bad_alloc: out_of_memory: CUDA error (failed to allocate 4096 bytes) at: rmm/mr/device/pool.hpp", "cuda",
+     "error"),
+    # GPU resets for passthrough; an LXC container without an NVIDIA device node; the vGPU manager's config; QEMU
+    ("vfio-pci 0000:43:00.0: AMD_POLARIS10: failed to reset device", "gpu_init", "warning"),
+    ("gim error libgv: [0:5e:0:0][VF3][hang_detect:210] Timeout of waiting command complete (500000 us).", "gpu_init",
+     "warning"),
+    ('time="2025-02-03T04:05:06Z" level=error msg="Failed to apply vGPU config: unable to apply config \'A100-4C\': '
+     'exit status 1"', "gpu_init", "warning"),
+    ("qemu-system-x86_64: -device vfio-pci,host=0000:65:00.0,id=hostdev1: vfio: failed to set iommu for container: "
+     "Operation not permitted", "gpu_init", "warning"),
+    # bnxt_en's completion ring reporting an error response
+    ("bnxt_en 0000:41:00.0 enp65s0f0np0: Resp cmpl intr err msg: 0x51", "ib", "warning"),
     # a German BMC's uncorrectable memory error
     ("Speicher CPU: 1, DIMM: A2 - Unkorrigierbarer ECC-Speicherfehler", "mce", "warning"),
 ]
@@ -99,6 +134,14 @@ INFO = [
     ("Mmry ECC-Sensor Speicher CPU: 2, DIMM: C1 - Korrigierbarer ECC-Speicherfehler", "mce"),
     # a drive's lifetime minutes out of its temperature limits
     ("0x05  0x050  4              12  ---  Time in Under-Temperature", "thermal"),
+    # `ceph -s` at HEALTH_WARN, BlueStore at error level, libata detaching, launchers' crash signals
+    ("  health: HEALTH_WARN", "nfs"),
+    ("2025-03-04T05:06:07.890+0000 7fa0b1c2 -1 bluefs _allocate allocation failed, needed 0x400000", "nfs"),
+    ("ata9.00: detaching (SCSI 8:0:0:0)", "disk"),
+    ("x3005c0s13b1n0: rank 4 died from signal 6", "segfault"),
+    ("srun: error: nid000777: tasks 0-3: Aborted", "segfault"),
+    # POWER PRD's report header (it reports corrected errors too)
+    ("  16.00001|Error reported by prdf (0xE504) EID 0x90000a11", "mce"),
     ("190 Airflow_Temperature_Cel 0x0032   062   038   040    Old_age   Always   In_the_past 38 (Min/Max 21/62)",
      "thermal"),
 ]
@@ -121,6 +164,20 @@ TWINS = [
     "NVLS multicast support is available on dev 0",
     "[Jan 03 2026 04:05:06] [INFO] [tid 812] Connected to 1 node.",
     "coretemp0: critical temperature set to 100C",
+    "DMAR: IOMMU enabled",
+    "AMD-Vi: Interrupt remapping enabled",
+    "ixl0: link state changed to UP",
+    "ahcich4: AHCI reset: device found",
+    "kvm: -device vfio-pci,host=0000:65:00.0,id=hostpci0: warning: vfio 0000:65:00.0: Could not enable error recovery "
+    "for the device",
+    "vfio-pci 0000:43:00.0: AMD_POLARIS10: performing post-reset",
+    "    health: HEALTH_OK",
+    "            recovery 3/99 objects misplaced (3.030%)",
+    "2025-03-04T05:06:07.890+0000 7fa0b1c2  1 bluestore(/var/lib/ceph/osd/ceph-3) _mount path /var/lib/ceph/osd/ceph-3",
+    "x3005c0s13b1n0: rank 4 exited with code 0",
+    "[    3.401122514,7] PHB#0002[0:2]: FRESET: Prepare for link down",
+    "  22.40018|  Signature Description    : pu.mca:k0:n0:s1:p00:c2 (MCAECCFIR[12]) Mainline read CE",
+    "The battery on Integrated RAID Controller 2 is operating normally.",
     "igc 0000:02:00.0: offline testing starting",
     "eth1 (Int switch port: 2) (Logical Port: 2) Link UP.",
     "0x05  0x050  4               0  ---  Time in Over-Temperature",
@@ -129,6 +186,18 @@ TWINS = [
     "amdgpu 0000:c3:00.0: amdgpu: SMU is initialized successfully!",
     "mfi0: 15700 (655986900s/0x0008/info) - Battery charging was resumed",
 ]
+
+
+def test_hostboot_console_stamp_is_envelope() -> None:
+    """OpenPOWER hostboot's console stamp (seconds since its start and a bar) is envelope, not message."""
+    assert normalise("  16.91730|Error reported by prdf (0xE500) EID 0x90000366").message == (
+        "Error reported by prdf (0xE500) EID 0x90000366")
+
+
+def test_a_vtd_fault_report_is_no_pdsh_host() -> None:
+    """VT-d's `DMAR: [DMA Read] ...` is the kernel's message, not a pdsh host named DMAR before a bracket."""
+    line = "DMAR: [DMA Write] Request device [3b:00.0] PASID ffffffff fault addr 7f200000 [fault reason 05]"
+    assert normalise(line).message == line
 
 
 def test_no_break_spaces_read_as_spaces() -> None:

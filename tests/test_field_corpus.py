@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 
-from bench.field_corpus import FIELD, REAL, Row, half_of, load, score, split
+from bench.field_corpus import FIELD, REAL, Row, half_of, load, score, split, unseen
 
 #: The issue's floor for the corpus: fault lines, distinct sources, envelope formats, benign lines.
 MIN_FAULTS, MIN_SOURCES, MIN_ENVELOPES, MIN_BENIGN = 600, 200, 20, 200
@@ -175,12 +175,14 @@ def test_the_split_is_by_source_and_deterministic() -> None:
 #: with the rules as the round began: 83.1 % (1,452 of 1,747). Scored at the end: 82.6 % (8,055 of 9,748): the new
 #: files' rows 85.8 % (711 of 829), the earlier files' 82.3 % (7,344 of 8,919, up from 7,312). The floor is what it
 #: measured, 0.82 (rounded down).
-#: Round 23 (2026-11-28): eight more (round23a-h: NVIDIA bring-up, NVSwitch fabrics, thermal, shared filesystems,
-#: fabrics beyond Mellanox, log shippers' and containers' envelopes, server tools, non-English pages and odd envelopes).
-#: Fresh, with the rules as the round began: 71.5 % (606 of 848); their test halves 68.7 % (288 of 419). Scored at the
-#: end: 83.0 % (8,440 of 10,167): the new files' rows 85.4 % (358 of 419), the earlier files' 82.9 % (8,082 of 9,748,
-#: up from 8,055). The floor is what it measured, 0.83 (rounded down).
-TEST_HALF_FLOOR = 0.83
+#: Round 23 (2026-11-28): thirteen more in two waves (round23a-h: NVIDIA bring-up, NVSwitch fabrics, thermal, shared
+#: filesystems, fabrics beyond Mellanox, log shippers' and containers' envelopes, server tools, non-English pages and
+#: odd envelopes; round23i-m: HPC centres, distributions' bug trackers, storage stacks, cloud and passthrough GPU nodes,
+#: BMC event logs). Fresh, with the rules as the round began: 72.2 % (1,051 of 1,456); their test halves 70.0 % (503 of
+#: 719). After the first wave the test half measured 83.0 % and the floor was 0.83 for one commit. Scored at the end:
+#: 82.8 % (8,671 of 10,467): the new files' rows 80.9 % (582 of 719), the earlier files' 83.0 % (8,089 of 9,748, up from
+#: 8,055). The floor is what it measured, 0.82 (rounded down).
+TEST_HALF_FLOOR = 0.82
 #: Benign test-half lines that raise a warning: 0 until round3, whose benign rows brought 1 (in a dmesg envelope;
 #: which line is not looked at, the test half being scored only); round10a's test rows brought a second (in job
 #: output; not looked at either). Round 11's eight files brought 7 (round11a 1, round11b 2, round11d 1, round11e 1,
@@ -238,9 +240,29 @@ TEST_HALF_FLOOR = 0.83
 #: Round 23's eight files brought 3 at their fresh scoring: 1 in round23f's test half (not looked at) and 2 in rules
 #: halves, fixed from there (round23d's ftrace line of an RPC task whose TIMEOUT flag the NFS fallback read, round23e's
 #: igb self-test "offline testing starting"). At the end the new files' test halves hold the 1 and the earlier files'
-#: count went from 66 to 64 with the round's rules (which rows is not looked at). 65 in all.
-TEST_HALF_FALSE_ALARMS = 65
+#: count went from 66 to 64 with the round's rules (which rows is not looked at). 65 in all. The second wave's five
+#: files (round23i-m) brought 4 at their fresh scoring: 2 in test halves (round23j, round23k; not looked at) and 2 in
+#: rules halves, fixed from there (round23l's QEMU note that AER recovery cannot be enabled for an assigned device,
+#: round23m's skiboot "FRESET: Prepare for link down"). 67 in all.
+TEST_HALF_FALSE_ALARMS = 67
+#: The test half without the rows whose line the rules half holds verbatim (bench/field_corpus.py `unseen`: the same
+#: log line quoted by two pages, one in each half). Measured first in round 23, at its end: 81.0 % (7,530 of 9,288
+#: fault lines; 64 false alarms in 4,985 benign), against the whole test half's 82.8 %: the twins (1,179 fault rows)
+#: are found at 97 %. The floor and the count are what it measured (the recall rounded down).
+UNSEEN_FLOOR = 0.81
+UNSEEN_FALSE_ALARMS = 64
 ISSUE_BAR = 0.95
+
+
+def test_the_unseen_test_rows_hold_their_measured_floor() -> None:
+    """The test half's rows no rules-half row quotes verbatim: scored only, as the whole test half."""
+    halves = split(load())
+    rows = unseen(halves)
+    assert 0 < len(rows) < len(halves["test"])
+    assert not {row.line for row in rows} & {row.line for row in halves["rules"]}
+    result = score(rows)
+    assert result["recall"] >= UNSEEN_FLOOR, round(result["recall"], 4)
+    assert result["false_alarms"] <= UNSEEN_FALSE_ALARMS, result["false_alarms"]
 
 
 def test_the_test_half_holds_its_measured_floor() -> None:

@@ -144,6 +144,7 @@ _DATES = (
     # kernel's own `WARNING: CPU: 0 PID: ...` and `INFO: task ...` have one)
     r"(?:CRITICAL|FATAL|ERROR|WARNING|WARN|INFO|DEBUG):[\w.<>-]{1,128}:",
     r"\[(?:rank|default)\d{1,6}\]:",
+    r"\d{1,10}\.\d{3,9}\|",                 # OpenPOWER hostboot's console: seconds since its start, `  16.91730|`
     r"\d{1,6}:(?=[ \t])",
     r"\|",
     r"(?P<kernel>kernel)(?::|(?:[ \t]+(?:-|\d{1,10})){2}[ \t]+(?:-|(?:\[[^\]\n]{0,500}\]){1,8}))",
@@ -202,10 +203,11 @@ _START = (
     r"(?P<ansible>[\w.-]{1,64})[ \t]+\|[ \t]+(?:CHANGED|SUCCESS|FAILED!?|UNREACHABLE!?)[ \t]+\|[ \t]+rc=-?\d{1,4}"
     r"[ \t]+\|[ \t]+\((?:stdout|stderr)\)",
     # pdsh's `host: `, compose's `svc  | ` (not libibmad's `ibwarn: [PID] function: `, a message of its own, nor an old
-    # oops's instruction pointer, `IP: [<ffffffffa14e85b1>] osp_statfs+0x2a1/0x4e0 [osp]`); clush -bL names a node set
+    # oops's instruction pointer, `IP: [<ffffffffa14e85b1>] osp_statfs+0x2a1/0x4e0 [osp]`, nor Intel VT-d's fault
+    # report, `DMAR: [DMA Read] Request device [af:00.1] ...`); clush -bL names a node set
     # (ClusterShell's folded `gpu[017-018,020]: `: a range or a list, never one number, which is a syslog tag's PID,
     # `rpc.idmapd[700]: `, kept in the message)
-    rf"(?!ib(?:warn|error|panic):|[RE]?IP:[ \t]+\[<)"
+    rf"(?!ib(?:warn|error|panic):|[RE]?IP:[ \t]+\[<|DMAR:[ \t]+\[)"
     rf"(?P<pdsh>[\w.-]{{1,64}}(?:\[\d{{1,16}}[-,][\d,-]{{1,128}}\][\w.-]{{0,64}}){{0,4}})"
     rf"(?::|[ \t]*\|)[ \t]+"
     rf"(?=\[|<\d|\d{{4}}-\d\d-\d\d|\d{{1,3}},\d+,\d+,|kernel:|{_FACILITY}[ \t]*:"
