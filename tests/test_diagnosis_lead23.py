@@ -34,8 +34,8 @@ KERNEL_FAULTS = [
     ("swap_pager_getswapspace(32): failed", "oom", "warning"),
     ("mlx5_core0: Uncorrectable (Fatal) PCIe error reported by APEI", "aer", "warning"),
     # IOMMU faults (VT-d, AMD-Vi); FreeBSD's NIC link and AHCI channel
-    ("DMAR: [DMA Read] Request device [af:00.1] PASID ffffffff fault addr 5a100000 [fault reason 06] PTE Read access is "
-     "not set", "pcie", "warning"),
+    ("DMAR: [DMA Read] Request device [af:00.1] PASID ffffffff fault addr 5a100000 [fault reason 06] PTE Read access "
+     "is not set", "pcie", "warning"),
     ("DMAR: DRHD: handling fault status reg 2", "pcie", "warning"),
     ("AMD-Vi: Event logged [IO_PAGE_FAULT domain=0x0021 address=0x7ff00000 flags=0x0020]", "pcie", "warning"),
     ("ixl0: link state changed to DOWN", "ib", "warning"),
