@@ -203,6 +203,7 @@ def test_a_vtd_fault_report_is_no_pdsh_host() -> None:
 def test_no_break_spaces_read_as_spaces() -> None:
     """A web page's no-break spaces in a pasted line are plain spaces to the envelope parser and the rules."""
     assert normalise("kAFS:\xa0Volume 5 'x' is\u202foffline").message == "kAFS: Volume 5 'x' is offline"
+    assert normalise("ata2:\u2007hard resetting link").message == "ata2: hard resetting link"
 
 
 globals().update(table_tests(kernel=KERNEL_FAULTS, other=OTHER_FAULTS, info=INFO, twins=TWINS))

@@ -264,7 +264,7 @@ def normalise(raw: str, number: int = 0, *, after_stamp: bool = False, structure
         text = _CARET.sub("", text[:MAX_JSON])
     if "\r" in text:                                 # a serial console's carriage returns
         text = text.replace("\r", " ")
-    if "\xa0" in text or "\u202f" in text:            # a web page's no-break spaces, pasted with the lines
+    if "\xa0" in text or "\u202f" in text or "\u2007" in text:   # a web page's no-break spaces, pasted with it
         text = text.translate(_NO_BREAK_SPACES)
     head = text.lstrip()
     if head[:1] in '"[' and structured and not after_stamp:
